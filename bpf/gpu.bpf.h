@@ -1,0 +1,442 @@
+/* gpu.bpf.h: GPU driver calls and CUDA entry points.
+ *
+ * NVIDIA launches and default-mode synchronizations make no system call,
+ * so two sources together:
+ *  - ioctl, poll and ppoll on accelerator device files (the raw
+ *    sys_enter/sys_exit tracepoints).  The fd is resolved to its device number here
+ *    (files->fdt->fd[fd]->f_inode->i_rdev) and looked up in gpu_devs;
+ *    an fd that is not a watched character device returns at once.
+ *  - uprobes on the named CUDA API functions (entry and return); only
+ *    the outermost API call of a thread counts, so cudaLaunchKernel ->
+ *    cuLaunchKernel is one call.
+ * Each timed call is sent, when it returns, as a profd_gpu_event with the
+ * caller's user and Python stacks, on a ringbuf of its own so a burst of
+ * driver calls never crowds out CPU samples.
+ *
+ * Included by sample.bpf.c after python.bpf.h and unwind.bpf.h. */
+#ifndef PROFD_GPU_BPF_H
+#define PROFD_GPU_BPF_H
+
+#include "stackcap.bpf.h"
+
+#define GPU_S_IFMT 0170000
+#define GPU_S_IFCHR 0020000
+#define GPU_PROT_EXEC 0x4
+#define GPU_MINORMASK ((1u << PROFD_GPU_MINORBITS) - 1)
+/* x86-64 syscall numbers */
+#define GPU_NR_POLL 7
+#define GPU_NR_MMAP 9
+#define GPU_NR_IOCTL 16
+#define GPU_NR_PPOLL 271
+#define GPU_USER32_CS 0x23
+
+/* Watched syscalls in flight anywhere: while 0, sys_exit needs no
+ * lookup.  Approximate on purpose (an entry lost to LRU eviction keeps
+ * it up, which only costs lookups). */
+__u64 gpu_sys_inflight = 0;
+
+/* Set by userspace before load (gpu.c). */
+const volatile __u32 gpu_watch_devices = 0;   /* trace ioctl/poll on gpu_devs */
+const volatile __u32 gpu_watch_cuda_libs = 0; /* report mmaps of libcuda* */
+
+/* Defined by sample.bpf.c: the --pid filter. */
+static __always_inline int selected(__u32 tgid);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} gpu_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32); /* kernel dev_t, or major with PROFD_GPU_ALL_MINORS */
+	__type(value, struct profd_gpu_dev);
+} gpu_devs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PROFD_GPU_CMD_FILTER_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u8);
+} gpu_cmd_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROFD_GPU_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} gpu_counters SEC(".maps");
+
+/* GPU programs build stacks here, never in the sampler's slots: a
+ * cpu-clock sample may interrupt them mid-capture. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 3);
+	__type(key, __u32);
+	__type(value, struct profd_stack);
+} gpu_scratch SEC(".maps");
+
+/* A call between entry and return. */
+struct gpu_call {
+	__u64 start_ns;
+	__u64 sp;  /* CUDA: user sp at entry, tells nested and stale calls apart */
+	__u64 ra;  /* CUDA: the return address at entry */
+	__u64 arg;
+	__u32 source, cls, rdev, nr, cmd, _pad;
+};
+
+/* Syscalls and CUDA calls apart: a CUDA call makes ioctls inside. LRU:
+ * a call whose return was never seen (longjmp, exit) ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct gpu_call);
+} gpu_sys_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct gpu_call);
+} gpu_cuda_calls SEC(".maps");
+
+static __always_inline void gpu_count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&gpu_counters, &which);
+
+	if (c)
+		(*c)++;
+}
+
+static __always_inline struct profd_stack *gpu_scratch_slot(__u32 kind)
+{
+	__u32 slot = kind - 1;
+
+	return bpf_map_lookup_elem(&gpu_scratch, &slot);
+}
+
+/* The open file behind fd in the current task, or NULL.  Plain loads
+ * through the trusted task pointer (cheaper than helper calls) down to
+ * the fd array, whose slot needs a probe read. */
+static __always_inline struct file *gpu_fd_file(int fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct files_struct *files = task->files;
+	struct fdtable *fdt;
+	struct file *f = NULL;
+
+	if (fd < 0 || !files)
+		return NULL;
+	fdt = files->fdt;
+	if (!fdt || (__u32)fd >= fdt->max_fds)
+		return NULL;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]))
+		return NULL;
+	return f;
+}
+
+/* The watched device fd refers to, or NULL (the common case, so cheap:
+ * a few reads and one or two hash lookups). */
+static __always_inline struct profd_gpu_dev *gpu_watched(int fd, __u32 *rdev)
+{
+	struct file *f = gpu_fd_file(fd);
+	struct profd_gpu_dev *d;
+	struct inode *ino;
+	__u32 dev, key, minor;
+
+	if (!f)
+		return NULL;
+	ino = BPF_CORE_READ(f, f_inode);
+	if (!ino || (BPF_CORE_READ(ino, i_mode) & GPU_S_IFMT) != GPU_S_IFCHR)
+		return NULL;
+	dev = BPF_CORE_READ(ino, i_rdev);
+	*rdev = dev;
+	d = bpf_map_lookup_elem(&gpu_devs, &dev);
+	if (d)
+		return d;
+	key = dev | GPU_MINORMASK;
+	d = bpf_map_lookup_elem(&gpu_devs, &key);
+	minor = dev & GPU_MINORMASK;
+	if (!d || minor < d->minor_min || minor > d->minor_max)
+		return NULL;
+	return d;
+}
+
+/* Is this command of this device class traced?  By _IOC_TYPE and
+ * _IOC_NR only: the size bits change between driver versions. */
+static __always_inline int gpu_cmd_traced(const struct profd_gpu_dev *d, __u32 cmd)
+{
+	__u32 idx = d->cls * 256 + (cmd & 0xff);
+	__u8 *on;
+
+	if (d->ioc_type != PROFD_GPU_ANY_TYPE && ((cmd >> 8) & 0xff) != d->ioc_type)
+		return 0;
+	on = bpf_map_lookup_elem(&gpu_cmd_filter, &idx);
+	return on && *on;
+}
+
+static __always_inline void gpu_begin_sys(__u32 source, const struct profd_gpu_dev *d, __u32 rdev,
+					  __u32 cmd)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct gpu_call c = {
+		.start_ns = bpf_ktime_get_ns(),
+		.source = source,
+		.cls = d->cls,
+		.rdev = rdev,
+		.nr = cmd & 0xff,
+		.cmd = cmd,
+	};
+
+	if (bpf_map_update_elem(&gpu_sys_calls, &tid, &c, BPF_ANY))
+		gpu_count(PROFD_GPU_CNT_INFLIGHT_FULL);
+	else
+		__sync_fetch_and_add(&gpu_sys_inflight, 1);
+}
+
+/* Fill in the caller's user and Python stacks and send e. */
+static __always_inline void gpu_send(void *ctx, struct profd_gpu_event *e,
+				     const struct unwind_regs *regs, int have_regs)
+{
+	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &e->pid);
+
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->kstack_id = 0;
+	e->ustack_id = stackcap_user(ctx, gpu_scratch_slot(PROFD_STACK_USER), regs, have_regs,
+				     e->pid, &e->flags);
+	e->pystack_id = py ? py_capture_into(py, e->tid, gpu_scratch_slot(PROFD_STACK_PYTHON),
+					     &e->flags, e->time_ns + e->duration_ns)
+			   : 0;
+	bpf_ringbuf_submit(e, 0);
+	gpu_count(PROFD_GPU_CNT_SENT);
+}
+
+static __always_inline struct profd_gpu_event *gpu_reserve(const struct gpu_call *c, __u64 now,
+							   long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct profd_gpu_event *e = bpf_ringbuf_reserve(&gpu_events, sizeof(*e), 0);
+
+	if (!e) {
+		gpu_count(PROFD_GPU_CNT_RB_FULL);
+		return NULL;
+	}
+	e->type = PROFD_EV_GPU;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->source = c->source;
+	e->time_ns = c->start_ns;
+	e->duration_ns = now - c->start_ns;
+	e->arg = c->arg;
+	e->flags = 0;
+	e->cls = c->cls;
+	e->rdev = c->rdev;
+	e->nr = c->nr;
+	e->cmd = c->cmd;
+	e->ret = (__s32)ret;
+	return e;
+}
+
+/* A watched syscall returned: send it with the caller's stacks. */
+static __always_inline int gpu_end_sys(void *ctx, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct profd_gpu_event *e;
+	struct unwind_regs regs;
+	struct gpu_call *cp, c;
+	__u64 now;
+
+	if (!gpu_sys_inflight)
+		return 0;
+	cp = bpf_map_lookup_elem(&gpu_sys_calls, &tid);
+	if (!cp)
+		return 0;
+	now = bpf_ktime_get_ns();
+	c = *cp;
+	if (bpf_map_delete_elem(&gpu_sys_calls, &tid) == 0)
+		__sync_fetch_and_add(&gpu_sys_inflight, -1);
+	e = gpu_reserve(&c, now, ret);
+	if (e)
+		gpu_send(ctx, e, &regs, stackcap_entry_regs(&regs) == 0);
+	return 0;
+}
+
+/* ioctl(fd, cmd, arg) on a watched device with a traced command. */
+static __always_inline int gpu_ioctl_begin(const struct pt_regs *regs)
+{
+	int fd = (int)BPF_CORE_READ(regs, di);
+	__u32 cmd = (__u32)BPF_CORE_READ(regs, si), rdev = 0, inner;
+	struct profd_gpu_dev *d = gpu_watched(fd, &rdev);
+
+	if (!d || !selected(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	/* NV_ESC_IOCTL_XFER_CMD carries the real escape in its argument
+	 * (struct nv_ioctl_xfer: u32 cmd first). */
+	if (d->cls == PROFD_GPU_CLASS_NVIDIA && (cmd & 0xff) == PROFD_GPU_NV_XFER_NR &&
+	    bpf_probe_read_user(&inner, sizeof(inner), (void *)BPF_CORE_READ(regs, dx)) == 0)
+		cmd = (cmd & ~0xffu) | (inner & 0xff);
+	if (!gpu_cmd_traced(d, cmd))
+		return 0;
+	gpu_count(PROFD_GPU_CNT_IOCTL_SEEN);
+	gpu_begin_sys(PROFD_GPU_SRC_IOCTL, d, rdev, cmd);
+	return 0;
+}
+
+/* poll/ppoll(fds, nfds, ...): the first watched fd among the first few. */
+static __always_inline int gpu_poll_begin(const struct pt_regs *regs)
+{
+	__u64 ufds = BPF_CORE_READ(regs, di);
+	__u32 nfds = (__u32)BPF_CORE_READ(regs, si), i, rdev = 0;
+	struct profd_gpu_dev *d;
+	struct pollfd pfd;
+
+	for (i = 0; i < PROFD_GPU_MAX_POLL_FDS && i < nfds; i++) {
+		if (bpf_probe_read_user(&pfd, sizeof(pfd), (void *)(ufds + i * sizeof(pfd))))
+			return 0;
+		d = gpu_watched(pfd.fd, &rdev);
+		if (!d)
+			continue;
+		if (!selected(bpf_get_current_pid_tgid() >> 32))
+			return 0;
+		gpu_count(PROFD_GPU_CNT_POLL_SEEN);
+		gpu_begin_sys(PROFD_GPU_SRC_POLL, d, rdev, 0);
+		return 0;
+	}
+	return 0;
+}
+
+/* Does the file's name start with "libcuda" (libcuda.so*, libcudart.so*)? */
+static __always_inline int gpu_is_cuda_lib(struct file *f)
+{
+	const unsigned char *name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	char buf[8] = {};
+
+	if (bpf_probe_read_kernel(buf, 7, name))
+		return 0;
+	return buf[0] == 'l' && buf[1] == 'i' && buf[2] == 'b' && buf[3] == 'c' && buf[4] == 'u' &&
+	       buf[5] == 'd' && buf[6] == 'a';
+}
+
+/* mmap(addr, len, prot, flags, fd, off) made an executable mapping of a
+ * CUDA library: tell userspace to attach the uprobes (once per file),
+ * usually long before the first API call. */
+static __always_inline int gpu_mmap_end(const struct pt_regs *regs, long ret)
+{
+	int fd = (int)BPF_CORE_READ(regs, r8);
+	struct gpu_call c = { .source = PROFD_GPU_SRC_LIBMAP };
+	struct profd_gpu_event *e;
+	struct file *f;
+
+	if (fd < 0 || ret < 0 || !(BPF_CORE_READ(regs, dx) & GPU_PROT_EXEC))
+		return 0;
+	f = gpu_fd_file(fd);
+	if (!f || !gpu_is_cuda_lib(f) || !selected(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	gpu_count(PROFD_GPU_CNT_LIBMAP);
+	c.start_ns = bpf_ktime_get_ns();
+	e = gpu_reserve(&c, c.start_ns, 0);
+	if (!e)
+		return 0;
+	e->kstack_id = e->ustack_id = e->pystack_id = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* A 32-bit process's syscall: other numbers, other registers. */
+static __always_inline int gpu_compat(const struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, cs) == GPU_USER32_CS;
+}
+
+/* Raw syscall tracepoints: they need neither kprobes nor tracefs and
+ * work on 6.1 (fentry on the syscall functions would run only for these
+ * calls, but is refused where BPF trampolines are).  Every other syscall
+ * returns after one compare. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_gpu_sys_enter, struct pt_regs *regs, long id)
+{
+	if (!gpu_watch_devices || (id != GPU_NR_IOCTL && id != GPU_NR_POLL && id != GPU_NR_PPOLL) ||
+	    gpu_compat(regs))
+		return 0;
+	return id == GPU_NR_IOCTL ? gpu_ioctl_begin(regs) : gpu_poll_begin(regs);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_gpu_sys_exit, struct pt_regs *regs, long ret)
+{
+	long id = BPF_CORE_READ(regs, orig_ax);
+
+	if (id == GPU_NR_MMAP && gpu_watch_cuda_libs && !gpu_compat(regs))
+		return gpu_mmap_end(regs, ret);
+	if ((id == GPU_NR_IOCTL || id == GPU_NR_POLL || id == GPU_NR_PPOLL) && gpu_watch_devices)
+		return gpu_end_sys(ctx, ret);
+	return 0;
+}
+
+/* CUDA API entry; the cookie is the enum profd_cuda_fn.  A call made
+ * while another is in flight deeper in the stack (lower sp) is nested:
+ * not counted; so is a tail call (same sp, but the return address is
+ * already the uretprobe trampoline).  One at a higher sp, or at the same
+ * sp with the same return address, means the earlier call returned
+ * unseen (longjmp, exception): start over. */
+SEC("uprobe")
+int BPF_KPROBE(on_cuda_enter, __u64 arg0)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct gpu_call c = {}, *cur;
+	__u64 sp = PT_REGS_SP(ctx), ra = 0;
+
+	if (!selected(id >> 32))
+		return 0;
+	bpf_probe_read_user(&ra, sizeof(ra), (void *)sp);
+	cur = bpf_map_lookup_elem(&gpu_cuda_calls, &tid);
+	if (cur && (sp < cur->sp || (sp == cur->sp && ra != cur->ra))) {
+		gpu_count(PROFD_GPU_CNT_CUDA_NESTED);
+		return 0;
+	}
+	c.start_ns = bpf_ktime_get_ns();
+	c.sp = sp;
+	c.ra = ra;
+	c.arg = arg0;
+	c.source = PROFD_GPU_SRC_CUDA;
+	c.nr = (__u32)bpf_get_attach_cookie(ctx);
+	if (bpf_map_update_elem(&gpu_cuda_calls, &tid, &c, BPF_ANY))
+		gpu_count(PROFD_GPU_CNT_INFLIGHT_FULL);
+	return 0;
+}
+
+/* CUDA API return: after the outermost call's ret the sp is above the
+ * one its entry saw; a nested call returns below it. */
+SEC("uretprobe")
+int BPF_KRETPROBE(on_cuda_return, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct gpu_call *cp, c;
+	struct profd_gpu_event *e;
+	struct unwind_regs regs;
+	__u64 now;
+
+	cp = bpf_map_lookup_elem(&gpu_cuda_calls, &tid);
+	if (!cp || PT_REGS_SP(ctx) <= cp->sp)
+		return 0;
+	now = bpf_ktime_get_ns();
+	c = *cp;
+	bpf_map_delete_elem(&gpu_cuda_calls, &tid);
+	gpu_count(PROFD_GPU_CNT_CUDA_SEEN);
+	e = gpu_reserve(&c, now, ret);
+	if (!e)
+		return 0;
+	/* The stack from where the call returns to: the caller is the
+	 * leaf, the entry point is added by name in userspace. */
+	regs.ip = PT_REGS_IP(ctx);
+	regs.sp = PT_REGS_SP(ctx);
+	regs.bp = PT_REGS_FP(ctx);
+	gpu_send(ctx, e, &regs, 1);
+	return 0;
+}
+
+#endif

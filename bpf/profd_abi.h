@@ -1,0 +1,335 @@
+/* profd_abi.h: the ONLY header shared by the BPF programs and userspace.
+ * Fixed-width types, explicit padding, no pointers, no bool.
+ * Bump PROFD_ABI_VERSION whenever a layout or constant below changes. */
+#ifndef PROFD_ABI_H
+#define PROFD_ABI_H
+
+#ifndef __VMLINUX_H__ /* BPF side gets these types from vmlinux.h */
+#include <linux/types.h>
+#endif
+
+#include "profd_abi_unwind.h" /* native unwinding tables */
+
+#define PROFD_ABI_VERSION 4
+
+#define PROFD_COMM_LEN 16
+#define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
+#define PROFD_MAX_PID_FILTER 1024 /* entries in the --pid filter map */
+
+/* Event types carried by the ringbuf; every event starts with __u32 type. */
+enum profd_event_type {
+	PROFD_EV_SAMPLE = 1,
+	PROFD_EV_EXEC = 2,
+	PROFD_EV_EXIT = 3,
+	PROFD_EV_GPU = 4, /* struct profd_gpu_event (GPU driver call or CUDA entry point) */
+};
+
+/* Stack kinds, mixed into the content hash so equal IPs of different
+ * kinds never share an ID. */
+enum profd_stack_kind {
+	PROFD_STACK_KERNEL = 1,
+	PROFD_STACK_USER = 2,
+	PROFD_STACK_PYTHON = 3,
+};
+
+/* profd_sample.flags */
+#define PROFD_SAMPLE_KSTACK_NEW (1u << 0) /* BPF inserted kstack: userspace copies then deletes */
+#define PROFD_SAMPLE_USTACK_NEW (1u << 1) /* same for the user stack */
+#define PROFD_SAMPLE_KSTACK_TRUNC (1u << 2) /* kernel stack hit PROFD_MAX_STACK_DEPTH */
+#define PROFD_SAMPLE_USTACK_TRUNC (1u << 3) /* user stack hit PROFD_MAX_STACK_DEPTH */
+#define PROFD_SAMPLE_KERNEL_THREAD (1u << 4) /* no user stack: a kernel thread */
+#define PROFD_SAMPLE_PYSTACK_NEW (1u << 5)  /* BPF inserted the Python stack */
+#define PROFD_SAMPLE_PYSTACK_TRUNC (1u << 6) /* more Python frames than fit */
+#define PROFD_SAMPLE_PYTHON (1u << 7)       /* a Python process (pystack_id 0: thread not in Python) */
+#define PROFD_SAMPLE_USTACK_UNKNOWN (1u << 8) /* unwind hit code without a table: maps changed? */
+#define PROFD_SAMPLE_USTACK_FP (1u << 9)    /* user stack by frame pointers (no tables yet) */
+
+/* A CPU sample.  Stacks travel by ID: the ID is a 64-bit content hash of
+ * the stack, so a reused or colliding slot can never mislabel a sample.
+ * An ID of 0 means "no stack" (see the failure counters). */
+struct profd_sample {
+	__u32 type;
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u32 cpu;
+	__u64 time_ns; /* bpf_ktime_get_ns(), CLOCK_MONOTONIC */
+	__u64 kstack_id;
+	__u64 ustack_id;
+	__u64 pystack_id; /* Python frames, 0 if none */
+	__u32 flags;
+	__u32 _pad;
+	char comm[PROFD_COMM_LEN]; /* thread name */
+};
+
+/* Process lifecycle events from tracepoints. */
+struct profd_proc_event {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 exit_code;
+	__u64 time_ns;
+	char comm[PROFD_COMM_LEN];
+};
+
+/* Value of the stacks map. */
+struct profd_stack {
+	__u32 kind;
+	__u32 nr;
+	__u64 ips[PROFD_MAX_STACK_DEPTH];
+};
+
+/* Counters, one slot each in the per-CPU counters map.  Every sample the
+ * program sees ends in exactly one of SENT, FILTERED or RB_FULL; stack
+ * troubles are counted on top. */
+enum profd_counter {
+	PROFD_CNT_SEEN = 0,      /* program invocations */
+	PROFD_CNT_FILTERED,      /* not a selected pid (or idle) */
+	PROFD_CNT_SENT,          /* sample submitted to the ringbuf */
+	PROFD_CNT_RB_FULL,       /* ringbuf had no room: sample dropped */
+	PROFD_CNT_KSTACK_FAIL,   /* bpf_get_stack failed for the kernel stack */
+	PROFD_CNT_USTACK_FAIL,   /* bpf_get_stack failed for the user stack */
+	PROFD_CNT_KSTACK_TRUNC,  /* kernel stack deeper than the limit */
+	PROFD_CNT_USTACK_TRUNC,  /* user stack deeper than the limit */
+	PROFD_CNT_STACKMAP_FULL, /* stacks map could not take a new stack */
+	PROFD_CNT_PROC_SENT,     /* exec/exit events sent */
+	PROFD_CNT_PROC_RB_FULL,  /* exec/exit events dropped */
+	PROFD_CNT_PY_SAMPLES,    /* samples of Python processes */
+	PROFD_CNT_PY_NO_TSTATE,  /* ... whose thread had no PyThreadState */
+	PROFD_CNT_PY_TRUNC,      /* ... with more Python frames than fit */
+	PROFD_CNT_PY_READ_FAIL,  /* ... where reading interpreter memory failed */
+	PROFD_CNT_PY_TSTATE_WALKS, /* thread-list searches for a tstate */
+	PROFD_CNT_PY_UPROBE_HITS,  /* eval-loop uprobe hits (--python-uprobe) */
+	PROFD_CNT_MAX
+};
+
+/* ---- Python ----
+ * Where the walker finds things inside CPython, per interpreter version:
+ * built-in tables for 3.9-3.12, read from _Py_DebugOffsets for 3.13+
+ * (userspace/lib/pyoffsets.c).  One copy per Python process sits in the
+ * py_procs map. */
+#define PYOFF_NONE 0xffffffffu
+
+/* pyoffsets.instr_kind: what frame_instr holds and how the walker turns it
+ * into the instruction offset it emits (see pycode.h). */
+enum pyoff_instr_kind {
+	PYOFF_INSTR_LASTI_BYTES = 1, /* int f_lasti, byte offset (3.9) */
+	PYOFF_INSTR_LASTI_UNITS = 2, /* int f_lasti, 2-byte code units (3.10) */
+	PYOFF_INSTR_PREV_PTR = 3,    /* _Py_CODEUNIT *prev_instr (3.11, 3.12) */
+	PYOFF_INSTR_CUR_PTR = 4,     /* _Py_CODEUNIT *instr_ptr (3.13+) */
+};
+
+/* pyoffsets.frame_kind: the shape of the frame chain. */
+enum pyoff_frame_kind {
+	PYOFF_FRAME_OBJECT = 1, /* tstate->frame: PyFrameObject (<= 3.10) */
+	PYOFF_FRAME_CFRAME = 2, /* tstate->cframe->current_frame (3.11, 3.12) */
+	PYOFF_FRAME_DIRECT = 3, /* tstate->current_frame (3.13+) */
+};
+
+/* pyoffsets.line_format: how co_linetable/co_lnotab is encoded. */
+enum pyoff_line_format {
+	PYOFF_LINES_LNOTAB = 1,	   /* 3.9 co_lnotab */
+	PYOFF_LINES_PEP626 = 2,	   /* 3.10 co_linetable */
+	PYOFF_LINES_LOCATIONS = 3, /* 3.11+ co_linetable (location table) */
+};
+
+struct profd_pyoffsets {
+	__u32 version;     /* (major << 8) | minor, e.g. 0x030b */
+	__u32 frame_kind;  /* enum pyoff_frame_kind */
+	__u32 instr_kind;  /* enum pyoff_instr_kind */
+	__u32 line_format; /* enum pyoff_line_format */
+
+	/* _PyRuntime */
+	__u32 runtime_interp_head; /* interpreters.head */
+	/* PyInterpreterState */
+	__u32 interp_next;
+	__u32 interp_tstate_head; /* tstate_head / threads.head */
+	/* PyThreadState */
+	__u32 tstate_next;
+	__u32 tstate_interp;
+	__u32 tstate_thread_id;	  /* unsigned long, pthread_self() */
+	__u32 tstate_native_thread_id; /* kernel TID, 3.11+ */
+	__u32 tstate_frame;		  /* ->frame, ->cframe or ->current_frame */
+	/* _PyCFrame (3.11, 3.12) */
+	__u32 cframe_current_frame;
+
+	/* PyFrameObject (<= 3.10) or _PyInterpreterFrame (3.11+) */
+	__u32 frame_previous;     /* f_back / previous */
+	__u32 frame_code;	     /* f_code / f_executable */
+	__u32 frame_instr;	     /* f_lasti / prev_instr / instr_ptr */
+	__u32 frame_owner;	     /* char owner, 3.11+ */
+	__u32 frame_is_entry;     /* bool is_entry, 3.11 only */
+	__u32 frame_owner_cstack; /* owner value of C-stack shim frames
+				      * (3.12+), PYOFF_NONE if none */
+
+	/* PyCodeObject */
+	__u32 code_filename;
+	__u32 code_name;
+	__u32 code_qualname;	   /* 3.11+ */
+	__u32 code_firstlineno; /* int */
+	__u32 code_linetable;   /* co_lnotab (3.9) / co_linetable */
+	__u32 code_adaptive;	   /* co_code_adaptive, 3.11+ */
+
+	/* PyObject, PyTypeObject, PyBytesObject */
+	__u32 object_type; /* ob_type */
+	__u32 type_name;   /* tp_name (const char *) */
+	__u32 bytes_size;  /* ob_size */
+	__u32 bytes_data;  /* ob_sval */
+
+	/* PyUnicodeObject: compact strings keep their characters right
+	 * after the header; ASCII ones after the shorter PyASCIIObject. */
+	__u32 unicode_length;	/* code points */
+	__u32 unicode_state;		/* the state bitfield word */
+	__u32 unicode_ascii_data;	/* sizeof(PyASCIIObject) */
+	__u32 unicode_compact_data;	/* sizeof(PyCompactUnicodeObject) */
+	__u32 unicode_has_ready_bit; /* 1 on <= 3.11 (state.ready) */
+	__u32 _pad;
+};
+
+
+/* Value of the py_procs map (key: tgid). */
+struct profd_py_proc {
+	__u64 runtime_addr; /* &_PyRuntime in the process */
+	struct profd_pyoffsets off;
+};
+
+/* Value of the py_threads map (key: tid): the thread's PyThreadState, or
+ * 0 with the time of the last failed search (negative cache). */
+struct profd_py_thread {
+	__u64 tstate;
+	__u64 checked_ns;
+};
+
+/* A Python stack in the stacks map (kind PROFD_STACK_PYTHON) holds pairs,
+ * leaf first: ips[2i] = code object address, ips[2i+1] = instruction
+ * offset (low 32 bits, signed) | PROFD_PYFRAME_* flags << 32. */
+#define PROFD_MAX_PY_FRAMES (PROFD_MAX_STACK_DEPTH / 2)
+#define PROFD_PYFRAME_ENTRY 1u /* first frame run by one C-level eval call */
+
+/* ---- GPU ----
+ * Driver calls (ioctl and poll on accelerator device files, found by
+ * device number) and CUDA entry points (uprobes on libcuda/libcudart),
+ * each sent as one profd_gpu_event when the call returns. */
+
+/* Which command table decodes a watched device's ioctls. */
+enum profd_gpu_class {
+	PROFD_GPU_CLASS_GENERIC = 0, /* no table: "ioctl 0x2b on /dev/foo" */
+	PROFD_GPU_CLASS_NVIDIA = 1,  /* /dev/nvidia*, /dev/nvidiactl: NV_ESC_* ('F') */
+	PROFD_GPU_CLASS_UVM = 2,     /* /dev/nvidia-uvm: UVM_* (plain numbers) */
+	PROFD_GPU_CLASS_KFD = 3,     /* /dev/kfd: AMDKFD_IOC_* ('K') */
+	PROFD_GPU_CLASS_DRM = 4,     /* /dev/dri/renderD*: DRM_IOCTL_* ('d') */
+	PROFD_GPU_CLASS_MAX
+};
+
+enum profd_gpu_source {
+	PROFD_GPU_SRC_IOCTL = 1,
+	PROFD_GPU_SRC_POLL = 2, /* poll or ppoll with a watched fd among the first few */
+	PROFD_GPU_SRC_CUDA = 3, /* outermost CUDA API call of the thread */
+	PROFD_GPU_SRC_LIBMAP = 4, /* the process mapped libcuda*: attach uprobes (no stacks) */
+};
+
+/* Key of the gpu_devs map: a kernel dev_t (major << 20 | minor).  A
+ * whole major is keyed with PROFD_GPU_ALL_MINORS as the minor. */
+#define PROFD_GPU_MINORBITS 20
+#define PROFD_GPU_ALL_MINORS 0xfffffu
+#define PROFD_GPU_ANY_TYPE 0xffffffffu
+#define PROFD_GPU_MAX_POLL_FDS 8 /* pollfds checked per poll call */
+#define PROFD_GPU_NV_XFER_NR 211 /* NV_ESC_IOCTL_XFER_CMD: the real command is inside */
+
+/* Value of the gpu_devs map. */
+struct profd_gpu_dev {
+	__u32 cls;       /* enum profd_gpu_class */
+	__u32 ioc_type;  /* _IOC_TYPE every traced command has, or PROFD_GPU_ANY_TYPE */
+	__u32 minor_min; /* whole-major entries: the minors watched */
+	__u32 minor_max;
+};
+
+/* The cmd_filter array: index cls * 256 + _IOC_NR(cmd), value 1 = trace.
+ * By command number, never the full value: struct sizes change between
+ * driver versions. */
+#define PROFD_GPU_CMD_FILTER_ENTRIES (PROFD_GPU_CLASS_MAX * 256)
+
+struct profd_gpu_event {
+	__u32 type; /* PROFD_EV_GPU */
+	__u32 pid;
+	__u32 tid;
+	__u32 source;      /* enum profd_gpu_source */
+	__u64 time_ns;     /* when the call began, CLOCK_MONOTONIC */
+	__u64 duration_ns;
+	__u64 kstack_id;   /* 0 today: the syscall or uprobe entry path tells nothing */
+	__u64 ustack_id;   /* the caller's stack (CUDA: leaf is the calling function) */
+	__u64 pystack_id;
+	__u64 arg;         /* CUDA launches: the first argument (cudaLaunchKernel: host stub) */
+	__u32 flags;       /* PROFD_SAMPLE_* (NEW, TRUNC, PYTHON ...) */
+	__u32 cls;         /* enum profd_gpu_class (ioctl, poll) */
+	__u32 rdev;        /* the device (ioctl, poll), kernel dev_t */
+	__u32 nr;          /* _IOC_NR(cmd), XFER unwrapped; CUDA: enum profd_cuda_fn */
+	__u32 cmd;         /* the full ioctl command (XFER: the inner one), for display */
+	__s32 ret;         /* syscall return value; CUDA: the low 32 bits of the result */
+	char comm[PROFD_COMM_LEN];
+};
+
+/* CUDA entry points, the uprobe's cookie.  Append only. */
+enum profd_cuda_fn {
+	PROFD_CUDA_NONE = 0,
+	/* libcuda (driver API) */
+	PROFD_CUDA_cuLaunchKernel,
+	PROFD_CUDA_cuLaunchKernel_ptsz,
+	PROFD_CUDA_cuLaunchKernelEx,
+	PROFD_CUDA_cuLaunchKernelEx_ptsz,
+	PROFD_CUDA_cuLaunchCooperativeKernel,
+	PROFD_CUDA_cuGraphLaunch,
+	PROFD_CUDA_cuGraphLaunch_ptsz,
+	PROFD_CUDA_cuMemAlloc_v2,
+	PROFD_CUDA_cuMemAllocManaged,
+	PROFD_CUDA_cuMemAllocHost_v2,
+	PROFD_CUDA_cuMemAllocAsync,
+	PROFD_CUDA_cuMemFree_v2,
+	PROFD_CUDA_cuMemcpy,
+	PROFD_CUDA_cuMemcpyAsync,
+	PROFD_CUDA_cuMemcpyHtoD_v2,
+	PROFD_CUDA_cuMemcpyDtoH_v2,
+	PROFD_CUDA_cuMemcpyDtoD_v2,
+	PROFD_CUDA_cuMemcpyHtoDAsync_v2,
+	PROFD_CUDA_cuMemcpyDtoHAsync_v2,
+	PROFD_CUDA_cuMemcpyHtoD_v2_ptds,
+	PROFD_CUDA_cuMemcpyDtoH_v2_ptds,
+	PROFD_CUDA_cuCtxSynchronize,
+	PROFD_CUDA_cuStreamSynchronize,
+	PROFD_CUDA_cuStreamSynchronize_ptsz,
+	PROFD_CUDA_cuEventSynchronize,
+	/* libcudart (runtime API) */
+	PROFD_CUDA_cudaLaunchKernel,
+	PROFD_CUDA_cudaLaunchKernel_ptsz,
+	PROFD_CUDA_cudaLaunchCooperativeKernel,
+	PROFD_CUDA_cudaGraphLaunch,
+	PROFD_CUDA_cudaMalloc,
+	PROFD_CUDA_cudaMallocManaged,
+	PROFD_CUDA_cudaMallocHost,
+	PROFD_CUDA_cudaMallocAsync,
+	PROFD_CUDA_cudaFree,
+	PROFD_CUDA_cudaMemcpy,
+	PROFD_CUDA_cudaMemcpy_ptds,
+	PROFD_CUDA_cudaMemcpyAsync,
+	PROFD_CUDA_cudaMemcpyAsync_ptsz,
+	PROFD_CUDA_cudaDeviceSynchronize,
+	PROFD_CUDA_cudaStreamSynchronize,
+	PROFD_CUDA_cudaStreamSynchronize_ptsz,
+	PROFD_CUDA_cudaEventSynchronize,
+	PROFD_CUDA_FN_MAX
+};
+
+/* GPU counters, one slot each in the per-CPU gpu_counters map. */
+enum profd_gpu_counter {
+	PROFD_GPU_CNT_IOCTL_SEEN = 0, /* ioctl calls on a watched device (command filter passed) */
+	PROFD_GPU_CNT_POLL_SEEN,      /* poll calls with a watched fd */
+	PROFD_GPU_CNT_CUDA_SEEN,      /* outermost CUDA API calls */
+	PROFD_GPU_CNT_CUDA_NESTED,    /* CUDA calls made inside another (not counted) */
+	PROFD_GPU_CNT_SENT,           /* events submitted */
+	PROFD_GPU_CNT_RB_FULL,        /* events dropped: ringbuf full */
+	PROFD_GPU_CNT_INFLIGHT_FULL,  /* calls not timed: in-flight map full */
+	PROFD_GPU_CNT_LIBMAP,         /* libcuda* mappings reported */
+	PROFD_GPU_CNT_MAX
+};
+
+
+#endif

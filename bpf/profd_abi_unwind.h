@@ -1,0 +1,134 @@
+/* profd_abi_unwind.h: the layouts shared by the in-kernel .eh_frame
+ * unwinder (unwind.bpf.h) and its userspace manager (unwinder.c).
+ * Fixed-width types, explicit padding, no pointers, no bool.  Included by
+ * profd_abi.h; bump PROFD_ABI_VERSION there when anything here changes.
+ *
+ * Three maps, all sized by userspace before load:
+ *   unwind_rows      ARRAY (mmapable) of struct profd_unwind_row: the
+ *                    tables of every ELF file, each file one contiguous,
+ *                    sorted slice.
+ *   unwind_mappings  ARRAY (mmapable) of struct profd_unwind_mapping: the
+ *                    executable mappings of every process, each process
+ *                    one contiguous slice sorted by start.
+ *   unwind_procs     HASH tgid -> struct profd_unwind_proc: where the
+ *                    process's slice is. */
+#ifndef PROFD_ABI_UNWIND_H
+#define PROFD_ABI_UNWIND_H
+
+#ifndef __VMLINUX_H__ /* BPF side gets these types from vmlinux.h */
+#include <linux/types.h>
+#endif
+
+/* Frames one unwind_user() call writes at most; the ips array it fills
+ * must have room for this many. */
+#define PROFD_UNWIND_MAX_FRAMES 127
+/* Binary-search bounds, so the verifier sees fixed loops.  A file may
+ * have at most 2^PROFD_UNWIND_ROW_BITS rows, a process at most
+ * 2^PROFD_UNWIND_MAPPING_BITS executable mappings. */
+#define PROFD_UNWIND_ROW_BITS 24
+#define PROFD_UNWIND_MAPPING_BITS 12
+#define PROFD_UNWIND_MAX_FILE_ROWS (1u << PROFD_UNWIND_ROW_BITS)
+#define PROFD_UNWIND_MAX_PROC_MAPPINGS (1u << PROFD_UNWIND_MAPPING_BITS)
+
+/* How the CFA (the caller's stack pointer before the call) is found. */
+enum profd_unwind_cfa {
+	PROFD_UNWIND_CFA_GAP = 0,	/* no FDE covers this pc: stop, truncated */
+	PROFD_UNWIND_CFA_RSP = 1,	/* CFA = rsp + cfa_off */
+	PROFD_UNWIND_CFA_RBP = 2,	/* CFA = rbp + cfa_off */
+	PROFD_UNWIND_CFA_PLT = 3,	/* CFA = rsp + 8, + 8 more when (ip & 15) >= cfa_off */
+	PROFD_UNWIND_CFA_RBP_DEREF = 4, /* CFA = *(rbp + cfa_off), caller's rbp = *rbp: gcc's
+					 * stack realignment (DRAP); rbp_off unused */
+	PROFD_UNWIND_CFA_END = 5,	/* return address undefined: outermost frame */
+	PROFD_UNWIND_CFA_STOP = 6,	/* a rule we cannot express: stop, truncated */
+	PROFD_UNWIND_CFA_RSP_X8 = 7,	/* CFA = rsp + 8 * cfa_off: frames over 32 KiB */
+};
+
+/* One row: from pc on (to the next row's pc) these rules hold.  The
+ * return address is always at CFA - 8 (x86_64 SysV); the builder turns
+ * anything else into a STOP row.  pc is the ELF vaddr minus the file's
+ * pc_base, folded into profd_unwind_mapping.bias. */
+struct profd_unwind_row {
+	__u32 pc;
+	__s16 cfa_off; /* bytes; see enum profd_unwind_cfa */
+	__u8 cfa_type; /* enum profd_unwind_cfa */
+	__s8 rbp_off;  /* caller's rbp saved at CFA + 8 * rbp_off; 0: rbp unchanged */
+};
+
+/* profd_unwind_mapping.flags */
+#define PROFD_UNWIND_MAP_FP (1u << 0) /* no table for this file: walk frame pointers */
+
+/* One executable mapping of a process.  A pc in [start, end) is looked
+ * up as row pc (ip - bias) in rows [row_start, row_start + row_count). */
+struct profd_unwind_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 bias; /* load bias + the file's pc_base */
+	__u32 row_start;
+	__u32 row_count; /* 0 with PROFD_UNWIND_MAP_FP */
+	__u32 file_id;	 /* userspace's id of the file, for diagnostics */
+	__u32 flags;	 /* PROFD_UNWIND_MAP_* */
+};
+
+/* Value of unwind_procs: the process's slice of unwind_mappings.
+ * start_stack (mm->start_stack, field 28 of /proc/PID/stat) is random
+ * per exec: a walk that finds another value knows the process has exec'ed
+ * since userspace wrote the entry and does not trust the slice. */
+struct profd_unwind_proc {
+	__u32 map_start;
+	__u32 map_count;
+	__u64 start_stack;
+};
+
+/* Result flags of unwind_user().  END: the walk reached the outermost
+ * frame (complete).  FP: some frame came from frame pointers.  NO_PROC:
+ * tgid has no entry; STALE: its entry is from before an exec; in both
+ * cases nothing was unwound.  TRUNC_*: why the walk stopped early: more
+ * than PROFD_UNWIND_MAX_FRAMES (DEPTH), a pc in no known mapping (JIT,
+ * anonymous code, a dlopen not refreshed yet: UNKNOWN), a pc between the
+ * FDEs of a known file (GAP), a CFI rule we cannot express (STOP), user
+ * memory not readable (READ), a CFA that did not move up the stack
+ * (BAD). */
+#define PROFD_UNWIND_F_END (1u << 0)
+#define PROFD_UNWIND_F_FP (1u << 1)
+#define PROFD_UNWIND_F_NO_PROC (1u << 2)
+#define PROFD_UNWIND_F_TRUNC_DEPTH (1u << 3)
+#define PROFD_UNWIND_F_TRUNC_UNKNOWN (1u << 4)
+#define PROFD_UNWIND_F_TRUNC_GAP (1u << 5)
+#define PROFD_UNWIND_F_TRUNC_STOP (1u << 6)
+#define PROFD_UNWIND_F_TRUNC_READ (1u << 7)
+#define PROFD_UNWIND_F_TRUNC_BAD (1u << 8)
+#define PROFD_UNWIND_F_STALE (1u << 9)
+#define PROFD_UNWIND_F_TRUNC_MASK (0x1f8u)
+
+/* The unwinder's own counters, one slot each in its per-CPU map. */
+enum profd_unwind_counter {
+	PROFD_UNWIND_CNT_CALLS = 0, /* unwind_user() calls */
+	PROFD_UNWIND_CNT_NO_PROC,   /* tgid not known to the unwinder */
+	PROFD_UNWIND_CNT_COMPLETE,  /* reached the outermost frame */
+	PROFD_UNWIND_CNT_FRAMES,    /* frames produced */
+	PROFD_UNWIND_CNT_FP_USED,   /* walks that used frame pointers somewhere */
+	PROFD_UNWIND_CNT_DEPTH,	    /* truncated: too deep */
+	PROFD_UNWIND_CNT_UNKNOWN,   /* truncated: pc outside known mappings */
+	PROFD_UNWIND_CNT_GAP,	    /* truncated: pc without FDE */
+	PROFD_UNWIND_CNT_STOP,	    /* truncated: unsupported rule */
+	PROFD_UNWIND_CNT_READ,	    /* truncated: user memory read failed */
+	PROFD_UNWIND_CNT_BAD,	    /* truncated: CFA sanity check failed */
+	PROFD_UNWIND_CNT_STALE,	    /* entry from before an exec: not used */
+	PROFD_UNWIND_CNT_MAX
+};
+
+/* Event of bpf/unwind_test.bpf.c (the unwinder's own BPF test): one
+ * walk as unwind_user() returned it, and for comparison the frame-pointer
+ * walk of bpf_get_stack(BPF_F_USER_STACK) of the same sample. */
+struct profd_unwind_test_event {
+	__u32 tid;
+	__u32 nr;
+	__u32 flags;	 /* PROFD_UNWIND_F_* */
+	__u32 user_mode; /* 1: the sample interrupted user mode */
+	__u32 fp_nr;
+	__u32 _pad;
+	__u64 ips[PROFD_UNWIND_MAX_FRAMES];
+	__u64 fp_ips[PROFD_UNWIND_MAX_FRAMES];
+};
+
+#endif

@@ -1,0 +1,270 @@
+/* python.bpf.h: walk CPython frames at sample time.
+ *
+ * For a thread of a known Python process (py_procs, filled by userspace
+ * with the runtime address and that version's offsets), find its
+ * PyThreadState, then follow the frame chain from the innermost frame,
+ * emitting (code object, instruction offset) pairs.  Userspace turns them
+ * into "qualname (file:line)".
+ *
+ * Finding the thread state costs the profiled program nothing: the
+ * interpreter's thread list is searched here, matching the kernel tid
+ * (native_thread_id, 3.11+) or the pthread id, which on x86-64 glibc is
+ * the thread's fs base (all versions).  The answer is cached per tid and
+ * re-validated with one read per sample, so a reused tid or a freed
+ * tstate is noticed.  An optional uprobe on the eval loop (userspace
+ * attaches on_py_eval) fills the same cache. */
+#ifndef PROFD_PYTHON_BPF_H
+#define PROFD_PYTHON_BPF_H
+
+#include "common.bpf.h"
+#include "profd_abi.h"
+
+#define PY_MAX_INTERPS 4
+#define PY_MAX_THREADS 128
+/* How long "this thread has no PyThreadState" is believed: short, since
+ * a thread becomes Python as soon as the interpreter finishes starting. */
+#define PY_NEGATIVE_TTL_NS (20ull * 1000 * 1000)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct profd_py_proc);
+} py_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, struct profd_py_thread);
+} py_threads SEC(".maps");
+
+static __always_inline __u64 py_read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (const void *)addr);
+	return v;
+}
+
+/* Does tstate belong to this thread? */
+static __always_inline int py_tstate_matches(const struct profd_pyoffsets *o, __u64 tstate,
+					     __u32 tid, __u64 fsbase)
+{
+	if (o->tstate_native_thread_id != PYOFF_NONE) {
+		__u64 native = 0;
+
+		bpf_probe_read_user(&native, sizeof(native),
+				    (const void *)(tstate + o->tstate_native_thread_id));
+		return (__u32)native == tid;
+	}
+	return py_read_ptr(tstate + o->tstate_thread_id) == fsbase;
+}
+
+struct py_search {
+	const struct profd_pyoffsets *o;
+	__u64 interp, t, fsbase, found;
+	__u32 tid, interps;
+};
+
+/* One bpf_loop step of the thread-list search: check one tstate, or move
+ * on to the next interpreter when this one's list ends. */
+static long py_search_step(__u32 i, void *ctx)
+{
+	struct py_search *s = ctx;
+	const struct profd_pyoffsets *o = s->o;
+
+	if (!s->t) {
+		if (s->interps++)
+			s->interp = py_read_ptr(s->interp + o->interp_next);
+		if (!s->interp || s->interps > PY_MAX_INTERPS)
+			return 1;
+		s->t = py_read_ptr(s->interp + o->interp_tstate_head);
+		return 0;
+	}
+	if (py_tstate_matches(o, s->t, s->tid, s->fsbase)) {
+		s->found = s->t;
+		return 1;
+	}
+	s->t = py_read_ptr(s->t + o->tstate_next);
+	return 0;
+}
+
+/* Search every interpreter's thread list for this thread's state. */
+static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u32 tid,
+					    __u64 fsbase)
+{
+	struct py_search s = {
+		.o = &pp->off,
+		.interp = py_read_ptr(pp->runtime_addr + pp->off.runtime_interp_head),
+		.fsbase = fsbase,
+		.tid = tid,
+	};
+
+	count(PROFD_CNT_PY_TSTATE_WALKS);
+	bpf_loop(PY_MAX_INTERPS * (PY_MAX_THREADS + 1), py_search_step, &s, 0);
+	return s.found;
+}
+
+static __always_inline __u64 py_thread_state(const struct profd_py_proc *pp, __u32 tid,
+					     __u64 fsbase, __u64 now)
+{
+	struct profd_py_thread *cached = bpf_map_lookup_elem(&py_threads, &tid);
+	struct profd_py_thread fresh = { 0, now };
+
+	if (cached) {
+		if (cached->tstate && py_tstate_matches(&pp->off, cached->tstate, tid, fsbase))
+			return cached->tstate;
+		if (!cached->tstate && now - cached->checked_ns < PY_NEGATIVE_TTL_NS)
+			return 0;
+	}
+	fresh.tstate = py_find_tstate(pp, tid, fsbase);
+	bpf_map_update_elem(&py_threads, &tid, &fresh, BPF_ANY);
+	return fresh.tstate;
+}
+
+/* The innermost frame of a thread state. */
+static __always_inline __u64 py_top_frame(const struct profd_pyoffsets *o, __u64 tstate)
+{
+	__u64 f = py_read_ptr(tstate + o->tstate_frame);
+
+	if (o->frame_kind == PYOFF_FRAME_CFRAME && f)
+		f = py_read_ptr(f + o->cframe_current_frame);
+	return f;
+}
+
+/* Instruction offset the way userspace's pycode module expects it. */
+static __always_inline __s32 py_instr_offset(const struct profd_pyoffsets *o, __u64 frame,
+					     __u64 code)
+{
+	__s32 lasti = 0;
+
+	if (o->instr_kind == PYOFF_INSTR_LASTI_BYTES || o->instr_kind == PYOFF_INSTR_LASTI_UNITS) {
+		bpf_probe_read_user(&lasti, sizeof(lasti), (const void *)(frame + o->frame_instr));
+		return lasti;
+	}
+	return (__s32)(py_read_ptr(frame + o->frame_instr) - (code + o->code_adaptive));
+}
+
+static __always_inline __u8 py_read_u8(__u64 addr)
+{
+	__u8 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (const void *)addr);
+	return v;
+}
+
+struct py_walk_state {
+	const struct profd_pyoffsets *o;
+	struct profd_stack *st; /* the caller's scratch slot */
+	__u64 frame;
+	__u32 n; /* frames emitted */
+	__u32 _pad;
+};
+
+/* One bpf_loop step: emit the current frame (or skip a C-stack shim)
+ * into the Python scratch stack and move to the caller. */
+static long py_walk_step(__u32 i, void *ctx)
+{
+	struct py_walk_state *w = ctx;
+	const struct profd_pyoffsets *o = w->o;
+	struct profd_stack *st = w->st;
+	__u64 code, frame = w->frame;
+	__u32 flags = 0, n = w->n;
+
+	if (!st || !frame)
+		return 1;
+	/* 3.12+: shim frames owned by the C stack sit between eval calls;
+	 * the frame just leafward of one starts a C-level call. */
+	if (o->frame_owner_cstack != PYOFF_NONE &&
+	    py_read_u8(frame + o->frame_owner) == o->frame_owner_cstack) {
+		if (n > 0)
+			st->ips[(2 * (n - 1) + 1) & 127] |= (__u64)PROFD_PYFRAME_ENTRY << 32;
+		w->frame = py_read_ptr(frame + o->frame_previous);
+		return 0;
+	}
+	if (n >= PROFD_MAX_PY_FRAMES)
+		return 1;
+	code = py_read_ptr(frame + o->frame_code);
+	if (o->frame_kind == PYOFF_FRAME_OBJECT)
+		flags = PROFD_PYFRAME_ENTRY; /* <= 3.10: one eval call per frame */
+	else if (o->frame_is_entry != PYOFF_NONE && py_read_u8(frame + o->frame_is_entry))
+		flags = PROFD_PYFRAME_ENTRY;
+	st->ips[(2 * n) & 127] = code;
+	st->ips[(2 * n + 1) & 127] = (__u64)(__u32)py_instr_offset(o, frame, code) | (__u64)flags << 32;
+	w->n = n + 1;
+	w->frame = py_read_ptr(frame + o->frame_previous);
+	return 0;
+}
+
+/* Walk the frames into the Python scratch stack (pairs, leaf first).
+ * Returns 1 if the walk was cut short by the depth limit. */
+static __always_inline int py_walk(const struct profd_pyoffsets *o, __u64 frame,
+				   struct profd_stack *st)
+{
+	struct py_walk_state w = { .o = o, .st = st, .frame = frame };
+
+	st->kind = PROFD_STACK_PYTHON;
+	bpf_loop(2 * PROFD_MAX_PY_FRAMES, py_walk_step, &w, 0);
+	st->nr = 2 * w.n;
+	return w.frame != 0;
+}
+
+/* Capture the Python stack of the current thread into the stacks map,
+ * building it in scratch slot st, and return its ID (0: not a Python
+ * thread right now).  Sets PROFD_SAMPLE_* bits in *flags. */
+static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u32 tid,
+					     struct profd_stack *st, __u32 *flags, __u64 now)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 tstate, frame;
+
+	count(PROFD_CNT_PY_SAMPLES);
+	*flags |= PROFD_SAMPLE_PYTHON;
+	tstate = py_thread_state(pp, tid, fsbase, now);
+	if (!tstate) {
+		count(PROFD_CNT_PY_NO_TSTATE);
+		return 0;
+	}
+	frame = py_top_frame(&pp->off, tstate);
+	if (!frame)
+		return 0; /* a Python thread outside any Python code */
+	if (!st)
+		return 0;
+	if (py_walk(&pp->off, frame, st)) {
+		count(PROFD_CNT_PY_TRUNC);
+		*flags |= PROFD_SAMPLE_PYSTACK_TRUNC;
+	}
+	if (!st->nr)
+		return 0;
+	return stackhash_store(st, flags, PROFD_SAMPLE_PYSTACK_NEW, PROFD_CNT_STACKMAP_FULL);
+}
+
+/* The same for a CPU sample, in the sampler's own scratch slot. */
+static __always_inline __u64 py_capture(const struct profd_py_proc *pp, __u32 tid,
+					struct profd_sample *e)
+{
+	return py_capture_into(pp, tid, stackhash_scratch(PROFD_STACK_PYTHON), &e->flags,
+			       e->time_ns);
+}
+
+/* Optional eval-loop uprobe: _PyEval_EvalFrameDefault(tstate, frame,
+ * throwflag) on 3.9+.  Records tid -> tstate for the sampler. */
+SEC("uprobe")
+int BPF_KPROBE(on_py_eval, __u64 tstate)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct profd_py_thread v = { tstate, 0 }, *old;
+
+	if (!bpf_map_lookup_elem(&py_procs, &tgid))
+		return 0;
+	count(PROFD_CNT_PY_UPROBE_HITS);
+	old = bpf_map_lookup_elem(&py_threads, &tid);
+	if (!old || old->tstate != tstate) /* writes are rarer than hits */
+		bpf_map_update_elem(&py_threads, &tid, &v, BPF_ANY);
+	return 0;
+}
+
+#endif

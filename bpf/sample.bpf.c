@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sample.bpf.c: CPU sampling.  One perf_event program per online CPU
+ * (software cpu-clock, frequency mode) captures the kernel and user stack
+ * of whatever runs there, stores each stack once in a content-hashed map
+ * and sends a small fixed-size event with the stack IDs to the ringbuf.
+ * For Python processes it also walks the interpreter's frames
+ * (python.bpf.h).
+ * Two BTF tracepoints report exec and exit so userspace can keep its
+ * process table right. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "profd_abi.h"
+#include "common.bpf.h"
+#include "stackhash.bpf.h"
+#include "python.bpf.h"
+#include "unwind.bpf.h"
+#include "gpu.bpf.h" /* GPU driver and CUDA tracing, sharing the stack capture */
+
+#define PF_KTHREAD 0x00200000
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by userspace before load. */
+const volatile __u32 filter_by_pid = 0; /* 1: only tgids in pid_filter */
+const volatile __u32 abi_version = PROFD_ABI_VERSION;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22); /* resized by userspace */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROFD_MAX_PID_FILTER);
+	__type(key, __u32);
+	__type(value, __u8);
+} pid_filter SEC(".maps");
+
+static __always_inline int selected(__u32 tgid)
+{
+	return !filter_by_pid || bpf_map_lookup_elem(&pid_filter, &tgid);
+}
+
+/* Capture one stack (kernel or user) into the stacks map and return its
+ * ID, setting the NEW / TRUNC flags on the event (stackcap.bpf.h). */
+static __always_inline __u64 capture(void *ctx, __u32 kind, struct profd_sample *e)
+{
+	return stackcap_get_stack(ctx, stackhash_scratch(kind), kind, &e->flags);
+}
+
+/* The user stack: walked with the .eh_frame tables userspace loaded for
+ * this process (unwind.bpf.h), so binaries without frame pointers unwind
+ * too; frame pointers when the process has no tables (yet). */
+static __always_inline __u64 capture_user(struct bpf_perf_event_data *ctx, __u32 tgid,
+					  struct profd_sample *e)
+{
+	struct unwind_regs regs;
+	int have_regs = unwind_regs_from_perf(ctx, &regs) >= 0;
+
+	return stackcap_user(ctx, stackhash_scratch(PROFD_STACK_USER), &regs, have_regs, tgid,
+			     &e->flags);
+}
+
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct profd_py_proc *py;
+	struct task_struct *task;
+	struct profd_sample *e;
+
+	count(PROFD_CNT_SEEN);
+	/* tid 0 is the idle task: nothing to attribute. */
+	if (tid == 0 || !selected(tgid)) {
+		count(PROFD_CNT_FILTERED);
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(PROFD_CNT_RB_FULL);
+		return 0;
+	}
+	e->type = PROFD_EV_SAMPLE;
+	e->pid = tgid;
+	e->tid = tid;
+	e->cpu = bpf_get_smp_processor_id();
+	e->time_ns = bpf_ktime_get_ns();
+	e->flags = 0;
+	e->_pad = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->kstack_id = capture(ctx, PROFD_STACK_KERNEL, e);
+
+	task = (struct task_struct *)bpf_get_current_task();
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
+		e->flags |= PROFD_SAMPLE_KERNEL_THREAD;
+		e->ustack_id = 0;
+	} else {
+		e->ustack_id = capture_user(ctx, tgid, e);
+	}
+	py = bpf_map_lookup_elem(&py_procs, &tgid);
+	e->pystack_id = py ? py_capture(py, tid, e) : 0;
+	bpf_ringbuf_submit(e, 0);
+	count(PROFD_CNT_SENT);
+	return 0;
+}
+
+static __always_inline int send_proc_event(struct task_struct *p, __u32 type)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct profd_proc_event *e;
+
+	if (!selected(tgid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(PROFD_CNT_PROC_RB_FULL);
+		return 0;
+	}
+	e->type = type;
+	e->pid = tgid;
+	e->tid = BPF_CORE_READ(p, pid);
+	e->exit_code = type == PROFD_EV_EXIT ? BPF_CORE_READ(p, exit_code) : 0;
+	e->time_ns = bpf_ktime_get_ns();
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+	bpf_ringbuf_submit(e, 0);
+	count(PROFD_CNT_PROC_SENT);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
+{
+	return send_proc_event(p, PROFD_EV_EXEC);
+}
+
+/* Fires for every thread; only the leader's exit ends the process as far
+ * as the process table is concerned. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
+		return 0;
+	return send_proc_event(p, PROFD_EV_EXIT);
+}

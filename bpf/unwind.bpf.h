@@ -1,0 +1,330 @@
+/* unwind.bpf.h: native user stacks without frame pointers.  Userspace
+ * (userspace/lib/unwinder.c) turns each ELF file's .eh_frame into sorted
+ * rows and each process's executable mappings into a sorted list; here we
+ * walk the stack with them: find the mapping of the pc, binary-search the
+ * row, compute the CFA, read the return address at CFA - 8 and the saved
+ * rbp, repeat.  Mappings without a table fall back to frame pointers;
+ * unknown code (JIT, anonymous memory) and rules the tables cannot express
+ * stop the walk and say why in the flags, so a stack is cut short but
+ * never made up.  The frame loop runs in bpf_loop (kernel 5.17+), the two
+ * searches are fixed-bound loops, so the verifier cost does not grow with
+ * the stack depth.
+ *
+ * Include after vmlinux.h and the libbpf headers.  Userspace must size the
+ * three maps before load (unwinder_size_maps()). */
+#ifndef PROFD_UNWIND_BPF_H
+#define PROFD_UNWIND_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+#include "profd_abi_unwind.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE); /* userspace writes rows without syscalls */
+	__uint(max_entries, 1);		   /* sized by userspace */
+	__type(key, __u32);
+	__type(value, struct profd_unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* sized by userspace */
+	__type(key, __u32);
+	__type(value, struct profd_unwind_mapping);
+} unwind_mappings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* sized by userspace */
+	__type(key, __u32);	/* tgid */
+	__type(value, struct profd_unwind_proc);
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROFD_UNWIND_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_counters SEC(".maps");
+
+/* The three registers a walk starts from. */
+struct unwind_regs {
+	__u64 ip, sp, bp;
+};
+
+/* State shared with the bpf_loop callback (lives on the caller's stack). */
+struct unwind_walk {
+	__u64 ip, sp, bp;
+	__u64 *ips;
+	__u32 n, max;
+	__u32 flags;
+	__u32 map_start, map_count;
+	__u32 done;
+	struct profd_unwind_mapping m; /* mapping of the previous pc: usually the next one's too */
+};
+
+static __always_inline void unwind_count(__u32 which, __u64 n)
+{
+	__u64 *c = bpf_map_lookup_elem(&unwind_counters, &which);
+
+	if (c)
+		*c += n;
+}
+
+/* The user registers of the current task at a perf_event sample: the
+ * sample's own when it interrupted user mode (returns 1), else those
+ * saved on kernel entry (returns 0); -1 when there are none (kernel
+ * thread). */
+static __always_inline int unwind_regs_from_perf(struct bpf_perf_event_data *ctx,
+						 struct unwind_regs *r)
+{
+	struct task_struct *task;
+	struct pt_regs *u;
+	/* perf_event context fields must be loaded whole: volatile keeps
+	 * clang from narrowing this load to the byte the test needs. */
+	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
+
+	if ((cs & 3) == 3) {
+		r->ip = ctx->regs.ip;
+		r->sp = ctx->regs.sp;
+		r->bp = ctx->regs.bp;
+		return 1;
+	}
+	task = bpf_get_current_task_btf();
+	if (!task->mm)
+		return -1;
+	u = (struct pt_regs *)bpf_task_pt_regs(task);
+	/* Probe reads, not loads: clang would otherwise merge these with the
+	 * context loads above into one load through a pointer that is ctx
+	 * on one path and BTF on the other, which the verifier refuses. */
+	if (!u || BPF_CORE_READ_INTO(&r->ip, u, ip) || BPF_CORE_READ_INTO(&r->sp, u, sp) ||
+	    BPF_CORE_READ_INTO(&r->bp, u, bp))
+		return -1;
+	return 0;
+}
+
+/* Binary search: the mapping of s->ip among the process's mappings. */
+static __always_inline int unwind_find_mapping(struct unwind_walk *s)
+{
+	__u32 lo = s->map_start, n = s->map_count, i, half, mid;
+	struct profd_unwind_mapping *m;
+
+	if (s->ip >= s->m.start && s->ip < s->m.end)
+		return 0;
+	for (i = 0; i < PROFD_UNWIND_MAPPING_BITS + 1 && n > 1; i++) {
+		half = n / 2;
+		mid = lo + half;
+		m = bpf_map_lookup_elem(&unwind_mappings, &mid);
+		if (!m)
+			return -1;
+		if (m->start <= s->ip)
+			lo = mid;
+		n -= half;
+	}
+	m = bpf_map_lookup_elem(&unwind_mappings, &lo);
+	if (!m || !s->map_count || s->ip < m->start || s->ip >= m->end)
+		return -1;
+	s->m = *m;
+	return 0;
+}
+
+/* Binary search: the last row with pc <= tpc in the mapping's table. */
+static __always_inline struct profd_unwind_row *unwind_find_row(struct unwind_walk *s, __u32 tpc)
+{
+	__u32 lo = s->m.row_start, n = s->m.row_count, i, half, mid;
+	struct profd_unwind_row *r;
+
+	for (i = 0; i < PROFD_UNWIND_ROW_BITS + 1 && n > 1; i++) {
+		half = n / 2;
+		mid = lo + half;
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= tpc)
+			lo = mid;
+		n -= half;
+	}
+	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	if (!r || r->pc > tpc)
+		return NULL;
+	return r;
+}
+
+static __always_inline long unwind_stop(struct unwind_walk *s, __u32 flag)
+{
+	s->flags |= flag;
+	s->done = 1;
+	return 1;
+}
+
+/* One frame by frame pointers: [bp] is the caller's bp, [bp + 8] the
+ * return address.  A zero bp is the conventional end of the chain. */
+static __always_inline long unwind_fp_step(struct unwind_walk *s, __u64 *cfa, __u64 *bp)
+{
+	if (!s->bp)
+		return unwind_stop(s, PROFD_UNWIND_F_END);
+	if (bpf_probe_read_user(bp, sizeof(*bp), (void *)s->bp))
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+	*cfa = s->bp + 16;
+	s->flags |= PROFD_UNWIND_F_FP;
+	return 0;
+}
+
+/* The CFA of the current frame from its row; 1 (and flags) to stop. */
+static __always_inline long unwind_cfa(struct unwind_walk *s, const struct profd_unwind_row *r,
+				       __u64 *cfa)
+{
+	switch (r->cfa_type) {
+	case PROFD_UNWIND_CFA_RSP:
+		*cfa = s->sp + r->cfa_off;
+		return 0;
+	case PROFD_UNWIND_CFA_RSP_X8:
+		*cfa = s->sp + (__s64)r->cfa_off * 8;
+		return 0;
+	case PROFD_UNWIND_CFA_RBP:
+		*cfa = s->bp + r->cfa_off;
+		return 0;
+	case PROFD_UNWIND_CFA_PLT:
+		*cfa = s->sp + 8 + ((s->ip & 15) >= (__u64)r->cfa_off ? 8 : 0);
+		return 0;
+	case PROFD_UNWIND_CFA_RBP_DEREF:
+		if (bpf_probe_read_user(cfa, sizeof(*cfa), (void *)(s->bp + r->cfa_off)))
+			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+		return 0;
+	case PROFD_UNWIND_CFA_END:
+		return unwind_stop(s, PROFD_UNWIND_F_END);
+	case PROFD_UNWIND_CFA_GAP:
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_GAP);
+	default:
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_STOP);
+	}
+}
+
+/* One frame by the tables: CFA, caller's rbp. */
+static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, __u64 *cfa,
+					      __u64 *bp)
+{
+	struct profd_unwind_row *r;
+	__u64 tpc = pc - s->m.bias;
+
+	if (pc < s->m.bias || tpc > 0xffffffffULL)
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_GAP);
+	r = unwind_find_row(s, (__u32)tpc);
+	if (!r)
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_GAP);
+	if (unwind_cfa(s, r, cfa))
+		return 1;
+	*bp = s->bp;
+	if (r->cfa_type == PROFD_UNWIND_CFA_RBP_DEREF) {
+		if (bpf_probe_read_user(bp, sizeof(*bp), (void *)s->bp))
+			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+	} else if (r->rbp_off &&
+		   bpf_probe_read_user(bp, sizeof(*bp), (void *)(*cfa + (__s64)r->rbp_off * 8))) {
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+	}
+	return 0;
+}
+
+/* bpf_loop callback: record the current pc, then step to the caller. */
+static long unwind_step(__u32 i, void *arg)
+{
+	struct unwind_walk *s = arg;
+	__u64 cfa = 0, bp = 0, ra = 0, pc, idx = i;
+	long stop;
+
+	if (idx >= PROFD_UNWIND_MAX_FRAMES || idx >= s->max)
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_DEPTH);
+	/* Index with the register the verifier saw checked, not a fresh
+	 * zero-extension of i. */
+	barrier_var(idx);
+	s->ips[idx] = s->ip;
+	s->n = idx + 1;
+	/* A return address points after the call, maybe into the next
+	 * function; the call itself is one byte before.  Not so for the
+	 * interrupted leaf. */
+	pc = i ? s->ip - 1 : s->ip;
+	if (unwind_find_mapping(s))
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_UNKNOWN);
+	if (s->m.flags & PROFD_UNWIND_MAP_FP)
+		stop = unwind_fp_step(s, &cfa, &bp);
+	else
+		stop = unwind_table_step(s, pc, &cfa, &bp);
+	if (stop)
+		return 1;
+	if (cfa <= s->sp)
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_BAD); /* a loop, or garbage */
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+	if (!ra)
+		return unwind_stop(s, PROFD_UNWIND_F_END);
+	s->ip = ra;
+	s->sp = cfa;
+	s->bp = bp;
+	return 0;
+}
+
+static __always_inline void unwind_count_result(__u32 flags, __u32 n)
+{
+	unwind_count(PROFD_UNWIND_CNT_CALLS, 1);
+	unwind_count(PROFD_UNWIND_CNT_FRAMES, n);
+	if (flags & PROFD_UNWIND_F_END)
+		unwind_count(PROFD_UNWIND_CNT_COMPLETE, 1);
+	if (flags & PROFD_UNWIND_F_FP)
+		unwind_count(PROFD_UNWIND_CNT_FP_USED, 1);
+	if (flags & PROFD_UNWIND_F_TRUNC_DEPTH)
+		unwind_count(PROFD_UNWIND_CNT_DEPTH, 1);
+	if (flags & PROFD_UNWIND_F_TRUNC_UNKNOWN)
+		unwind_count(PROFD_UNWIND_CNT_UNKNOWN, 1);
+	if (flags & PROFD_UNWIND_F_TRUNC_GAP)
+		unwind_count(PROFD_UNWIND_CNT_GAP, 1);
+	if (flags & PROFD_UNWIND_F_TRUNC_STOP)
+		unwind_count(PROFD_UNWIND_CNT_STOP, 1);
+	if (flags & PROFD_UNWIND_F_TRUNC_READ)
+		unwind_count(PROFD_UNWIND_CNT_READ, 1);
+	if (flags & PROFD_UNWIND_F_TRUNC_BAD)
+		unwind_count(PROFD_UNWIND_CNT_BAD, 1);
+}
+
+/* Walk the user stack of the current task (of process tgid) from regs.
+ * ips (room for PROFD_UNWIND_MAX_FRAMES, typically a map value) gets the
+ * leaf pc first, then return addresses (symbolize those at address - 1),
+ * at most max.  *flags gets PROFD_UNWIND_F_*: END when the walk reached
+ * the outermost frame, else a TRUNC_* reason; NO_PROC when userspace has
+ * no table for tgid, STALE when it has one from before an exec (nothing
+ * written in both cases: use bpf_get_stack instead).  Returns the number
+ * of frames. */
+static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgid, __u64 *ips,
+				       __u32 max, __u32 *flags)
+{
+	struct profd_unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct unwind_walk s = {};
+
+	if (!p) {
+		*flags = PROFD_UNWIND_F_NO_PROC;
+		unwind_count(PROFD_UNWIND_CNT_NO_PROC, 1);
+		return 0;
+	}
+	if (!task->mm || task->mm->start_stack != p->start_stack) {
+		*flags = PROFD_UNWIND_F_STALE;
+		unwind_count(PROFD_UNWIND_CNT_STALE, 1);
+		return 0;
+	}
+	s.ip = regs->ip;
+	s.sp = regs->sp;
+	s.bp = regs->bp;
+	s.ips = ips;
+	s.max = max;
+	s.map_start = p->map_start;
+	s.map_count = p->map_count;
+	bpf_loop(PROFD_UNWIND_MAX_FRAMES + 1, unwind_step, &s, 0);
+	if (!s.done)
+		s.flags |= PROFD_UNWIND_F_TRUNC_DEPTH;
+	*flags = s.flags;
+	unwind_count_result(s.flags, s.n);
+	return (int)s.n;
+}
+
+#endif

@@ -1,0 +1,48 @@
+# bpf_skeleton(<target> <file.bpf.c>...)
+# Compiles each BPF program with clang into a CO-RE object, generates its
+# skeleton with bpftool, and exposes the skeleton headers through an
+# INTERFACE target.  clang's own system include dirs are passed with
+# -idirafter so <linux/types.h> and friends resolve without the host's
+# asm headers shadowing vmlinux.h.
+find_program(BPF_CLANG NAMES clang clang-14 REQUIRED)
+find_program(BPFTOOL NAMES bpftool PATHS /usr/sbin /usr/local/sbin REQUIRED)
+
+execute_process(
+  COMMAND sh -c "${BPF_CLANG} -v -E - </dev/null 2>&1 | sed -n '/<...> search starts here:/,/End of search list./s|^ \\(/.*\\)|\\1|p'"
+  OUTPUT_VARIABLE _bpf_dirs OUTPUT_STRIP_TRAILING_WHITESPACE)
+string(REPLACE "\n" ";" _bpf_dirs "${_bpf_dirs}")
+set(BPF_SYS_INCLUDES)
+foreach(dir ${_bpf_dirs})
+  list(APPEND BPF_SYS_INCLUDES -idirafter ${dir})
+endforeach()
+
+function(bpf_skeleton target)
+  set(skel_dir ${CMAKE_BINARY_DIR}/skel)
+  file(MAKE_DIRECTORY ${skel_dir})
+  set(headers)
+  file(GLOB bpf_deps ${CMAKE_SOURCE_DIR}/bpf/*.h)
+  foreach(src ${ARGN})
+    get_filename_component(name ${src} NAME_WE)
+    set(obj ${skel_dir}/${name}.bpf.o)
+    set(skel ${skel_dir}/${name}.skel.h)
+    add_custom_command(
+      OUTPUT ${obj}
+      COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
+              -I${CMAKE_SOURCE_DIR}/vmlinux -I${CMAKE_SOURCE_DIR}/bpf ${BPF_SYS_INCLUDES}
+              -c ${src} -o ${obj}
+      DEPENDS ${src} ${bpf_deps}
+      COMMENT "BPF ${name}.bpf.c"
+      VERBATIM)
+    add_custom_command(
+      OUTPUT ${skel}
+      COMMAND sh -c "${BPFTOOL} gen skeleton ${obj} name ${name}_bpf > ${skel}.tmp && mv ${skel}.tmp ${skel}"
+      DEPENDS ${obj}
+      COMMENT "skeleton ${name}.skel.h"
+      VERBATIM)
+    list(APPEND headers ${skel})
+  endforeach()
+  add_custom_target(${target}_gen DEPENDS ${headers})
+  add_library(${target} INTERFACE)
+  add_dependencies(${target} ${target}_gen)
+  target_include_directories(${target} INTERFACE ${skel_dir})
+endfunction()

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Install profd's build and test dependencies from Debian 12's own packages,
+# then configure and build into build/.  Idempotent: apt runs only when a
+# package is missing.  Run as root on a fresh Debian 12 machine.
+set -eu
+
+cd "$(dirname "$0")/.."
+
+PACKAGES="build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev zlib1g-dev
+bpftool libdw-dev libcmocka-dev libsqlite3-dev libcurl4-openssl-dev python3 python3-jsonschema chromium
+golang-go binutils adduser libclang-rt-14-dev"
+
+missing=""
+for p in $PACKAGES; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "setup: missing packages:$missing (run as root to install them)" >&2
+		exit 1
+	fi
+	echo "setup: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"

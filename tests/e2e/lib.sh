@@ -1,0 +1,63 @@
+# Shared helpers for the end-to-end tests: start a real profd on a private
+# socket, wait until it answers, and stop it.  Sourced, not run.
+set -u
+
+: "${BUILD:?BUILD must point at the build directory}"
+PROFD=$BUILD/profd
+PROFCTL=$BUILD/profctl
+WORKLOADS=$BUILD/tests/workloads
+T=$(mktemp -d /tmp/profd-e2e.XXXXXX)
+SOCK=$T/profd.sock
+PROFD_PID=
+CHILDREN=()
+
+cleanup() {
+	local p
+	for p in "${CHILDREN[@]}"; do kill "$p" 2>/dev/null; done
+	[ -n "$PROFD_PID" ] && kill -TERM "$PROFD_PID" 2>/dev/null && wait "$PROFD_PID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+[ -n "${KEEP:-}" ] && trap - EXIT
+
+fail() { echo "FAIL: $*" >&2; [ -f "$T/profd.err" ] && sed 's/^/  profd: /' "$T/profd.err" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+ok() { echo "ok: $*"; }
+
+# profd refuses to run only where the machine refuses BPF or perf events;
+# that is a skip.  Any other early exit is a failure.
+start_profd() {
+	[ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (running as uid $(id -u))"
+	"$PROFD" --config /dev/null --state-dir "$T/state" --socket "$SOCK" "$@" 2>"$T/profd.err" &
+	PROFD_PID=$!
+	local i
+	for i in $(seq 1 100); do
+		if [ -S "$SOCK" ] && "$PROFCTL" --socket "$SOCK" stats >/dev/null 2>&1; then
+			return 0
+		fi
+		if ! kill -0 "$PROFD_PID" 2>/dev/null; then
+			wait "$PROFD_PID"; PROFD_PID=
+			if grep -qE 'Operation not permitted|Permission denied|must run as root|not supported|Function not implemented' "$T/profd.err"; then
+				skip "this machine refuses BPF or perf events: $(head -c 300 "$T/profd.err")"
+			fi
+			fail "profd exited during start-up"
+		fi
+		sleep 0.1
+	done
+	fail "profd did not answer within 10 s"
+}
+
+stop_profd() {
+	kill -TERM "$PROFD_PID" || fail "profd already gone"
+	wait "$PROFD_PID"; local rc=$?
+	PROFD_PID=
+	[ "$rc" = 0 ] || fail "profd exited with $rc on SIGTERM"
+}
+
+ctl() { "$PROFCTL" --socket "$SOCK" "$@"; }
+
+run_bg() { "$@" & CHILDREN+=($!); }
+
+# sum_matching FILE REGEX: total count of folded lines whose stack matches.
+sum_matching() { awk -v re="$2" '{ n = $NF; $NF = ""; if ($0 ~ re) s += n } END { print s + 0 }' "$1"; }
+total_samples() { awk '{ s += $NF } END { print s + 0 }' "$1"; }

@@ -1,0 +1,147 @@
+# Load: the real profd, profiling everything with a small process table,
+# through an exec storm (hundreds of short-lived processes a second) and
+# 100 busy Python processes for 60 s.  Every few seconds: profd's RSS, its
+# open fds and its counters.  profd must stay up and answer, its memory
+# stay bounded, its fds not leak, and every sample be accounted for:
+#   bpf_samples_seen = filtered + sent + dropped_ringbuf_full
+#   samples_received = aggregated + dropped_nomem + dropped_proc_table_full
+# The table printed at the end is the run's record.
+# PROFD_LOAD_SECONDS, PROFD_LOAD_PYTHONS override the length and the load.
+. "$(dirname "$0")/lib.sh"
+
+SECONDS_LOAD=${PROFD_LOAD_SECONDS:-60}
+NPY=${PROFD_LOAD_PYTHONS:-100}
+MAX_PROCS=2000
+RATE=199
+STEP=5
+NCPU=$(nproc)
+PY=$(command -v python3) || fail "no python3"
+STORM=$WORKLOADS/exec_storm
+[ -x "$STORM" ] || fail "$STORM not built"
+
+start_profd --all-processes --max-procs "$MAX_PROCS" --rate "$RATE"
+sleep 2 # start-up allocations, first symbol files
+
+# Under AddressSanitizer (the sanitize.suite run) memory has a quarantine
+# of freed blocks (256 MiB by default) and shadow pages on top.
+ASAN=
+grep -qa '__asan_init' "$PROFD" && ASAN=1
+
+STATS=$T/stats.json
+snap() { # one sample: $T/stats.json, RSS_KB, FDS; fails if profd does not answer
+	kill -0 "$PROFD_PID" 2>/dev/null || fail "profd died"
+	timeout 20 "$PROFCTL" --socket "$SOCK" --json stats >"$STATS" || fail "profd did not answer stats"
+	RSS_KB=$(awk '/^VmRSS:/ { print $2 }' "/proc/$PROFD_PID/status")
+	FDS=$(ls "/proc/$PROFD_PID/fd" | wc -l)
+}
+st() { sed -n "s/^ *\"$1\": \([0-9]*\).*/\1/p" "$STATS"; }
+
+snap
+RSS0_KB=$RSS_KB
+FDS0=$FDS
+# The bound: what profd holds before the load, plus the process table
+# filled to --max-procs with a generous 16 KiB each (entry, per-process
+# profile of the few stacks a short-lived program has, comm/exe strings),
+# plus the unwind tables userspace builds (capped by --unwind-table-bytes,
+# 32 MiB by default), plus 64 MiB for symbol files, Python code caches and
+# allocator slack.  Sanitized: plus 512 MiB (quarantine and shadow).
+RSS_LIMIT_KB=$((RSS0_KB + MAX_PROCS * 16 + 32 * 1024 + 64 * 1024))
+[ -n "$ASAN" ] && RSS_LIMIT_KB=$((RSS_LIMIT_KB + 512 * 1024))
+echo "profd: RSS ${RSS0_KB} KiB and $FDS0 fds before the load; RSS limit $((RSS_LIMIT_KB / 1024)) MiB${ASAN:+ (ASan build)}"
+
+# The load.  The Python processes run at nice 10, as batch work would, so
+# the storm and profd get the CPU share they need on a small machine.
+for i in $(seq 1 "$NPY"); do
+	run_bg nice -n 10 "$PY" -c "
+import time
+end = time.monotonic() + $SECONDS_LOAD
+def work(n):
+    return sum(i * i for i in range(n))
+while time.monotonic() < end:
+    work(2000)
+"
+done
+"$STORM" "$SECONDS_LOAD" 4 800 >"$T/storm.out" &
+STORM_PID=$!
+CHILDREN+=("$STORM_PID")
+
+printf '%6s %9s %5s %10s %10s %8s %8s %8s\n' time rss_mib fds samples/s execs/s drops tracked evicted >"$T/table"
+row() { # time
+	local now rx ex drops
+	now=$(date +%s.%N)
+	rx=$(st samples_received)
+	ex=$(st proc_execs)
+	drops=$(($(st bpf_samples_dropped_ringbuf_full) + $(st samples_dropped_nomem) + \
+		$(st samples_dropped_proc_table_full) + $(st bpf_proc_events_dropped_ringbuf_full)))
+	printf '%6s %9s %5s %10s %10s %8s %8s %8s\n' "$1" "$((RSS_KB / 1024))" "$FDS" \
+		"$(awk -v a="$rx" -v b="$PREV_RX" -v t="$now" -v u="$PREV_T" 'BEGIN { printf "%.0f", (a - b) / (t - u) }')" \
+		"$(awk -v a="$ex" -v b="$PREV_EX" -v t="$now" -v u="$PREV_T" 'BEGIN { printf "%.0f", (a - b) / (t - u) }')" \
+		"$drops" "$(st processes_tracked)" "$(st processes_evicted)" >>"$T/table"
+	PREV_RX=$rx PREV_EX=$ex PREV_T=$now
+	[ "$RSS_KB" -le "$RSS_LIMIT_KB" ] ||
+		{ cat "$T/table"; fail "RSS $((RSS_KB / 1024)) MiB over the limit $((RSS_LIMIT_KB / 1024)) MiB"; }
+	[ "$(st processes_tracked)" -le "$MAX_PROCS" ] || fail "more processes tracked than --max-procs"
+	[ "$RSS_KB" -gt "${RSS_MAX_KB:-0}" ] && RSS_MAX_KB=$RSS_KB
+	return 0
+}
+PREV_RX=$(st samples_received) PREV_EX=$(st proc_execs) PREV_T=$(date +%s.%N)
+row 0
+
+elapsed=0
+while [ "$elapsed" -lt "$SECONDS_LOAD" ]; do
+	sleep "$STEP"
+	elapsed=$((elapsed + STEP))
+	snap
+	row "$elapsed"
+	[ -z "${RSS_MID_KB:-}" ] && [ "$elapsed" -ge $((SECONDS_LOAD / 2)) ] && RSS_MID_KB=$RSS_KB
+done
+wait "$STORM_PID" || fail "exec_storm failed"
+for p in "${CHILDREN[@]}"; do wait "$p" 2>/dev/null; done
+CHILDREN=()
+sleep 3 # the last events drain; /proc entries of the dead are gone
+snap
+row end
+cat "$T/table"
+cat "$T/storm.out"
+
+# Alive and answering all along (snap fails otherwise).
+ok "profd answered throughout ($((SECONDS_LOAD / STEP + 2)) stats requests under load)"
+
+# The storm was a storm.
+rate=$(sed -n 's/.*(\([0-9]*\)\/s).*/\1/p' "$T/storm.out")
+[ "${rate:-0}" -ge 100 ] || fail "exec storm reached only ${rate:-0} processes/s"
+[ "$(st proc_execs)" -ge $((rate * SECONDS_LOAD / 2)) ] ||
+	fail "profd saw $(st proc_execs) execs of the storm's $((rate * SECONDS_LOAD))"
+[ "$(st processes_evicted)" -gt 0 ] || fail "the process table never filled (no evictions)"
+ok "exec storm: $rate processes/s; $(st proc_execs) execs seen, $(st processes_evicted) processes evicted"
+
+# Memory: under the limit at every sample, and flat once the process table
+# is full: the second half grows by less than a tenth of the bound.
+[ $((RSS_KB - RSS_MID_KB)) -le $(((RSS_LIMIT_KB - RSS0_KB) / 10)) ] ||
+	fail "RSS still growing in the second half: $((RSS_MID_KB / 1024)) -> $((RSS_KB / 1024)) MiB"
+ok "RSS peak $((RSS_MAX_KB / 1024)) MiB (limit $((RSS_LIMIT_KB / 1024)) MiB), mid $((RSS_MID_KB / 1024)), end $((RSS_KB / 1024)) MiB"
+
+# fds: back to where they were (a couple of transient /proc opens aside).
+[ "$FDS" -le $((FDS0 + 2)) ] || { ls -l "/proc/$PROFD_PID/fd" >&2; fail "fds grew from $FDS0 to $FDS"; }
+ok "fds: $FDS0 before, $FDS after"
+
+# Every sample accounted for.  Per-CPU counters are read one CPU at a time
+# while sampling goes on, so a few increments may be in flight.
+seen=$(st bpf_samples_seen) filtered=$(st bpf_samples_filtered) sent=$(st bpf_samples_sent)
+rbfull=$(st bpf_samples_dropped_ringbuf_full)
+d=$((seen - filtered - sent - rbfull))
+[ "$d" -ge 0 ] && [ "$d" -le $((4 * NCPU)) ] ||
+	fail "BPF: seen $seen != filtered $filtered + sent $sent + ringbuf full $rbfull (off by $d)"
+recv=$(st samples_received) agg=$(st samples_aggregated)
+nomem=$(st samples_dropped_nomem) full=$(st samples_dropped_proc_table_full)
+[ "$recv" = $((agg + nomem + full)) ] ||
+	fail "ingest: received $recv != aggregated $agg + nomem $nomem + table full $full"
+# What BPF sent, userspace received, but for what still sits in the ring.
+inflight=$((sent - recv))
+[ "$inflight" -ge 0 ] && [ "$inflight" -le $((RATE * NCPU)) ] ||
+	fail "sent $sent but received $recv"
+ok "accounted: seen $seen = filtered $filtered + sent $sent + ringbuf full $rbfull (+$d in flight);" \
+	"received $recv = aggregated $agg + nomem $nomem + table full $full; $inflight in the ring"
+
+stop_profd
+ok "profd stopped cleanly"

@@ -1,0 +1,98 @@
+# Native stacks without frame pointers, unwound in the kernel from
+# .eh_frame: a -O2 -fomit-frame-pointer C program (through libc's qsort
+# and a dlopen'ed library) and Debian's python3.11 reach main, and a C
+# function shows between the Python frames that surround it.
+. "$(dirname "$0")/lib.sh"
+
+CC=${CC:-cc}
+# On failure: the commonest root-most frames, to see where walks ended.
+roots() { awk '{ n = $NF; split($0, f, ";"); r[f[1] ";" f[2] ";" f[3] ";" f[4]] += n } END { for (k in r) print r[k], k }' "$1" | sort -rn | head -5 >&2; }
+cat >"$T/lib.c" <<'C'
+__attribute__((noinline)) unsigned long lib_spin(unsigned long n)
+{
+	volatile unsigned long x = 0;
+	for (unsigned long i = 0; i < n; i++)
+		x += i * i;
+	return x;
+}
+__attribute__((noinline)) unsigned long lib_entry(unsigned long n) { return lib_spin(n) + 1; }
+C
+cat >"$T/prog.c" <<'C'
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <time.h>
+static unsigned long (*lib_entry)(unsigned long);
+static volatile unsigned long sink;
+#define STEP(a, b) __attribute__((noinline)) static void a(void) { b(); sink++; }
+static int cmp(const void *x, const void *y)
+{
+	sink += lib_entry(2000);
+	return *(const int *)x - *(const int *)y;
+}
+__attribute__((noinline)) static void sort_step(void)
+{
+	int v[64];
+	for (int i = 0; i < 64; i++) v[i] = (i * 37) % 64;
+	qsort(v, 64, sizeof(int), cmp);
+	sink++;
+}
+STEP(c6, sort_step) STEP(c5, c6) STEP(c4, c5) STEP(c3, c4) STEP(c2, c3) STEP(c1, c2)
+int main(int argc, char **argv)
+{
+	void *h = dlopen(argv[1], RTLD_NOW);
+	time_t end = time(NULL) + atoi(argv[2]);
+	if (!h || !(lib_entry = (unsigned long (*)(unsigned long))dlsym(h, "lib_entry")))
+		return 1;
+	while (time(NULL) < end)
+		c1();
+	return 0;
+}
+C
+$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -shared -fPIC -o "$T/libnofp.so" "$T/lib.c" || fail "building the library"
+$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$T/nofp" "$T/prog.c" -ldl || fail "building the program"
+objdump -d "$T/nofp" | grep -A3 '<c3>:' | grep -q 'push *%rbp' && fail "the test program has frame pointers"
+
+start_profd --rate 499
+run_bg "$T/nofp" "$T/libnofp.so" 8
+W=${CHILDREN[-1]}
+sleep 5
+ctl dump --pid "$W" -o "$T/c.folded" || fail "dump failed"
+ctl --json stats >"$T/stats.json"
+total=$(total_samples "$T/c.folded")
+main=$(sum_matching "$T/c.folded" '^_start;__libc_start_main;__libc_start_call_main;main;')
+chain=$(sum_matching "$T/c.folded" ';main;c1;c2;c3;c4;c5;c6;sort_step;(qsort|qsort_r|msort_with_tmp[^;]*)(;[^;]+)*;cmp;lib_entry;lib_spin')
+pct=$(awk -v m="$main" -v t="$total" 'BEGIN { printf "%.1f", 100 * m / t }')
+echo "C without frame pointers: $main/$total = $pct% reach _start..main; $chain through qsort -> cmp -> dlopen'ed lib_spin"
+awk -v p="$pct" 'BEGIN { exit !(p >= 95) }' || { roots "$T/c.folded"; fail "only $pct% reach main"; }
+[ "$chain" -gt $((total / 2)) ] || fail "the qsort callback chain into the dlopen'ed library is missing"
+ok "C: $pct% reach main"
+
+PY=/usr/bin/python3.11
+[ -x "$PY" ] || PY=$(command -v python3)
+run_bg "$PY" "$SRC/tests/workloads/py_split.py" 6
+P=${CHILDREN[-1]}
+sleep 4
+ctl dump --pid "$P" -o "$T/py.folded" || fail "python dump failed"
+total=$(total_samples "$T/py.folded")
+# Reaching main: libc's start code calls main (on Debian's build just a
+# jump to Py_BytesMain) and on into Py_RunMain.
+main=$(sum_matching "$T/py.folded" '(^|;)__libc_start_call_main;(main;)?Py_BytesMain;Py_RunMain;')
+mixed=$(sum_matching "$T/py.folded" ';Py_RunMain;([^;]*;)*<module> \(')
+pct=$(awk -v m="$main" -v t="$total" 'BEGIN { printf "%.1f", 100 * m / t }')
+echo "python ($PY): $main/$total = $pct% reach main through the interpreter; $mixed with <module> above Py_RunMain"
+awk -v p="$pct" 'BEGIN { exit !(p >= 95) }' || { roots "$T/py.folded"; fail "only $pct% of python samples reach main"; }
+[ $((mixed * 100)) -ge $((total * 90)) ] || fail "Python frames are not placed above the interpreter's native frames"
+ok "python: $pct% reach main, Python frames in place"
+
+# A C function (sorted) between the Python frames around it.
+run_bg "$PY" "$SRC/tests/workloads/py_sorted.py" 6
+S=${CHILDREN[-1]}
+sleep 4
+ctl dump --pid "$S" -o "$T/sorted.folded" || fail "sorted dump failed"
+keyed=$(sum_matching "$T/sorted.folded" ';slow_key \(')
+between=$(sum_matching "$T/sorted.folded" ';sort_them \([^;]*\)(;[^;(]+)+;slow_key \(')
+echo "sorted(): $between of $keyed samples in slow_key show native frames between sort_them and slow_key"
+[ "$keyed" -gt 50 ] || fail "too few samples in slow_key"
+[ $((between * 100)) -ge $((keyed * 90)) ] || { grep slow_key "$T/sorted.folded" | sort -t' ' -k2 -n | tail -2 >&2; fail "C frames do not show between the Python frames"; }
+ok "C extension frames between Python frames"
+stop_profd

@@ -1,0 +1,62 @@
+# Python stacks for every CPython on the machine, each started BEFORE
+# profd: complete stacks from <module> to the leaf with the right line
+# numbers, found within 1 s of start, and the known 75/25 split.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pythons.sh"
+
+SCRIPT=$SRC/tests/workloads/py_split.py
+line_of() { grep -n -- "$1" "$SCRIPT" | head -1 | cut -d: -f1; }
+L_MODULE=$(line_of 'main(seconds)  # called from <module>')
+L_MAIN=$(line_of '^        mid()$')
+L_LOOP=$(line_of 'while time.monotonic() < end:')
+L_MID_H=$(line_of '^    leaf_heavy()$')
+L_MID_L=$(line_of '^    leaf_light()$')
+L_HEAVY=$(line_of 'return spin(30000)')
+L_LIGHT=$(line_of 'return spin(10000)')
+
+mapfile -t PYTHONS < <(list_pythons)
+[ "${#PYTHONS[@]}" -gt 0 ] || fail "no CPython found (Debian's python3 is a dependency)"
+echo "interpreters: ${PYTHONS[*]}"
+
+# A stack (python-only) is complete when every frame is the chain's own,
+# in order, with a line the chain really executes.
+complete_re="^<module> \\($SCRIPT:$L_MODULE\\);main \\($SCRIPT:($L_MAIN|$L_LOOP)\\)"
+complete_re="$complete_re(;mid \\($SCRIPT:($L_MID_H|$L_MID_L)\\)(;leaf_heavy \\($SCRIPT:$L_HEAVY\\)|;leaf_light \\($SCRIPT:$L_LIGHT\\))?(;spin \\($SCRIPT:[0-9]+\\))?)? [0-9]+\$"
+
+for py in "${PYTHONS[@]}"; do
+	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	run_bg "$py" "$SCRIPT" 30
+	W=${CHILDREN[-1]}
+	sleep 0.5 # well inside main() before profd starts
+	t0=$(date +%s%N)
+	start_profd --rate 999
+	# Time from profd's start to the first complete Python stack.
+	found=
+	for i in $(seq 1 40); do
+		if ctl dump --pid "$W" --python-only -o "$T/first.folded" 2>/dev/null &&
+			grep -qE "$complete_re" "$T/first.folded"; then
+			found=$(( ($(date +%s%N) - t0) / 1000000 )); break
+		fi
+		sleep 0.05
+	done
+	[ -n "$found" ] || fail "python $ver: no complete Python stack within 2 s"
+	sleep 3
+	ctl dump --pid "$W" --python-only -o "$T/py.folded" || fail "python $ver: dump failed"
+	total=$(total_samples "$T/py.folded")
+	good=$(grep -E "$complete_re" "$T/py.folded" | awk '{ s += $NF } END { print s + 0 }')
+	heavy=$(sum_matching "$T/py.folded" ";leaf_heavy ")
+	light=$(sum_matching "$T/py.folded" ";leaf_light ")
+	stop_profd
+	kill "$W"; wait "$W" 2>/dev/null
+	[ "$total" -ge 500 ] || fail "python $ver: only $total samples"
+	pct=$(awk -v g="$good" -v t="$total" 'BEGIN { printf "%.2f", 100 * g / t }')
+	share=$(awk -v h="$heavy" -v l="$light" 'BEGIN { printf "%.1f", 100 * h / (h + l) }')
+	echo "python $ver ($py): first complete stack after ${found} ms; $good/$total = $pct% complete; leaf_heavy $share% (true 75%)"
+	awk -v p="$pct" 'BEGIN { exit !(p >= 99) }' || {
+		grep -vE "$complete_re" "$T/py.folded" | head -5 >&2
+		fail "python $ver: only $pct% of samples have a complete stack"
+	}
+	[ "$found" -le 1000 ] || fail "python $ver: first complete stack took $found ms (> 1 s)"
+	awk -v s="$share" 'BEGIN { exit !(s >= 72 && s <= 78) }' || fail "python $ver: split $share% not within 75 +- 3"
+	ok "python $ver"
+done

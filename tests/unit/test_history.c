@@ -1,0 +1,340 @@
+/* history: flushes written, the file closed and reopened (a restart),
+ * then read back exactly: per stack, per time window, per thread,
+ * Python-only, with process roots; counts adding up across flushes;
+ * stacks stored once; pruning by age and by size.  Damaged files, a
+ * read-only state directory and a full disk are test_history_files.c;
+ * measurements test_history_bench.c. */
+#include "histtest.h"
+
+static int count_procs(const struct history_proc *p, uint64_t samples, void *ctx)
+{
+	uint64_t *seen = ctx;
+
+	if (p->pid == 100 && p->start_time == 1000) {
+		assert_string_equal(p->comm, "python3");
+		assert_string_equal(p->exe, "/usr/bin/python3.11");
+		assert_int_equal(samples, 15);
+	} else if (p->pid == 100) {
+		assert_int_equal(p->exited_ns, T0 + 2 * W);
+		assert_int_equal(samples, 11);
+	} else {
+		assert_int_equal(p->uid, 1000);
+		assert_int_equal(samples, 13);
+	}
+	(*seen)++;
+	return 0;
+}
+
+static void test_restart_roundtrip(void **state)
+{
+	static const uint32_t pid100[] = { 100 }, pid_all[] = { 100, 200 };
+	static const uint64_t start1000[] = { 1000 };
+	struct history *h = open_hist(NULL);
+	struct stackset *ss;
+	uint64_t seen = 0;
+
+	(void)state;
+	write_fixture(h);
+	history_close(h);
+	h = open_hist(NULL); /* the restart */
+
+	ss = query(h, &(struct history_query){ .pids = pid100, .npids = 1 });
+	assert_int_equal(count_of(ss, S1), 8);
+	assert_int_equal(count_of(ss, S2), 7);
+	assert_int_equal(count_of(ss, S3), 11); /* both instances of pid 100 */
+	assert_int_equal(ss->total, 26);
+	stackset_free(ss);
+
+	ss = query(h, &(struct history_query){ .pids = pid100, .npids = 1,
+					      .start_times = start1000 });
+	assert_int_equal(ss->total, 15);
+	assert_int_equal(count_of(ss, S3), 0);
+	stackset_free(ss);
+
+	ss = query(h, &(struct history_query){ .pids = pid100, .npids = 1,
+					      .start_times = start1000, .by_thread = true });
+	assert_int_equal(count_of(ss, "python3 (100);" S1), 5);
+	assert_int_equal(count_of(ss, "worker-1 (101);" S1), 3);
+	assert_int_equal(count_of(ss, "python3 (100);" S2), 7);
+	stackset_free(ss);
+
+	ss = query(h, &(struct history_query){ .pids = pid100, .npids = 1,
+					      .start_times = start1000, .python_only = true });
+	assert_int_equal(count_of(ss, "main (app.py:10);work (app.py:20)"), 8);
+	assert_int_equal(count_of(ss, ""), 7); /* no Python frames: an empty stack */
+	stackset_free(ss);
+
+	ss = query(h, &(struct history_query){ .pids = pid_all, .npids = 2, .process_root = true });
+	assert_int_equal(count_of(ss, "python3 (100);" S1), 8);
+	assert_int_equal(count_of(ss, "bash (100);" S3), 11);
+	assert_int_equal(count_of(ss, "worker (200);" S3), 13);
+	assert_int_equal(ss->total, 39);
+	stackset_free(ss);
+
+	/* Every process, but only those of uid 1000 (a non-root caller). */
+	ss = query(h, &(struct history_query){ .by_uid = true, .uid = 1000, .process_root = true,
+					      .by_thread = true });
+	assert_int_equal(ss->total, 13);
+	assert_int_equal(count_of(ss, "worker (200);worker (200);" S3), 13);
+	stackset_free(ss);
+
+	/* Another type has nothing stored. */
+	ss = query(h, &(struct history_query){ .type = "cuda" });
+	assert_int_equal(ss->total, 0);
+	stackset_free(ss);
+
+	assert_int_equal(history_procs(h, 0, count_procs, &seen), 0);
+	assert_int_equal(seen, 3);
+	seen = 0;
+	assert_int_equal(history_procs(h, T0 + 2 * W, count_procs, &seen), 0);
+	assert_int_equal(seen, 2); /* pid 100/2000's last sample was at T0 + W */
+	history_close(h);
+}
+
+/* A bucket [start, start + W) counts when it overlaps [since, until),
+ * as aggregate_dump() decides for memory. */
+static void test_time_windows(void **state)
+{
+	struct history *h = open_hist(NULL);
+
+	(void)state;
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_a, (struct history_row)ROW(T0, 100, "t", k1, n1, 1));
+	add(h, &proc_a, (struct history_row)ROW(T0 + W, 100, "t", k1, n1, 2));
+	add(h, &proc_a, (struct history_row)ROW(T0 + 2 * W, 100, "t", k1, n1, 4));
+	assert_int_equal(history_commit(h), 0);
+	history_close(h);
+	h = open_hist(NULL);
+	assert_int_equal(window(h, 0, 0), 7);
+	assert_int_equal(window(h, T0 + W, T0 + 2 * W), 2);
+	assert_int_equal(window(h, T0 + W - 1, T0 + 2 * W), 3);
+	assert_int_equal(window(h, T0 + W, 0), 6);
+	assert_int_equal(window(h, 0, T0 + W), 1);
+	assert_int_equal(window(h, 0, T0 + W + 1), 3);
+	assert_int_equal(window(h, T0 + 3 * W, 0), 0);
+	assert_int_equal(window(h, 0, T0), 0);
+	history_close(h);
+}
+
+/* --bucket changed between runs: each row keeps its own width. */
+static void test_bucket_width_change(void **state)
+{
+	struct history_opts o60 = { .bucket_ns = 60 * SEC };
+	struct history *h = open_hist(NULL);
+
+	(void)state;
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_a, (struct history_row)ROW(T0, 100, "t", k1, n1, 1));
+	add(h, &proc_a, (struct history_row)ROW(T0 + W, 100, "t", k1, n1, 2));
+	assert_int_equal(history_commit(h), 0);
+	history_close(h);
+	h = open_hist(&o60);
+	/* T0 is 20 s past a minute: this row's bucket is [T0 + 40 s, T0 + 100 s). */
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_a, (struct history_row)ROW(T0 + 60 * SEC, 100, "t", k1, n1, 4));
+	assert_int_equal(history_commit(h), 0);
+	assert_int_equal(window(h, 0, 0), 7);
+	assert_int_equal(window(h, T0 + W + 1, 0), 6);
+	assert_int_equal(window(h, 0, T0 + 40 * SEC), 3);
+	assert_int_equal(window(h, 0, T0 + 40 * SEC + 1), 7);
+	assert_int_equal(window(h, T0 + 99 * SEC, 0), 4);
+	assert_int_equal(window(h, T0 + 100 * SEC, 0), 0);
+	history_close(h);
+}
+
+static void test_counts_add_up(void **state)
+{
+	struct history *h = open_hist(NULL);
+	struct history_stats st;
+	struct stackset *ss;
+	uint64_t c;
+
+	(void)state;
+	for (c = 1; c <= 3; c++) {
+		assert_int_equal(history_begin(h), 0);
+		add(h, &proc_a, (struct history_row)ROW(T0, 100, "t", k1, n1, c));
+		assert_int_equal(history_commit(h), 0);
+		if (c == 2) { /* across a restart too */
+			history_close(h);
+			h = open_hist(NULL);
+		}
+	}
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(count_of(ss, S1), 6);
+	assert_int_equal(ss->nstacks, 1);
+	stackset_free(ss);
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.sample_rows, 1);
+	assert_int_equal(st.samples, 6);
+	assert_int_equal(st.procs, 1);
+	assert_int_equal(st.last_flush_rows, 1);
+
+	/* Malformed rows are refused alone; the flush goes on. */
+	assert_int_equal(history_begin(h), 0);
+	assert_int_equal(history_add(h, &proc_a, &(struct history_row){ .depth = 1 }), -EINVAL);
+	add(h, &proc_a, (struct history_row)ROW(T0, 100, "t", k1, n1, 100));
+	assert_int_equal(history_add(h, &proc_a, &(struct history_row){
+		.depth = 2, .kinds = (const uint32_t[]){ 2, FRAME_KIND_MAX },
+		.names = n3, .count = 1 }), -EINVAL);
+	assert_int_equal(history_add(h, &proc_a, &(struct history_row){
+		.type = "a-type-name-much-too-long-to-store", .count = 1 }), -ENAMETOOLONG);
+	assert_int_equal(history_add(h, &proc_a, &(struct history_row){
+		.count = UINT64_MAX }), -ERANGE);
+	assert_int_equal(history_commit(h), 0);
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.rows_refused, 4);
+	assert_int_equal(window(h, 0, 0), 106);
+
+	/* A rolled back flush leaves nothing behind. */
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_b, (struct history_row)ROW(T0, 1, "t", k2, n2, 1000));
+	history_rollback(h);
+	assert_int_equal(window(h, 0, 0), 106);
+	assert_int_equal(history_begin(h), 0); /* and the caches forgot its ids */
+	add(h, &proc_b, (struct history_row)ROW(T0, 1, "t", k2, n2, 1));
+	assert_int_equal(history_commit(h), 0);
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(count_of(ss, S2), 1);
+	assert_int_equal(ss->total, 107);
+	stackset_free(ss);
+	history_close(h);
+}
+
+/* The same stack in 1000 buckets over 10 flushes, with caches too small
+ * to help and a restart halfway: one stacks row, one row per frame. */
+static void test_dedupe(void **state)
+{
+	struct history_opts o = { .frame_cache_max = 2, .stack_cache_max = 1 };
+	struct history *h = open_hist(&o);
+	struct history_stats st;
+	struct stackset *ss;
+	int f, i;
+
+	(void)state;
+	for (f = 0; f < 10; f++) {
+		assert_int_equal(history_begin(h), 0);
+		for (i = 0; i < 100; i++) {
+			uint64_t b = T0 + (uint64_t)(f * 100 + i) * W;
+
+			add(h, &proc_a, (struct history_row)ROW(b, 100, "t", k1, n1, 1));
+			add(h, &proc_b, (struct history_row)ROW(b, 200, "t", k3, n3, 1));
+		}
+		assert_int_equal(history_commit(h), 0);
+		if (f == 4) {
+			history_close(h);
+			h = open_hist(&o);
+		}
+	}
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.stacks, 2);
+	assert_int_equal(st.frames, 5 + 1 + 1); /* n1, "compute", thread "t" */
+	assert_int_equal(st.sample_rows, 2000);
+	assert_int_equal(st.samples, 2000);
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(count_of(ss, S1), 1000);
+	assert_int_equal(count_of(ss, S3), 1000);
+	stackset_free(ss);
+	history_close(h);
+}
+
+static void test_prune_age(void **state)
+{
+	/* "Last used" exact to the bucket, so unused stacks go at once. */
+	struct history_opts o = { .mark_every_ns = 1 };
+	struct history *h = open_hist(&o);
+	struct history_prune_stats ps;
+	struct history_stats st;
+	struct stackset *ss;
+	int i;
+
+	(void)state;
+	assert_int_equal(history_begin(h), 0);
+	for (i = 0; i < 10; i++)
+		add(h, &proc_a, (struct history_row)ROW(T0 + (uint64_t)i * W, 100, "t", k1, n1, 1));
+	/* Only old samples: this process, its stack and "compute" go. */
+	add(h, &proc_b, (struct history_row)ROW(T0, 200, "old", k3, n3, 1));
+	assert_int_equal(history_commit(h), 0);
+
+	/* Buckets that ended by T0 + 5W: the first five. */
+	assert_int_equal(history_prune(h, T0 + 5 * W, 0, &ps), 0);
+	assert_int_equal(ps.rows_deleted, 6);
+	assert_int_equal(ps.samples_deleted, 6);
+	assert_int_equal(ps.procs_deleted, 1);
+	assert_int_equal(ps.stacks_deleted, 1);
+	assert_int_equal(ps.frames_deleted, 2); /* "compute" and thread "old" */
+	assert_int_equal(ps.oldest_kept_ns, T0 + 5 * W);
+	assert_int_equal(window(h, 0, 0), 5);
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.sample_rows, 5);
+	assert_int_equal(st.procs, 1);
+	assert_int_equal(st.rows_pruned, 6);
+
+	/* The deleted stack written again must get a live id, not a stale
+	 * cached one. */
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_b, (struct history_row)ROW(T0 + 20 * W, 200, "old", k3, n3, 9));
+	add(h, &proc_b, (struct history_row)ROW(T0 + 20 * W, 200, "old", k2, n2, 4));
+	assert_int_equal(history_commit(h), 0);
+	ss = query(h, &(struct history_query){ .process_root = true });
+	assert_int_equal(count_of(ss, "worker (200);" S3), 9);
+	assert_int_equal(count_of(ss, "worker (200);" S2), 4);
+	assert_int_equal(ss->total, 5 + 9 + 4);
+	stackset_free(ss);
+	history_close(h);
+}
+
+static void test_prune_size_cap(void **state)
+{
+	const uint64_t cap = 512 * 1024;
+	struct history *h = open_hist(NULL);
+	struct history_prune_stats ps;
+	struct history_stats st;
+	uint64_t b = T0, newest;
+	struct stackset *ss;
+
+	(void)state;
+	do {
+		assert_int_equal(history_begin(h), 0);
+		write_bucket(h, b, 300);
+		assert_int_equal(history_commit(h), 0);
+		newest = b;
+		b += W;
+		assert_int_equal(history_stats(h, &st), 0);
+	} while (st.file_bytes < 3 * cap);
+	assert_int_equal(history_prune(h, 0, cap, &ps), 0);
+	assert_true(ps.rows_deleted > 0);
+	assert_true(ps.bytes_before >= 3 * cap);
+	assert_true(ps.bytes_after <= cap);
+	assert_true(ps.oldest_kept_ns > T0);
+	assert_true(file_size("history.db") <= cap);
+	assert_true(file_size("history.db-wal") == 0);
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_true(st.file_bytes <= cap);
+	assert_int_equal(st.bytes_pruned, ps.bytes_before - ps.bytes_after);
+	/* The newest bucket is whole; the oldest is gone. */
+	assert_int_equal(window(h, newest, 0), 300);
+	assert_int_equal(window(h, 0, T0 + 1), 0);
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(ss->total, st.samples);
+	stackset_free(ss);
+	history_close(h);
+	/* Still a good file after a restart. */
+	h = open_hist(NULL);
+	assert_int_equal(window(h, newest, 0), 300);
+	history_close(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		HISTTEST(test_restart_roundtrip),
+		HISTTEST(test_time_windows),
+		HISTTEST(test_bucket_width_change),
+		HISTTEST(test_counts_add_up),
+		HISTTEST(test_dedupe),
+		HISTTEST(test_prune_age),
+		HISTTEST(test_prune_size_cap),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,285 @@
+/* ingest + aggregate + proctable: feed sample events with a fake stack
+ * source, symbolize against this very process, and check what a dump
+ * returns: frames in order, counts, lost stacks accounted, time windows,
+ * per-thread roots, the map entry deleted exactly when BPF says NEW. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "aggregate.h"
+#include "ingest.h"
+#include "proctable.h"
+#include "render_folded.h"
+#include "symbolize.h"
+
+__attribute__((noinline, used)) void victim_leaf(void)
+{
+	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
+}
+
+__attribute__((noinline, used)) void victim_caller(void)
+{
+	victim_leaf();
+	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
+}
+
+struct fake_source {
+	uint64_t id;
+	struct profd_stack st;
+	int reads, deletes;
+	bool present;
+};
+
+static int fake_read(void *ctx, uint64_t id, struct profd_stack *out)
+{
+	struct fake_source *f = ctx;
+
+	if (!f->present || id != f->id)
+		return -ENOENT;
+	f->reads++;
+	*out = f->st;
+	return 0;
+}
+
+static int fake_del(void *ctx, uint64_t id)
+{
+	struct fake_source *f = ctx;
+
+	if (id == f->id && f->present) {
+		f->present = false;
+		f->deletes++;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+struct fixture {
+	struct fake_source src;
+	struct symbolizer *sym;
+	struct proctable pt;
+	struct aggregate agg;
+	struct ingest in;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct symbolizer_opts so = { 0 };
+	struct ingest_backend s = { 0 };
+
+	so.kallsyms_path = "/nonexistent"; /* no privileges needed */
+	f->sym = symbolizer_new(&so);
+	assert_non_null(f->sym);
+	proctable_init(&f->pt, 0, "/proc");
+	f->pt.on_free = aggregate_proc_free;
+	assert_int_equal(aggregate_init(&f->agg, 0), 0);
+	s.read_stack = fake_read;
+	s.del_stack = fake_del;
+	s.ctx = &f->src;
+	assert_int_equal(ingest_init(&f->in, &s, f->sym, &f->pt, &f->agg), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	ingest_free(&f->in);
+	proctable_free(&f->pt);
+	aggregate_free(&f->agg);
+	symbolizer_free(f->sym);
+	free(f);
+	return 0;
+}
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void send_sample(struct fixture *f, uint64_t ustack, uint32_t flags, uint32_t tid)
+{
+	struct profd_sample e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = PROFD_EV_SAMPLE;
+	e.pid = (uint32_t)getpid();
+	e.tid = tid;
+	e.time_ns = mono_now();
+	e.ustack_id = ustack;
+	e.flags = flags;
+	strcpy(e.comm, "worker");
+	ingest_event(&f->in, &e, sizeof(e));
+}
+
+static char *dump_folded(struct fixture *f, uint32_t flags, uint64_t since)
+{
+	struct agg_query q = { since, 0, flags, AGG_CPU };
+	struct stackset *ss = stackset_new();
+	struct proc *p = proctable_find_live(&f->pt, (uint32_t)getpid());
+	struct buf b;
+	char *s;
+
+	assert_non_null(p);
+	assert_int_equal(aggregate_dump(&f->agg, p, &q, ss), 0);
+	buf_init(&b);
+	assert_int_equal(render_folded(ss, &b), 0);
+	s = strdup(buf_cstr(&b) ? b.data : "");
+	buf_free(&b);
+	stackset_free(ss);
+	return s;
+}
+
+static void prepare_stack(struct fixture *f)
+{
+	f->src.id = 0xabcdef;
+	f->src.present = true;
+	f->src.st.kind = PROFD_STACK_USER;
+	f->src.st.nr = 2;
+	/* Leaf first, as bpf_get_stack returns them; the caller's entry is a
+	 * return address just past the call. */
+	f->src.st.ips[0] = (uint64_t)(uintptr_t)&victim_leaf + 2;
+	f->src.st.ips[1] = (uint64_t)(uintptr_t)&victim_caller + 6;
+}
+
+static void test_new_stack_copied_then_deleted(void **state)
+{
+	struct fixture *f = *state;
+	char *folded;
+
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	/* Same stack again, inserted by BPF before userspace deleted it. */
+	send_sample(f, f->src.id, 0, 100);
+	assert_int_equal(f->src.reads, 1);
+	assert_int_equal(f->src.deletes, 1);
+	assert_int_equal(f->in.c.samples, 2);
+	assert_int_equal(f->in.c.aggregated, 2);
+	assert_int_equal(f->in.c.stack_lost, 0);
+	folded = dump_folded(f, 0, 0);
+	assert_string_equal(folded, "victim_caller;victim_leaf 2\n");
+	free(folded);
+}
+
+static void test_lost_stack_is_counted_not_hidden(void **state)
+{
+	struct fixture *f = *state;
+	char *folded;
+
+	f->src.present = false;
+	send_sample(f, 0x1234, 0, 100);
+	assert_int_equal(f->in.c.stack_lost, 1);
+	assert_int_equal(f->in.c.aggregated, 1);
+	folded = dump_folded(f, 0, 0);
+	assert_non_null(strstr(folded, "[stack lost] 1\n"));
+	free(folded);
+}
+
+static void test_by_thread_and_window(void **state)
+{
+	struct fixture *f = *state;
+	char *folded;
+
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	send_sample(f, f->src.id, 0, 101);
+	folded = dump_folded(f, AGG_BY_THREAD, 0);
+	assert_non_null(strstr(folded, "worker (100);victim_caller;victim_leaf 1\n"));
+	assert_non_null(strstr(folded, "worker (101);victim_caller;victim_leaf 1\n"));
+	free(folded);
+	/* A window that starts an hour from now holds nothing. */
+	folded = dump_folded(f, 0, ingest_realtime(&f->in, mono_now()) + 3600ull * 1000000000ull);
+	assert_string_equal(folded, "");
+	free(folded);
+}
+
+static void test_bad_events_counted(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t junk[7] = { 1, 0, 0, 0, 9, 9, 9 };
+	uint32_t unknown = 99;
+
+	ingest_event(&f->in, junk, sizeof(junk));   /* sample type, too short */
+	ingest_event(&f->in, &unknown, sizeof(unknown));
+	ingest_event(&f->in, junk, 2);
+	assert_int_equal(f->in.c.bad_events, 3);
+	assert_int_equal(f->in.c.samples, 0);
+}
+
+static void test_exit_keeps_profile(void **state)
+{
+	struct fixture *f = *state;
+	struct profd_proc_event ev;
+	struct proc *p;
+
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PROFD_EV_EXIT;
+	ev.pid = (uint32_t)getpid();
+	ev.time_ns = mono_now();
+	ingest_event(&f->in, &ev, sizeof(ev));
+	assert_null(proctable_find_live(&f->pt, (uint32_t)getpid()));
+	assert_int_equal(f->pt.n, 1);
+	p = f->pt.all[0];
+	assert_true(p->exited);
+	assert_int_equal(p->samples, 1);
+	/* A new sample for the same pid is a new process entry. */
+	send_sample(f, f->src.id, 0, 100);
+	assert_int_equal(f->pt.n, 2);
+	/* Retention: the exited one goes once it is old enough. */
+	proctable_expire(&f->pt, p->exit_ns + 10, 5);
+	assert_int_equal(f->pt.n, 1);
+	assert_int_equal(f->pt.expired, 1);
+}
+
+static void test_stack_cap_counts_overflow(void **state)
+{
+	struct fixture *f = *state;
+	struct proc *p;
+	uint32_t frames[2];
+	int64_t a, b, c, d;
+
+	f->agg.max_stacks_per_proc = 2;
+	p = proctable_get(&f->pt, (uint32_t)getpid(), "me");
+	assert_non_null(p);
+	frames[0] = (uint32_t)aggregate_frame(&f->agg, FRAME_NATIVE, "x");
+	frames[1] = (uint32_t)aggregate_frame(&f->agg, FRAME_NATIVE, "y");
+	a = aggregate_stack(&f->agg, p, frames, 1);
+	b = aggregate_stack(&f->agg, p, frames, 2);
+	/* Past the cap: a third and fourth distinct stack share one entry. */
+	c = aggregate_stack(&f->agg, p, frames + 1, 1);
+	frames[0] = frames[1];
+	d = aggregate_stack(&f->agg, p, frames, 2);
+	assert_true(a >= 0 && b >= 0 && a != b);
+	assert_true(c >= 0 && c == d && c != a && c != b);
+	assert_int_equal(f->agg.stacks_overflow, 2);
+	/* Known stacks still resolve to themselves. */
+	frames[0] = (uint32_t)aggregate_frame(&f->agg, FRAME_NATIVE, "x");
+	assert_int_equal(aggregate_stack(&f->agg, p, frames, 1), a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_new_stack_copied_then_deleted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_stack_is_counted_not_hidden, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_by_thread_and_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_events_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_keeps_profile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stack_cap_counts_overflow, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,262 @@
+/* Protocol payloads: every message type survives a round trip.  Hostile
+ * bytes are in test_protocol_hostile.c, sockets in test_protocol_io.c. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "protocol_fixtures.h"
+
+/* ---- round trips ---- */
+
+static void test_dump_req_roundtrip(void **state)
+{
+	struct proto_dump_req in = { 0 }, out;
+	struct buf b;
+	size_t i;
+
+	(void)state;
+	buf_init(&b);
+	in.npids = 5000;
+	in.pids = calloc(in.npids, sizeof(*in.pids));
+	assert_non_null(in.pids);
+	for (i = 0; i < in.npids; i++)
+		in.pids[i] = (uint32_t)(i * 7 + 1);
+	in.comm = "python3";
+	in.exe = repeat_char('x', 4000);
+	in.type = "gpu-driver";
+	in.since_ns = 1;
+	in.until_ns = UINT64_MAX;
+	in.flags = PROTO_DUMP_PYTHON_ONLY | PROTO_DUMP_ALL | (1u << 31);
+	assert_int_equal(proto_encode_dump_req(&b, &in), 0);
+	assert_true(b.len <= PROTO_MAX_REQUEST);
+	assert_int_equal(proto_decode_dump_req(b.data, b.len, &out), 0);
+	assert_int_equal(out.npids, in.npids);
+	assert_memory_equal(out.pids, in.pids, in.npids * sizeof(*in.pids));
+	assert_string_equal(out.comm, in.comm);
+	assert_string_equal(out.exe, in.exe);
+	assert_string_equal(out.type, in.type);
+	assert_true(out.since_ns == 1 && out.until_ns == UINT64_MAX);
+	assert_int_equal(out.flags, in.flags); /* unknown bits kept for the daemon */
+	proto_dump_req_free(&out);
+	proto_dump_req_free(&out); /* idempotent */
+	proto_dump_req_free(NULL);
+	free(in.pids);
+	free(in.exe);
+	buf_free(&b);
+}
+
+static void test_dump_req_defaults(void **state)
+{
+	struct proto_dump_req in = { 0 }, out;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	assert_int_equal(proto_encode_dump_req(&b, &in), 0);
+	assert_int_equal(proto_decode_dump_req(b.data, b.len, &out), 0);
+	assert_int_equal(out.npids, 0);
+	assert_null(out.pids);
+	assert_null(out.comm);
+	assert_null(out.exe);
+	assert_string_equal(out.type, "cpu");
+	assert_true(out.since_ns == 0 && out.until_ns == 0 && out.flags == 0);
+	proto_dump_req_free(&out);
+	/* An empty payload is a valid request too. */
+	assert_int_equal(proto_decode_dump_req(NULL, 0, &out), 0);
+	assert_string_equal(out.type, "cpu");
+	proto_dump_req_free(&out);
+	in.npids = 1; /* pids missing */
+	assert_int_equal(proto_encode_dump_req(&b, &in), -EINVAL);
+	buf_free(&b);
+}
+
+static void test_list_roundtrip(void **state)
+{
+	struct proto_list in = { 0 }, out;
+	char *exe = repeat_char('/', PROTO_MAX_STRING);
+	struct buf b;
+	size_t i;
+
+	(void)state;
+	buf_init(&b);
+	assert_int_equal(proto_encode_list(&b, &in), 0);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(proto_decode_list(b.data, b.len, &out), 0);
+	assert_int_equal(out.n, 0);
+	proto_list_free(&out);
+
+	in.n = 300;
+	in.procs = calloc(in.n, sizeof(*in.procs));
+	assert_non_null(in.procs);
+	for (i = 0; i < in.n; i++) {
+		in.procs[i] = (struct proto_proc){ .pid = (uint32_t)i + 1, .uid = (uint32_t)i,
+						   .flags = (uint32_t)i % 4, .start_time = i << 40,
+						   .samples = i * 1000 };
+		in.procs[i].comm = i % 3 ? "worker" : NULL;
+		in.procs[i].exe = i == 5 ? exe : i % 2 ? "/bin/sh" : NULL;
+	}
+	assert_int_equal(proto_encode_list(&b, &in), 0);
+	assert_int_equal(proto_decode_list(b.data, b.len, &out), 0);
+	assert_int_equal(out.n, in.n);
+	for (i = 0; i < in.n; i++) {
+		const struct proto_proc *a = &in.procs[i], *o = &out.procs[i];
+
+		assert_int_equal(o->pid, a->pid);
+		assert_int_equal(o->uid, a->uid);
+		assert_int_equal(o->flags, a->flags);
+		assert_true(o->start_time == a->start_time && o->samples == a->samples);
+		assert_str_or_null(o->comm, a->comm);
+		assert_str_or_null(o->exe, a->exe);
+	}
+	proto_list_free(&out);
+	proto_list_free(NULL);
+	free(in.procs);
+	free(exe);
+	buf_free(&b);
+}
+
+static void test_stats_roundtrip(void **state)
+{
+	struct proto_stats in = { 0 }, out;
+	char name[32];
+	struct buf b;
+	size_t i;
+
+	(void)state;
+	buf_init(&b);
+	assert_int_equal(proto_encode_stats(&b, &in), 0);
+	assert_int_equal(proto_decode_stats(b.data, b.len, &out), 0);
+	assert_int_equal(out.n, 0);
+	proto_stats_free(&out);
+
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "counter_%zu", 99 - i);
+		assert_int_equal(proto_stats_add(&in, name, UINT64_MAX - i), 0);
+	}
+	assert_int_equal(proto_encode_stats(&b, &in), 0);
+	assert_int_equal(proto_decode_stats(b.data, b.len, &out), 0);
+	assert_int_equal(out.n, in.n);
+	for (i = 0; i < in.n; i++) { /* order is kept */
+		assert_string_equal(out.items[i].name, in.items[i].name);
+		assert_true(out.items[i].value == in.items[i].value);
+	}
+	/* A decoded set can still grow. */
+	assert_int_equal(proto_stats_add(&out, "extra", 1), 0);
+	assert_int_equal(out.n, 101);
+	assert_int_equal(proto_stats_add(&out, NULL, 1), -EINVAL);
+	proto_stats_free(&out);
+	proto_stats_free(&in);
+	proto_stats_free(NULL);
+	buf_free(&b);
+}
+
+static void test_error_roundtrip(void **state)
+{
+	struct proto_error e;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	assert_int_equal(proto_encode_error(&b, EACCES, "pid 1 belongs to another user"), 0);
+	assert_int_equal(proto_decode_error(b.data, b.len, &e), 0);
+	assert_int_equal(e.code, EACCES);
+	assert_string_equal(e.message, "pid 1 belongs to another user");
+	proto_error_free(&e);
+
+	buf_reset(&b);
+	assert_int_equal(proto_encode_error(&b, ENOENT, NULL), 0);
+	assert_int_equal(proto_decode_error(b.data, b.len, &e), 0);
+	assert_int_equal(e.code, ENOENT);
+	assert_null(e.message);
+	proto_error_free(&e);
+	proto_error_free(NULL);
+
+	assert_int_equal(proto_encode_error(&b, 0, "x"), -EINVAL);
+	assert_int_equal(proto_encode_error(&b, -EIO, "x"), -EINVAL);
+	/* Code missing, zero, or not a positive int. */
+	assert_int_equal(proto_decode_error(NULL, 0, &e), -EPROTO);
+	buf_reset(&b);
+	proto_tlv_put_u32(&b, PROTO_ERROR_A_CODE, 0x80000000u);
+	assert_int_equal(proto_decode_error(b.data, b.len, &e), -EPROTO);
+	buf_free(&b);
+}
+
+static void assert_stacksets_equal(const struct stackset *a, const struct stackset *b)
+{
+	size_t i;
+	uint32_t j;
+
+	assert_str_or_null(a->title, b->title);
+	assert_str_or_null(a->unit, b->unit);
+	assert_str_or_null(a->type, b->type);
+	assert_true(a->start_ns == b->start_ns && a->end_ns == b->end_ns);
+	assert_int_equal(a->rate_hz, b->rate_hz);
+	assert_int_equal(a->nframes, b->nframes);
+	assert_int_equal(a->nstacks, b->nstacks);
+	assert_true(a->total == b->total);
+	for (i = 0; i < a->nstacks; i++) {
+		const struct ss_stack *x = &a->stacks[i], *y = &b->stacks[i];
+
+		assert_true(x->count == y->count);
+		assert_int_equal(x->depth, y->depth);
+		for (j = 0; j < x->depth; j++) {
+			const struct ss_frame *fx = &a->frames[x->frames[j]];
+			const struct ss_frame *fy = &b->frames[y->frames[j]];
+
+			assert_int_equal(fx->kind, fy->kind);
+			assert_string_equal(fx->name, fy->name);
+		}
+	}
+}
+
+static void test_stackset_roundtrip(void **state)
+{
+	struct stackset *in = sample_stackset(10000), *out, *empty;
+	struct buf b;
+	int err = 1;
+
+	(void)state;
+	buf_init(&b);
+	assert_int_equal(in->nstacks, 10000);
+	assert_int_equal(proto_encode_stackset(&b, in), 0);
+	assert_true(b.len <= PROTO_MAX_RESPONSE);
+	out = proto_decode_stackset(b.data, b.len, &err);
+	assert_non_null(out);
+	assert_int_equal(err, 0);
+	assert_stacksets_equal(in, out);
+	stackset_free(out);
+	stackset_free(in);
+
+	/* Empty set, no title, other unit. */
+	empty = stackset_new();
+	assert_non_null(empty);
+	assert_int_equal(stackset_set_str(&empty->unit, "nanoseconds"), 0);
+	buf_reset(&b);
+	assert_int_equal(proto_encode_stackset(&b, empty), 0);
+	out = proto_decode_stackset(b.data, b.len, NULL);
+	assert_non_null(out);
+	assert_stacksets_equal(empty, out);
+	stackset_free(out);
+	stackset_free(empty);
+	buf_free(&b);
+}
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dump_req_roundtrip),
+		cmocka_unit_test(test_dump_req_defaults),
+		cmocka_unit_test(test_list_roundtrip),
+		cmocka_unit_test(test_stats_roundtrip),
+		cmocka_unit_test(test_error_roundtrip),
+		cmocka_unit_test(test_stackset_roundtrip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

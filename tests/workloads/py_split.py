@@ -1,0 +1,47 @@
+# A known Python profile: <module> -> main -> mid -> leaf_heavy / leaf_light,
+# 3:1 by iterations of the same loop.  Optional arguments: seconds, threads.
+import sys
+import threading
+import time
+
+
+def spin(n):
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+
+
+def leaf_heavy():
+    return spin(30000)
+
+
+def leaf_light():
+    return spin(10000)
+
+
+def mid():
+    leaf_heavy()
+    leaf_light()
+
+
+def main(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        mid()
+
+
+def worker(seconds):
+    main(seconds)
+
+
+if __name__ == "__main__":
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 5.0
+    nthreads = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    threads = [threading.Thread(target=worker, args=(seconds,), name=f"worker-{i}")
+               for i in range(nthreads - 1)]
+    for t in threads:
+        t.start()
+    main(seconds)  # called from <module>
+    for t in threads:
+        t.join()

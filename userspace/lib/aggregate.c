@@ -1,0 +1,335 @@
+#include "aggregate.h"
+#include "aggregate_int.h"
+#include "array.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name, *unit;
+} types[AGG_TYPE_MAX] = {
+	[AGG_CPU] = { "cpu", "samples" },
+	[AGG_GPU_DRIVER] = { "gpu-driver", "nanoseconds" },
+	[AGG_GPU_DRIVER_CALLS] = { "gpu-driver-calls", "calls" },
+	[AGG_CUDA] = { "cuda", "nanoseconds" },
+	[AGG_CUDA_CALLS] = { "cuda-calls", "calls" },
+};
+
+int aggregate_type_from_name(const char *name)
+{
+	int i;
+
+	for (i = 0; i < AGG_TYPE_MAX; i++)
+		if (!strcmp(types[i].name, name))
+			return i;
+	return -1;
+}
+
+const char *aggregate_type_name(int type)
+{
+	return type >= 0 && type < AGG_TYPE_MAX ? types[type].name : "?";
+}
+
+const char *aggregate_type_unit(int type)
+{
+	return type >= 0 && type < AGG_TYPE_MAX ? types[type].unit : "?";
+}
+
+const char *aggregate_type_names(void)
+{
+	return "cpu, gpu-driver, gpu-driver-calls, cuda, cuda-calls";
+}
+
+int aggregate_init(struct aggregate *a, uint64_t bucket_ns)
+{
+	memset(a, 0, sizeof(*a));
+	a->bucket_ns = bucket_ns ? bucket_ns : 10ull * 1000000000ull;
+	a->max_stacks_per_proc = 200000;
+	a->dict = stackset_new();
+	return a->dict ? 0 : -ENOMEM;
+}
+
+void aggregate_free(struct aggregate *a)
+{
+	stackset_free(a->dict);
+	a->dict = NULL;
+}
+
+void aggregate_proc_free(struct proc *p)
+{
+	struct proc_profile *pp = p->profile;
+	size_t i;
+
+	if (!pp)
+		return;
+	for (i = 0; i < pp->nstacks; i++)
+		free(pp->stacks[i].frames);
+	free(pp->stacks);
+	free(pp->cells);
+	hashmap_free(&pp->stack_index);
+	hashmap_free(&pp->cell_index);
+	free(pp);
+	p->profile = NULL;
+}
+
+int64_t aggregate_frame(struct aggregate *a, uint32_t kind, const char *name)
+{
+	return stackset_intern(a->dict, kind, name);
+}
+
+static struct proc_profile *profile_of(struct proc *p)
+{
+	if (!p->profile)
+		p->profile = calloc(1, sizeof(*p->profile));
+	return p->profile;
+}
+
+static int64_t find_stack(const struct proc_profile *pp, uint64_t *key, const uint32_t *frames,
+			  uint32_t depth)
+{
+	uint64_t v;
+
+	/* Probe successive keys: a 64-bit hash collision must not merge. */
+	for (; hashmap_get(&pp->stack_index, *key, &v); (*key)++) {
+		const struct agg_stack *st = &pp->stacks[v - 1];
+
+		if (st->depth == depth && !memcmp(st->frames, frames, depth * sizeof(*frames)))
+			return (int64_t)(v - 1);
+	}
+	return -ENOENT;
+}
+
+/* A process with too many distinct stacks (a JIT, a fuzzer) keeps
+ * counting, under one stack that says so: bounded memory, nothing lost. */
+static int64_t overflow_stack(struct aggregate *a, struct proc *p)
+{
+	struct proc_profile *pp = p->profile;
+	uint64_t key, v;
+	int64_t id = aggregate_frame(a, FRAME_UNKNOWN, "[stack table full]");
+	uint32_t frame;
+
+	if (id < 0)
+		return id;
+	frame = (uint32_t)id;
+	key = hash64_bytes(&frame, sizeof(frame), 1);
+	a->stacks_overflow++;
+	for (; hashmap_get(&pp->stack_index, key, &v); key++) {
+		const struct agg_stack *st = &pp->stacks[v - 1];
+
+		if (st->depth == 1 && st->frames[0] == frame)
+			return (int64_t)(v - 1);
+	}
+	/* The one stack past the cap. */
+	if (array_grow((void **)&pp->stacks, &pp->stacks_cap, pp->nstacks + 1, sizeof(*pp->stacks)))
+		return -ENOMEM;
+	pp->stacks[pp->nstacks].frames = malloc(sizeof(uint32_t));
+	if (!pp->stacks[pp->nstacks].frames)
+		return -ENOMEM;
+	pp->stacks[pp->nstacks].frames[0] = frame;
+	pp->stacks[pp->nstacks].depth = 1;
+	if (hashmap_put(&pp->stack_index, key, pp->nstacks + 1)) {
+		free(pp->stacks[pp->nstacks].frames);
+		return -ENOMEM;
+	}
+	return (int64_t)pp->nstacks++;
+}
+
+int64_t aggregate_stack(struct aggregate *a, struct proc *p, const uint32_t *frames,
+			uint32_t depth)
+{
+	struct proc_profile *pp = profile_of(p);
+	uint64_t key = hash64_bytes(frames, depth * sizeof(*frames), depth);
+	struct agg_stack *st;
+	int64_t idx;
+
+	if (!pp)
+		return -ENOMEM;
+	idx = find_stack(pp, &key, frames, depth);
+	if (idx >= 0)
+		return idx;
+	if (pp->nstacks >= a->max_stacks_per_proc)
+		return overflow_stack(a, p);
+	if (array_grow((void **)&pp->stacks, &pp->stacks_cap, pp->nstacks + 1, sizeof(*st)))
+		return -ENOMEM;
+	st = &pp->stacks[pp->nstacks];
+	st->frames = malloc((depth ? depth : 1) * sizeof(uint32_t));
+	if (!st->frames)
+		return -ENOMEM;
+	memcpy(st->frames, frames, depth * sizeof(uint32_t));
+	st->depth = depth;
+	if (depth > a->max_depth)
+		a->max_depth = depth;
+	if (hashmap_put(&pp->stack_index, key, pp->nstacks + 1)) {
+		free(st->frames);
+		return -ENOMEM;
+	}
+	a->stacks++;
+	return (int64_t)pp->nstacks++;
+}
+
+uint64_t agg_cell_key(uint32_t bucket, uint32_t stack, uint32_t tid, int type)
+{
+	return hash64_mix(((uint64_t)bucket << 32 | stack) ^ hash64_mix(tid | (uint64_t)type << 32));
+}
+
+/* Thread root frame "name (tid)" interned in the global dictionary. */
+static int64_t thread_frame(struct aggregate *a, uint32_t tid, const char *name)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s (%u)", name && *name ? name : "?", tid);
+	return aggregate_frame(a, FRAME_ROOT, label);
+}
+
+int aggregate_count(struct aggregate *a, struct proc *p, uint32_t stack_idx, uint32_t tid,
+		    const char *thread_name, uint64_t realtime_ns, uint64_t weight)
+{
+	return aggregate_add(a, p, AGG_CPU, stack_idx, tid, thread_name, realtime_ns, weight);
+}
+
+int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_idx, uint32_t tid,
+		  const char *thread_name, uint64_t realtime_ns, uint64_t weight)
+{
+	struct proc_profile *pp = profile_of(p);
+	uint32_t bucket = (uint32_t)(realtime_ns / a->bucket_ns);
+	uint64_t key = agg_cell_key(bucket, stack_idx, tid, type), v;
+	struct agg_cell *c;
+	int64_t tf;
+
+	if (!pp)
+		goto nomem;
+	/* Probe: the 64-bit cell key may collide; the cell holds the truth. */
+	for (; hashmap_get(&pp->cell_index, key, &v); key++) {
+		c = &pp->cells[v - 1];
+		if (c->bucket == bucket && c->stack == stack_idx && c->tid == tid &&
+		    c->type == (uint32_t)type) {
+			c->count += weight;
+			goto counted;
+		}
+	}
+	tf = thread_frame(a, tid, thread_name);
+	if (tf < 0 || array_grow((void **)&pp->cells, &pp->cells_cap, pp->ncells + 1, sizeof(*c)))
+		goto nomem;
+	c = &pp->cells[pp->ncells];
+	c->bucket = bucket;
+	c->stack = stack_idx;
+	c->tid = tid;
+	c->thread_frame = (uint32_t)tf;
+	c->count = weight;
+	c->flushed = 0;
+	c->type = (uint32_t)type;
+	c->_pad = 0;
+	if (hashmap_put(&pp->cell_index, key, pp->ncells + 1))
+		goto nomem;
+	pp->ncells++;
+	a->cells++;
+counted:
+	if (type != AGG_CPU) {
+		p->events++; /* samples and time stamps describe the CPU profile */
+		return 0;
+	}
+	a->samples += weight;
+	p->samples += weight;
+	if (!p->first_ns || realtime_ns < p->first_ns)
+		p->first_ns = realtime_ns;
+	if (realtime_ns > p->last_ns)
+		p->last_ns = realtime_ns;
+	return 0;
+nomem:
+	a->alloc_failed += weight;
+	return -ENOMEM;
+}
+
+/* Translate a global frame id into out's id, caching per dump. */
+static int64_t out_frame(struct aggregate *a, struct stackset *out, struct hashmap *map, uint32_t g)
+{
+	const struct ss_frame *f = &a->dict->frames[g];
+	uint64_t v;
+	int64_t id;
+
+	if (hashmap_get(map, g, &v))
+		return (int64_t)v;
+	id = stackset_intern(out, f->kind, f->name);
+	if (id >= 0 && hashmap_put(map, g, (uint64_t)id))
+		return -ENOMEM;
+	return id;
+}
+
+static bool cell_in_window(const struct aggregate *a, const struct agg_cell *c,
+			   const struct agg_query *q)
+{
+	uint64_t start = (uint64_t)c->bucket * a->bucket_ns, end = start + a->bucket_ns;
+
+	if (c->type != (uint32_t)q->type)
+		return false;
+	if (q->since_ns && end <= q->since_ns)
+		return false;
+	if (q->until_ns && start >= q->until_ns)
+		return false;
+	return true;
+}
+
+static int dump_cell(struct aggregate *a, const struct proc *p, const struct agg_cell *c,
+		     const struct agg_query *q, struct stackset *out, struct hashmap *map,
+		     uint32_t *ids, int64_t proc_frame)
+{
+	const struct agg_stack *st = &p->profile->stacks[c->stack];
+	uint64_t count = q->flags & AGG_UNFLUSHED ? c->count - c->flushed : c->count;
+	uint32_t n = 0, i;
+	int64_t id;
+
+	if (!count)
+		return 0;
+	if (q->flags & AGG_PROCESS_ROOT)
+		ids[n++] = (uint32_t)proc_frame;
+	if (q->flags & AGG_BY_THREAD) {
+		if ((id = out_frame(a, out, map, c->thread_frame)) < 0)
+			return (int)id;
+		ids[n++] = (uint32_t)id;
+	}
+	for (i = 0; i < st->depth; i++) {
+		/* GPU leaves stay: they say what the Python line waited for. */
+		if ((q->flags & AGG_PYTHON_ONLY) && a->dict->frames[st->frames[i]].kind != FRAME_PYTHON &&
+		    a->dict->frames[st->frames[i]].kind != FRAME_GPU)
+			continue;
+		if ((id = out_frame(a, out, map, st->frames[i])) < 0)
+			return (int)id;
+		ids[n++] = (uint32_t)id;
+	}
+	return stackset_add(out, ids, n, count);
+}
+
+int aggregate_dump(struct aggregate *a, const struct proc *p, const struct agg_query *q,
+		   struct stackset *out)
+{
+	struct hashmap map;
+	uint32_t *ids = NULL;
+	int64_t proc_frame = 0;
+	char label[64];
+	size_t i;
+	int err = 0;
+
+	if (!p->profile)
+		return 0;
+	ids = malloc((a->max_depth + 2) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	hashmap_init(&map);
+	if (q->flags & AGG_PROCESS_ROOT) {
+		snprintf(label, sizeof(label), "%s (%u)", p->comm, p->pid);
+		proc_frame = stackset_intern(out, FRAME_ROOT, label);
+		if (proc_frame < 0)
+			err = (int)proc_frame;
+	}
+	for (i = 0; !err && i < p->profile->ncells; i++) {
+		const struct agg_cell *c = &p->profile->cells[i];
+
+		if (cell_in_window(a, c, q))
+			err = dump_cell(a, p, c, q, out, &map, ids, proc_frame);
+	}
+	hashmap_free(&map);
+	free(ids);
+	return err;
+}

@@ -1,0 +1,95 @@
+/* aggregate: per-process profiles.  Each process keeps its distinct
+ * symbolized stacks once, and counts per (time bucket, stack, thread)
+ * cell, so a dump can select a time window, split by thread, or keep only
+ * Python frames.  Frame names are interned once for the whole daemon. */
+#ifndef PROFD_AGGREGATE_H
+#define PROFD_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+#include "proctable.h"
+#include "stackset.h"
+
+struct aggregate {
+	struct stackset *dict; /* frame dictionary: kind + name -> id */
+	uint64_t bucket_ns;    /* width of a time bucket */
+	uint64_t stacks;       /* distinct stacks held, all processes */
+	uint64_t cells;        /* (bucket, stack, thread) counters held */
+	uint64_t samples;      /* samples aggregated */
+	uint64_t alloc_failed; /* samples lost to allocation failure */
+	uint64_t max_stacks_per_proc; /* distinct stacks kept per process */
+	uint64_t stacks_overflow;     /* samples counted under "[stack table full]" */
+	uint32_t max_depth;           /* deepest stack stored, for sizing buffers */
+};
+
+int aggregate_init(struct aggregate *a, uint64_t bucket_ns);
+void aggregate_free(struct aggregate *a);
+/* Frees a process's profile; install as proctable.on_free. */
+void aggregate_proc_free(struct proc *p);
+
+/* Intern a frame name once for the whole daemon; id or -ENOMEM. */
+int64_t aggregate_frame(struct aggregate *a, uint32_t kind, const char *name);
+
+/* The index of a symbolized stack (global frame ids, root first) in p's
+ * profile, stored on first sight.  Keyed by content, so the same frames
+ * always land together and a reused address can never mislabel. */
+int64_t aggregate_stack(struct aggregate *a, struct proc *p, const uint32_t *frames,
+			uint32_t depth);
+/* Profile types: what a weight counts.  The value travels as the dump's
+ * "type" string; append only. */
+enum agg_type {
+	AGG_CPU = 0,          /* "cpu": samples */
+	AGG_GPU_DRIVER,       /* "gpu-driver": ns in ioctl/poll on accelerator devices */
+	AGG_GPU_DRIVER_CALLS, /* "gpu-driver-calls": those calls */
+	AGG_CUDA,             /* "cuda": ns in CUDA entry points */
+	AGG_CUDA_CALLS,       /* "cuda-calls": those calls */
+	AGG_TYPE_MAX
+};
+
+/* "cpu" -> AGG_CPU ...; -1 if unknown. */
+int aggregate_type_from_name(const char *name);
+const char *aggregate_type_name(int type);
+/* The unit of a type's weights: "samples", "nanoseconds", "calls". */
+const char *aggregate_type_unit(int type);
+/* All type names, comma separated (for error messages). */
+const char *aggregate_type_names(void);
+
+/* Count one sample (or weight) of stack idx on thread tid at time t. */
+int aggregate_count(struct aggregate *a, struct proc *p, uint32_t stack_idx, uint32_t tid,
+		    const char *thread_name, uint64_t realtime_ns, uint64_t weight);
+/* The same for any profile type. */
+int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_idx, uint32_t tid,
+		  const char *thread_name, uint64_t realtime_ns, uint64_t weight);
+
+#define AGG_BY_THREAD (1u << 0)
+#define AGG_PYTHON_ONLY (1u << 1)
+#define AGG_PROCESS_ROOT (1u << 2)
+#define AGG_UNFLUSHED (1u << 3) /* only what history does not hold yet */
+
+struct agg_query {
+	uint64_t since_ns, until_ns; /* CLOCK_REALTIME, 0 = open */
+	uint32_t flags;
+	int type; /* enum agg_type */
+};
+
+struct history;
+struct agg_flush_stats {
+	uint64_t rows, refused, cells_dropped;
+	int err;
+};
+
+/* Write every count not yet in history (one transaction), then drop the
+ * cells of closed buckets that history now holds in full: with history
+ * on, memory keeps only recent and unflushed data.  0 or -errno (nothing
+ * is marked flushed then, so the next flush retries). */
+int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h,
+		    uint64_t now_ns, struct agg_flush_stats *st);
+
+/* Add p's matching samples to out (frames re-interned into out). */
+int aggregate_dump(struct aggregate *a, const struct proc *p, const struct agg_query *q,
+		   struct stackset *out);
+
+#endif

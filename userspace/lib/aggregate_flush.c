@@ -1,0 +1,154 @@
+/* aggregate_flush.c: move counts from memory to the SQLite history.  Each
+ * cell remembers how much of its count history holds (flushed), so a dump
+ * is exactly history plus the unflushed remainder in memory, at any time
+ * and across restarts; closed buckets held in full by history then leave
+ * memory, which bounds it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "aggregate_int.h"
+#include "history.h"
+#include "log.h"
+
+static void fill_proc(const struct proc *p, struct history_proc *hp)
+{
+	hp->pid = p->pid;
+	hp->uid = p->uid;
+	hp->start_time = p->start_time;
+	hp->comm = p->comm;
+	hp->exe = p->exe ? p->exe : "";
+	hp->first_ns = p->first_ns;
+	hp->last_ns = p->last_ns;
+	hp->exited_ns = p->exited ? p->exit_ns : 0;
+}
+
+/* One history row for the unflushed part of a cell. */
+static int add_cell(struct aggregate *a, struct history *h, const struct history_proc *hp,
+		    const struct agg_stack *st, const struct agg_cell *c, uint32_t *kinds,
+		    const char **names)
+{
+	struct history_row r;
+	uint32_t i;
+
+	for (i = 0; i < st->depth; i++) {
+		kinds[i] = a->dict->frames[st->frames[i]].kind;
+		names[i] = a->dict->frames[st->frames[i]].name;
+	}
+	r.bucket_ns = (uint64_t)c->bucket * a->bucket_ns;
+	r.tid = c->tid;
+	r.thread = a->dict->frames[c->thread_frame].name;
+	r.depth = st->depth;
+	r.kinds = kinds;
+	r.names = names;
+	r.count = c->count - c->flushed;
+	r.type = aggregate_type_name((int)c->type);
+	return history_add(h, hp, &r);
+}
+
+static int flush_proc(struct aggregate *a, struct history *h, const struct proc *p,
+		      struct agg_flush_stats *st, uint32_t *kinds, const char **names)
+{
+	const struct proc_profile *pp = p->profile;
+	struct history_proc hp;
+	size_t i;
+	int err;
+
+	fill_proc(p, &hp);
+	for (i = 0; i < pp->ncells; i++) {
+		const struct agg_cell *c = &pp->cells[i];
+
+		if (c->count == c->flushed)
+			continue;
+		err = add_cell(a, h, &hp, &pp->stacks[c->stack], c, kinds, names);
+		if (err == -EINVAL || err == -ERANGE || err == -ENAMETOOLONG) {
+			st->refused++; /* malformed for history: stays in memory only */
+			continue;
+		}
+		if (err)
+			return err;
+		st->rows++;
+	}
+	return 0;
+}
+
+/* After a commit: history holds every count in full. */
+static void mark_flushed(struct proc_profile *pp)
+{
+	size_t i;
+
+	for (i = 0; i < pp->ncells; i++)
+		pp->cells[i].flushed = pp->cells[i].count;
+}
+
+/* Drop fully flushed cells of buckets before `keep_from`, rebuilding the
+ * index over what remains. */
+static size_t drop_old_cells(struct proc_profile *pp, uint32_t keep_from)
+{
+	size_t i, n = 0, dropped;
+
+	for (i = 0; i < pp->ncells; i++) {
+		const struct agg_cell *c = &pp->cells[i];
+
+		if (c->bucket < keep_from && c->count == c->flushed)
+			continue;
+		pp->cells[n++] = *c;
+	}
+	dropped = pp->ncells - n;
+	if (!dropped)
+		return 0;
+	pp->ncells = n;
+	hashmap_free(&pp->cell_index);
+	for (i = 0; i < n; i++) {
+		const struct agg_cell *c = &pp->cells[i];
+		uint64_t key = agg_cell_key(c->bucket, c->stack, c->tid, (int)c->type);
+
+		while (hashmap_get(&pp->cell_index, key, NULL))
+			key++;
+		if (hashmap_put(&pp->cell_index, key, i + 1))
+			break; /* lookups then miss and start new cells: still correct */
+	}
+	return dropped;
+}
+
+int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h,
+		    uint64_t now_ns, struct agg_flush_stats *st)
+{
+	/* Keep a few recent buckets whole: push windows and dumps of "the
+	 * last minute" read them from memory. */
+	uint32_t keep_from = (uint32_t)(now_ns / a->bucket_ns) - 3, depth = a->max_depth ? a->max_depth : 1;
+	uint32_t *kinds = malloc(depth * sizeof(*kinds));
+	const char **names = malloc(depth * sizeof(*names));
+	size_t i;
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	if (!kinds || !names) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = history_begin(h);
+	for (i = 0; !err && i < pt->n; i++)
+		if (pt->all[i]->profile)
+			err = flush_proc(a, h, pt->all[i], st, kinds, names);
+	if (err) {
+		history_rollback(h);
+		goto out;
+	}
+	err = history_commit(h);
+	if (err)
+		goto out;
+	for (i = 0; i < pt->n; i++) {
+		if (!pt->all[i]->profile)
+			continue;
+		mark_flushed(pt->all[i]->profile);
+		st->cells_dropped += drop_old_cells(pt->all[i]->profile, keep_from);
+	}
+	a->cells -= st->cells_dropped;
+out:
+	st->err = err;
+	free(kinds);
+	free(names);
+	return err;
+}

@@ -1,0 +1,102 @@
+#include "framename.h"
+
+#include <string.h>
+
+#include "stackset.h"
+
+static bool parse_dec(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!len || len > 19)
+		return false;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_hex(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!len || len > 16)
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+		unsigned d;
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			return false;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return true;
+}
+
+/* Same grammar as folded_infer_kind: the last " (" opens the location,
+ * the last ':' inside it separates path and line. */
+bool framename_python(const char *name, struct framename_py *out)
+{
+	size_t len = strlen(name), open, colon;
+	uint64_t line;
+
+	if (len < 6 || name[len - 1] != ')')
+		return false;
+	for (open = len - 1; open > 0; open--)
+		if (name[open] == '(' && name[open - 1] == ' ')
+			break;
+	if (open < 2)
+		return false;
+	for (colon = len - 2; colon > open; colon--)
+		if (name[colon] == ':')
+			break;
+	if (colon <= open + 1 || !parse_dec(name + colon + 1, len - 2 - colon, &line))
+		return false;
+	out->func = name;
+	out->func_len = open - 1;
+	out->file = name + open + 1;
+	out->file_len = colon - open - 1;
+	out->line = line;
+	return true;
+}
+
+bool framename_module(const char *name, struct framename_mod *out)
+{
+	size_t len = strlen(name), plus;
+	uint64_t off;
+
+	if (len < 6 || name[0] != '[' || name[len - 1] != ']')
+		return false;
+	for (plus = len - 2; plus > 1; plus--)
+		if (name[plus] == '+')
+			break;
+	if (plus <= 1 || len - plus < 5 || name[plus + 1] != '0' || name[plus + 2] != 'x' ||
+	    !parse_hex(name + plus + 3, len - plus - 4, &off))
+		return false;
+	out->module = name + 1;
+	out->module_len = plus - 1;
+	out->offset = off;
+	return true;
+}
+
+const char *framename_kind(uint32_t kind)
+{
+	static const char *const names[FRAME_KIND_MAX] = {
+		[FRAME_UNKNOWN] = "unknown", [FRAME_KERNEL] = "kernel", [FRAME_NATIVE] = "native",
+		[FRAME_PYTHON] = "python",   [FRAME_ROOT] = "root",	[FRAME_GPU] = "gpu",
+	};
+
+	return kind < FRAME_KIND_MAX ? names[kind] : "unknown";
+}

@@ -1,0 +1,463 @@
+/* gpu.c: which devices to watch, the BPF side's configuration and the
+ * syscall tracepoints.  Devices are found by number, never by path:
+ * drivers register their majors in /proc/devices, and --gpu-device adds
+ * any character device (a test's stand-in, or a driver this table does
+ * not know) by its rdev. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "gpu_int.h"
+#include "log.h"
+#include "sample.skel.h"
+
+#define NVIDIA_MAJOR 195
+#define DRM_RENDER_MINOR_MIN 128
+#define DRM_RENDER_MINOR_MAX 255
+#define MAX_MAJOR 4095 /* 12 bits */
+
+static const char *const class_names[PROFD_GPU_CLASS_MAX] = {
+	[PROFD_GPU_CLASS_GENERIC] = "generic", [PROFD_GPU_CLASS_NVIDIA] = "nvidia",
+	[PROFD_GPU_CLASS_UVM] = "nvidia-uvm",  [PROFD_GPU_CLASS_KFD] = "kfd",
+	[PROFD_GPU_CLASS_DRM] = "drm",
+};
+
+int gpu_class_from_name(const char *name)
+{
+	int i;
+
+	if (strcmp(name, "uvm") == 0)
+		return PROFD_GPU_CLASS_UVM;
+	for (i = 0; i < PROFD_GPU_CLASS_MAX; i++)
+		if (strcmp(name, class_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *gpu_class_name(uint32_t cls)
+{
+	return cls < PROFD_GPU_CLASS_MAX ? class_names[cls] : "?";
+}
+
+uint32_t gpu_class_ioc_type(uint32_t cls)
+{
+	switch (cls) {
+	case PROFD_GPU_CLASS_NVIDIA: return 'F';
+	case PROFD_GPU_CLASS_UVM: return 0; /* plain numbers: the type byte is 0 */
+	case PROFD_GPU_CLASS_KFD: return 'K';
+	case PROFD_GPU_CLASS_DRM: return 'd';
+	default: return PROFD_GPU_ANY_TYPE;
+	}
+}
+
+bool gpu_cmd_traced(const struct profd_gpu_dev *d, const uint8_t *filter, uint32_t cmd)
+{
+	if (d->cls >= PROFD_GPU_CLASS_MAX)
+		return false;
+	if (d->ioc_type != PROFD_GPU_ANY_TYPE && ((cmd >> 8) & 0xff) != d->ioc_type)
+		return false;
+	return filter[d->cls * 256 + (cmd & 0xff)] != 0;
+}
+
+static struct gpu_device whole_major(uint32_t major, uint32_t cls, uint32_t lo, uint32_t hi)
+{
+	struct gpu_device d = {
+		.key = major << PROFD_GPU_MINORBITS | PROFD_GPU_ALL_MINORS,
+		.dev = { cls, gpu_class_ioc_type(cls), lo, hi },
+	};
+
+	return d;
+}
+
+/* The class a /proc/devices entry is watched as, or -1. */
+static int class_of_driver(unsigned major, const char *name)
+{
+	if (strcmp(name, "nvidia-uvm") == 0)
+		return PROFD_GPU_CLASS_UVM;
+	if (strcmp(name, "kfd") == 0)
+		return PROFD_GPU_CLASS_KFD;
+	if (strcmp(name, "drm") == 0)
+		return PROFD_GPU_CLASS_DRM;
+	if (strcmp(name, "nvidia") == 0 || strcmp(name, "nvidia-frontend") == 0 ||
+	    (major == NVIDIA_MAJOR && strncmp(name, "nvidia", 6) == 0))
+		return PROFD_GPU_CLASS_NVIDIA;
+	return -1;
+}
+
+static bool have_key(const struct gpu_device *out, size_t n, uint32_t key)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (out[i].key == key)
+			return true;
+	return false;
+}
+
+/* One "NNN name" line of the character section; 1 if stored. */
+static int parse_driver_line(const char *line, size_t len, struct gpu_device *out, size_t n)
+{
+	char name[64];
+	unsigned major = 0;
+	size_t i = 0, k = 0;
+	int cls;
+
+	while (i < len && line[i] == ' ')
+		i++;
+	if (i == len || !isdigit((unsigned char)line[i]))
+		return 0;
+	for (; i < len && isdigit((unsigned char)line[i]); i++) {
+		major = major * 10 + (unsigned)(line[i] - '0');
+		if (major > MAX_MAJOR)
+			return 0;
+	}
+	if (i == len || line[i++] != ' ')
+		return 0;
+	while (i < len && k < sizeof(name) - 1)
+		name[k++] = line[i++];
+	if (i < len)
+		return 0; /* longer than any driver name */
+	name[k] = '\0';
+	cls = class_of_driver(major, name);
+	if (cls < 0)
+		return 0;
+	out[n] = cls == PROFD_GPU_CLASS_DRM
+			 ? whole_major(major, (uint32_t)cls, DRM_RENDER_MINOR_MIN, DRM_RENDER_MINOR_MAX)
+			 : whole_major(major, (uint32_t)cls, 0, PROFD_GPU_ALL_MINORS);
+	return !have_key(out, n, out[n].key);
+}
+
+int gpu_parse_proc_devices(const char *text, size_t len, struct gpu_device *out, size_t max)
+{
+	const char *p = text, *end = text + len;
+	bool in_char = false, seen = false;
+	size_t n = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (l == 18 && memcmp(p, "Character devices:", 18) == 0) {
+			in_char = seen = true;
+		} else if (l == 0 || (l >= 6 && memcmp(p, "Block ", 6) == 0)) {
+			in_char = false;
+		} else if (in_char && n < max) {
+			n += (size_t)parse_driver_line(p, l, out, n);
+		}
+		p += l + (nl ? 1 : 0);
+	}
+	return seen ? (int)n : -EINVAL;
+}
+
+static int read_small_file(const char *path, char *buf, size_t cap, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	*len = fread(buf, 1, cap - 1, f);
+	buf[*len] = '\0';
+	fclose(f);
+	return 0;
+}
+
+static int discover_drivers(struct gpu *g, const struct gpu_opts *o)
+{
+	char path[512], text[16384];
+	size_t len = 0;
+	int n;
+
+	if (o->proc_devices)
+		snprintf(path, sizeof(path), "%s", o->proc_devices);
+	else
+		snprintf(path, sizeof(path), "%s/devices", g->proc_root);
+	if (read_small_file(path, text, sizeof(text), &len)) {
+		log_warn("gpu: cannot read %s: %s", path, strerror(errno));
+		return 0;
+	}
+	n = gpu_parse_proc_devices(text, len, g->devs, GPU_MAX_DEVICES);
+	if (n < 0) {
+		log_warn("gpu: %s is not in the /proc/devices format", path);
+		return 0;
+	}
+	g->ndevs = (size_t)n;
+	return 0;
+}
+
+/* --gpu-device PATH[=CLASS]: a character device, watched by its rdev. */
+static int add_device_option(struct gpu *g, const char *spec)
+{
+	const char *eq = strrchr(spec, '=');
+	int cls = PROFD_GPU_CLASS_GENERIC;
+	struct gpu_device *d;
+	struct stat st;
+	char *path;
+
+	path = eq ? strndup(spec, (size_t)(eq - spec)) : strdup(spec);
+	if (!path)
+		return -ENOMEM;
+	if (eq && (cls = gpu_class_from_name(eq + 1)) < 0) {
+		log_error("gpu: --gpu-device %s: unknown class '%s' (nvidia, uvm, kfd, drm, generic)",
+			  spec, eq + 1);
+		goto inval;
+	}
+	if (stat(path, &st) || !S_ISCHR(st.st_mode)) {
+		log_error("gpu: --gpu-device %s: not a character device", path);
+		goto inval;
+	}
+	if (g->ndevs >= GPU_MAX_DEVICES) {
+		log_error("gpu: at most %d devices", GPU_MAX_DEVICES);
+		goto inval;
+	}
+	d = &g->devs[g->ndevs++];
+	d->key = major(st.st_rdev) << PROFD_GPU_MINORBITS | minor(st.st_rdev);
+	d->dev = (struct profd_gpu_dev){ (uint32_t)cls, gpu_class_ioc_type((uint32_t)cls), 0, 0 };
+	d->path = path;
+	return 0;
+inval:
+	free(path);
+	return -EINVAL;
+}
+
+static bool has_nvidia(const struct gpu *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->ndevs; i++)
+		if (!g->devs[i].path && (g->devs[i].dev.cls == PROFD_GPU_CLASS_NVIDIA ||
+					 g->devs[i].dev.cls == PROFD_GPU_CLASS_UVM))
+			return true;
+	return false;
+}
+
+struct gpu *gpu_new(const struct gpu_opts *o)
+{
+	struct gpu *g = calloc(1, sizeof(*g));
+	size_t i;
+	int err = -ENOMEM;
+
+	if (!g)
+		goto fail;
+	g->mode = o->mode;
+	g->proc_root = strdup(o->proc_root ? o->proc_root : "/proc");
+	g->devs = calloc(GPU_MAX_DEVICES, sizeof(*g->devs));
+	if (!g->proc_root || !g->devs)
+		goto fail;
+	if (g->mode == GPU_MODE_OFF)
+		return g;
+	err = discover_drivers(g, o);
+	for (i = 0; !err && i < o->ndevices; i++)
+		err = add_device_option(g, o->devices[i]);
+	if (err)
+		goto fail;
+	g->cuda = g->mode == GPU_MODE_ON || has_nvidia(g);
+	g->st.devices = g->ndevs;
+	return g;
+fail:
+	gpu_free(g);
+	errno = -err;
+	return NULL;
+}
+
+void gpu_free(struct gpu *g)
+{
+	size_t i;
+
+	if (!g)
+		return;
+	gpu_uprobe_free(g);
+	bpf_link__destroy(g->sys_enter);
+	bpf_link__destroy(g->sys_exit);
+	for (i = 0; g->devs && i < g->ndevs; i++)
+		free(g->devs[i].path);
+	free(g->devs);
+	free(g->proc_root);
+	free(g);
+}
+
+bool gpu_enabled(const struct gpu *g)
+{
+	return g && g->mode != GPU_MODE_OFF && (g->ndevs || g->cuda);
+}
+
+const struct gpu_device *gpu_find_device(const struct gpu *g, uint32_t rdev)
+{
+	uint32_t minor = rdev & PROFD_GPU_ALL_MINORS;
+	uint32_t whole = rdev | PROFD_GPU_ALL_MINORS;
+	size_t i;
+
+	for (i = 0; i < g->ndevs; i++)
+		if (g->devs[i].key == rdev)
+			return &g->devs[i];
+	for (i = 0; i < g->ndevs; i++)
+		if (g->devs[i].key == whole && minor >= g->devs[i].dev.minor_min &&
+		    minor <= g->devs[i].dev.minor_max)
+			return &g->devs[i];
+	return NULL;
+}
+
+void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
+{
+	struct bpf_program *progs[] = { skel->progs.on_gpu_sys_enter, skel->progs.on_gpu_sys_exit,
+					skel->progs.on_cuda_enter, skel->progs.on_cuda_return };
+	bool on = gpu_enabled(g);
+	size_t i;
+
+	/* Attached by gpu_attach(), and the uprobes per library file. */
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		bpf_program__set_autoattach(progs[i], false);
+		if (!on)
+			bpf_program__set_autoload(progs[i], false);
+	}
+	if (!on) {
+		bpf_map__set_max_entries(skel->maps.gpu_events, 4096);
+		return;
+	}
+	skel->rodata->gpu_watch_devices = g->ndevs > 0;
+	skel->rodata->gpu_watch_cuda_libs = g->cuda;
+	if (!g->ndevs)
+		bpf_program__set_autoload(skel->progs.on_gpu_sys_enter, false);
+	if (!g->cuda) {
+		bpf_program__set_autoload(skel->progs.on_cuda_enter, false);
+		bpf_program__set_autoload(skel->progs.on_cuda_return, false);
+	}
+}
+
+/* Every command of every class traced: the filter is there to narrow
+ * a noisy command without touching the programs. */
+static int fill_cmd_filter(struct sample_bpf *skel)
+{
+	__u8 on = 1;
+	__u32 k;
+
+	for (k = 0; k < PROFD_GPU_CMD_FILTER_ENTRIES; k++)
+		if (bpf_map__update_elem(skel->maps.gpu_cmd_filter, &k, sizeof(k), &on,
+					 sizeof(on), BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+int gpu_bpf_loaded(struct gpu *g, struct sample_bpf *skel)
+{
+	size_t i;
+	int err;
+
+	if (!gpu_enabled(g))
+		return 0;
+	for (i = 0; i < g->ndevs; i++) {
+		if (bpf_map__update_elem(skel->maps.gpu_devs, &g->devs[i].key, sizeof(__u32),
+					 &g->devs[i].dev, sizeof(g->devs[i].dev), BPF_ANY)) {
+			err = -errno;
+			log_error("gpu: filling the device map failed: %s", strerror(errno));
+			return err;
+		}
+	}
+	err = fill_cmd_filter(skel);
+	if (err)
+		log_error("gpu: filling the command filter failed: %s", strerror(-err));
+	else
+		g->skel = skel; /* attach only what was set up */
+	return err;
+}
+
+static void log_devices(const struct gpu *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->ndevs; i++) {
+		const struct gpu_device *d = &g->devs[i];
+
+		if (d->path)
+			log_info("gpu: watching %s (%u:%u) as %s", d->path,
+				 d->key >> PROFD_GPU_MINORBITS, d->key & PROFD_GPU_ALL_MINORS,
+				 gpu_class_name(d->dev.cls));
+		else
+			log_info("gpu: watching major %u minors %u-%u as %s",
+				 d->key >> PROFD_GPU_MINORBITS, d->dev.minor_min, d->dev.minor_max,
+				 gpu_class_name(d->dev.cls));
+	}
+}
+
+int gpu_attach(struct gpu *g)
+{
+	int err;
+
+	if (!gpu_enabled(g) || !g->skel)
+		return 0;
+	if (g->ndevs) {
+		g->sys_enter = bpf_program__attach(g->skel->progs.on_gpu_sys_enter);
+		if (!g->sys_enter)
+			goto fail;
+	}
+	g->sys_exit = bpf_program__attach(g->skel->progs.on_gpu_sys_exit);
+	if (!g->sys_exit)
+		goto fail;
+	log_devices(g);
+	if (g->cuda)
+		gpu_uprobe_scan_all(g);
+	log_info("gpu: tracing %zu device entries%s", g->ndevs,
+		 g->cuda ? ", CUDA entry points" : "");
+	return 0;
+fail:
+	err = -errno;
+	log_warn("gpu: attaching the syscall tracepoints failed: %s; GPU tracing is off",
+		 strerror(errno));
+	bpf_link__destroy(g->sys_enter);
+	g->sys_enter = NULL;
+	return err;
+}
+
+struct gpu_stats *gpu_stats_mut(struct gpu *g)
+{
+	return &g->st;
+}
+
+static const char *const counter_names[PROFD_GPU_CNT_MAX] = {
+	[PROFD_GPU_CNT_IOCTL_SEEN] = "bpf_gpu_ioctls",
+	[PROFD_GPU_CNT_POLL_SEEN] = "bpf_gpu_polls",
+	[PROFD_GPU_CNT_CUDA_SEEN] = "bpf_cuda_calls",
+	[PROFD_GPU_CNT_CUDA_NESTED] = "bpf_cuda_nested_calls",
+	[PROFD_GPU_CNT_SENT] = "bpf_gpu_events_sent",
+	[PROFD_GPU_CNT_RB_FULL] = "bpf_gpu_events_dropped_ringbuf_full",
+	[PROFD_GPU_CNT_INFLIGHT_FULL] = "bpf_gpu_calls_untimed_map_full",
+	[PROFD_GPU_CNT_LIBMAP] = "bpf_cuda_library_mappings",
+};
+
+const char *gpu_counter_name(int which)
+{
+	return which >= 0 && which < PROFD_GPU_CNT_MAX ? counter_names[which] : "?";
+}
+
+static void sum_bpf_counters(const struct gpu *g, uint64_t out[PROFD_GPU_CNT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	uint64_t *percpu;
+	__u32 k;
+
+	if (!g->skel || ncpu <= 0 || !(percpu = calloc((size_t)ncpu, sizeof(uint64_t))))
+		return;
+	for (k = 0; k < PROFD_GPU_CNT_MAX; k++) {
+		if (bpf_map__lookup_elem(g->skel->maps.gpu_counters, &k, sizeof(k), percpu,
+					 sizeof(uint64_t) * (size_t)ncpu, 0))
+			continue;
+		for (i = 0; i < ncpu; i++)
+			out[k] += percpu[i];
+	}
+	free(percpu);
+}
+
+void gpu_get_stats(const struct gpu *g, struct gpu_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!g)
+		return;
+	*out = g->st;
+	memset(out->bpf, 0, sizeof(out->bpf));
+	sum_bpf_counters(g, out->bpf);
+}

@@ -1,0 +1,116 @@
+/* gpu: GPU driver and CUDA tracing, userspace side.
+ *  - which devices to watch: accelerator drivers from /proc/devices
+ *    (NVIDIA major 195, nvidia-uvm, kfd, DRM render nodes) and any
+ *    character device named with --gpu-device PATH[=CLASS];
+ *  - the command-name tables (NV_ESC_*, UVM_*, AMDKFD_IOC_*, DRM_IOCTL_*)
+ *    and the CUDA entry points (gpu_names.c);
+ *  - the BPF side's configuration, and the CUDA uprobes, attached once
+ *    per library file when a process maps libcuda/libcudart
+ *    (gpu_uprobe.c);
+ *  - counters for profctl stats.
+ * The BPF programs live in bpf/gpu.bpf.h, inside the sampler's object. */
+#ifndef PROFD_GPU_H
+#define PROFD_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd_abi.h"
+
+struct gpu;
+struct procmaps;
+struct sample_bpf;
+
+enum gpu_mode {
+	GPU_MODE_AUTO = 0, /* devices when a driver is loaded; CUDA when NVIDIA's is */
+	GPU_MODE_ON,       /* also CUDA uprobes without an NVIDIA driver */
+	GPU_MODE_OFF,      /* nothing loaded, nothing attached */
+};
+
+struct gpu_opts {
+	enum gpu_mode mode;
+	const char *const *devices; /* --gpu-device PATH[=CLASS] */
+	size_t ndevices;
+	const char *proc_root;    /* NULL: "/proc" */
+	const char *proc_devices; /* NULL: "<proc_root>/devices" */
+};
+
+/* One watched device (or range of minors) as the BPF map keys it. */
+struct gpu_device {
+	uint32_t key; /* kernel dev_t, or major << 20 | PROFD_GPU_ALL_MINORS */
+	struct profd_gpu_dev dev;
+	char *path;   /* --gpu-device path, NULL for drivers found by major */
+};
+
+struct gpu_stats {
+	uint64_t devices;         /* device entries watched */
+	uint64_t events;          /* call events received */
+	uint64_t aggregated;
+	uint64_t dropped_nomem;
+	uint64_t bad_events;
+	uint64_t libmaps;         /* "a process mapped libcuda*" reports */
+	uint64_t uprobe_files;    /* library files with uprobes */
+	uint64_t uprobes;         /* uprobes attached (entry + return) */
+	uint64_t uprobe_failures; /* attach failures */
+	uint64_t bpf[PROFD_GPU_CNT_MAX]; /* the BPF counters, summed over CPUs */
+};
+
+/* NULL + errno: EINVAL for a bad --gpu-device (logged). */
+struct gpu *gpu_new(const struct gpu_opts *o);
+void gpu_free(struct gpu *g);
+bool gpu_enabled(const struct gpu *g);
+
+/* The sampler calls these around loading its object; g may be NULL
+ * (then the GPU programs are neither loaded nor attached). */
+void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel);
+int gpu_bpf_loaded(struct gpu *g, struct sample_bpf *skel);
+/* Attach the syscall tracepoints and the uprobes on CUDA libraries that
+ * running processes map.  0 or -errno (GPU tracing then stays off). */
+int gpu_attach(struct gpu *g);
+
+/* A process mapped (or may have mapped) a CUDA library: attach the
+ * uprobes to each such file not seen before. */
+int gpu_scan_process(struct gpu *g, uint32_t pid);
+int gpu_scan_maps(struct gpu *g, uint32_t pid, const struct procmaps *m);
+
+void gpu_get_stats(const struct gpu *g, struct gpu_stats *out);
+struct gpu_stats *gpu_stats_mut(struct gpu *g); /* ingest counts here */
+const char *gpu_counter_name(int which);
+
+/* ---- Devices (gpu.c) ---- */
+
+/* Parse /proc/devices text into watched devices (character section only:
+ * nvidia* on 195, nvidia-uvm, kfd, drm render minors).  Returns the number
+ * stored in out (at most max), or -EINVAL for text that is not
+ * /proc/devices at all. */
+int gpu_parse_proc_devices(const char *text, size_t len, struct gpu_device *out, size_t max);
+/* "nvidia", "uvm", "kfd", "drm", "generic" -> enum profd_gpu_class; -1. */
+int gpu_class_from_name(const char *name);
+const char *gpu_class_name(uint32_t cls);
+/* The _IOC_TYPE every command of the class has (PROFD_GPU_ANY_TYPE). */
+uint32_t gpu_class_ioc_type(uint32_t cls);
+/* Userspace twin of the BPF filter: is cmd traced on d, given the
+ * per-class command-number filter (PROFD_GPU_CMD_FILTER_ENTRIES bytes)? */
+bool gpu_cmd_traced(const struct profd_gpu_dev *d, const uint8_t *filter, uint32_t cmd);
+
+/* ---- Names (gpu_names.c) ---- */
+
+/* The driver command's name, e.g. "NV_ESC_RM_CONTROL", or NULL when the
+ * class has no name for it.  Decoded from _IOC_NR(cmd) (UVM: the plain
+ * command number). */
+const char *gpu_cmd_name(uint32_t cls, uint32_t cmd);
+/* The leaf frame for a driver call: the name, else "NV_ESC 0x2f",
+ * "ioctl 0x2b on /dev/foo", "poll on /dev/foo" ... */
+void gpu_call_frame(const struct gpu *g, const struct profd_gpu_event *e, char *buf, size_t len);
+/* CUDA entry point name by enum profd_cuda_fn, or NULL. */
+const char *gpu_cuda_fn_name(uint32_t fn);
+/* 1 for libcudart functions, 0 for libcuda. */
+int gpu_cuda_fn_runtime(uint32_t fn);
+/* Does fn take a kernel to launch as its first argument (a host stub
+ * for the runtime API)? */
+bool gpu_cuda_fn_has_stub(uint32_t fn);
+/* The watched device entry for rdev (exact, then by major), or NULL. */
+const struct gpu_device *gpu_find_device(const struct gpu *g, uint32_t rdev);
+
+#endif

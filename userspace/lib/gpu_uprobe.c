@@ -1,0 +1,171 @@
+/* gpu_uprobe.c: uprobes on the CUDA API, attached once per library file.
+ * A uprobe belongs to the file (inode), not to a process, so the first
+ * process that maps a given libcuda.so/libcudart.so brings the probes for
+ * every later one.  Processes are looked at when profd starts, when BPF
+ * reports an executable mapping of a CUDA library, and when ingest sees a
+ * new process or reloads its maps.  Only the named entry points are
+ * probed, never every driver function. */
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfsym.h"
+#include "gpu_int.h"
+#include "log.h"
+#include "procmaps.h"
+#include "sample.skel.h"
+
+enum cuda_lib { LIB_NONE = -1, LIB_DRIVER = 0, LIB_RUNTIME = 1 };
+
+/* libcuda.so* is the driver API, libcudart.so* the runtime API. */
+static int lib_kind(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "libcudart.so", 12) == 0)
+		return LIB_RUNTIME;
+	if (strncmp(base, "libcuda.so", 10) == 0)
+		return LIB_DRIVER;
+	return LIB_NONE;
+}
+
+static int keep_link(struct gpu *g, struct bpf_link *link)
+{
+	struct bpf_link **links = realloc(g->links, (g->nlinks + 1) * sizeof(*links));
+
+	if (!links) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	g->links = links;
+	g->links[g->nlinks++] = link;
+	return 0;
+}
+
+/* Entry and return probe on one function; the cookie says which. */
+static int attach_fn(struct gpu *g, const char *path, uint32_t fn)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = gpu_cuda_fn_name(fn), .bpf_cookie = fn);
+	struct bpf_link *entry, *ret;
+
+	entry = bpf_program__attach_uprobe_opts(g->skel->progs.on_cuda_enter, -1, path, 0, &uo);
+	if (!entry)
+		goto fail;
+	uo.retprobe = true;
+	ret = bpf_program__attach_uprobe_opts(g->skel->progs.on_cuda_return, -1, path, 0, &uo);
+	if (!ret) {
+		bpf_link__destroy(entry);
+		goto fail;
+	}
+	if (keep_link(g, entry) || keep_link(g, ret))
+		return -ENOMEM;
+	g->st.uprobes += 2;
+	return 0;
+fail:
+	g->st.uprobe_failures++;
+	log_warn("gpu: uprobe on %s in %s failed: %s", gpu_cuda_fn_name(fn), path, strerror(errno));
+	return -errno;
+}
+
+/* Probe every entry point of the library's kind that the file exports
+ * (checked first, so a missing one is not an error). */
+static int attach_lib(struct gpu *g, const char *path, int kind)
+{
+	struct elfsym *es = elfsym_open(path, "");
+	uint32_t fn, n = 0;
+	uint64_t addr, size;
+
+	if (!es) {
+		log_warn("gpu: cannot read %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	for (fn = 1; fn < PROFD_CUDA_FN_MAX; fn++) {
+		if (gpu_cuda_fn_runtime(fn) != kind ||
+		    elfsym_lookup_symbol(es, gpu_cuda_fn_name(fn), &addr, &size))
+			continue;
+		if (attach_fn(g, path, fn) == 0)
+			n++;
+	}
+	elfsym_free(es);
+	g->st.uprobe_files++;
+	log_info("gpu: %u CUDA entry points probed in %s", n, path);
+	return 0;
+}
+
+int gpu_scan_maps(struct gpu *g, uint32_t pid, const struct procmaps *m)
+{
+	char path[4096];
+	size_t i;
+
+	if (!g || !g->cuda || !g->skel)
+		return 0;
+	for (i = 0; i < m->n; i++) {
+		const struct procmap *pm = &m->maps[i];
+		int kind = lib_kind(pm->path);
+		uint64_t key;
+
+		if (kind == LIB_NONE || !(pm->prot & 4 /* PROT_EXEC */) || pm->deleted)
+			continue;
+		key = hash64_mix(((uint64_t)pm->dev_major << 44) ^ ((uint64_t)pm->dev_minor << 32) ^
+				 pm->inode);
+		if (hashmap_get(&g->files, key, NULL))
+			continue;
+		/* Through the process's root: containers have their own.
+		 * A file that could not be read (the process is gone) is
+		 * tried again with the next process that maps it. */
+		snprintf(path, sizeof(path), "%s/%u/root%s", g->proc_root, pid, pm->path);
+		if (attach_lib(g, path, kind) == 0 && hashmap_put(&g->files, key, 1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int gpu_scan_process(struct gpu *g, uint32_t pid)
+{
+	struct procmaps m = { 0 };
+	int err;
+
+	if (!g || !g->cuda || !g->skel)
+		return 0;
+	err = procmaps_read_at(g->proc_root, (int)pid, &m);
+	if (err)
+		return err;
+	err = gpu_scan_maps(g, pid, &m);
+	procmaps_free(&m);
+	return err;
+}
+
+/* At start: every running process that already maps a CUDA library. */
+int gpu_uprobe_scan_all(struct gpu *g)
+{
+	DIR *d = opendir(g->proc_root);
+	struct dirent *de;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (!*end && pid)
+			gpu_scan_process(g, (uint32_t)pid);
+	}
+	closedir(d);
+	return 0;
+}
+
+void gpu_uprobe_free(struct gpu *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nlinks; i++)
+		bpf_link__destroy(g->links[i]);
+	free(g->links);
+	g->links = NULL;
+	g->nlinks = 0;
+	hashmap_free(&g->files);
+}

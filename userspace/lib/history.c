@@ -1,0 +1,554 @@
+/* history.c: opening the history file (directory, identity check, schema
+ * migrations, moving a bad file aside), helpers every part shares, error
+ * reporting and statistics.  The schema and statements are in
+ * history_schema.c, writes in history_write.c, reads in history_query.c,
+ * retention in history_prune.c. */
+#include "history_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+uint64_t hist_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int hist_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+int hist_errno(sqlite3 *db, int rc)
+{
+	int sys = db ? sqlite3_system_errno(db) : 0;
+
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_ROW:
+	case SQLITE_DONE: return 0;
+	case SQLITE_NOMEM: return -ENOMEM;
+	case SQLITE_FULL: return -ENOSPC;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED: return -EBUSY;
+	case SQLITE_READONLY: return -EROFS;
+	case SQLITE_PERM:
+	case SQLITE_AUTH: return -EACCES;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB: return -EUCLEAN;
+	case SQLITE_TOOBIG: return -E2BIG;
+	case SQLITE_CONSTRAINT:
+	case SQLITE_MISMATCH:
+	case SQLITE_RANGE: return -EINVAL;
+	case SQLITE_INTERRUPT: return -EINTR;
+	case SQLITE_CANTOPEN:
+	case SQLITE_IOERR: return sys > 0 ? -sys : -EIO;
+	default: return -EIO;
+	}
+}
+
+/* Log a failed SQLite call once, count it, and turn it into -errno.  A
+ * corrupt file is noted so the next transaction starts a fresh one. */
+int hist_fail(struct history *h, int rc, const char *what)
+{
+	int err = hist_errno(h->db, rc);
+
+	h->s.errors++;
+	if (err == -EUCLEAN)
+		h->broken = true;
+	log_error("history: %s: %s (%s)", what, h->db ? sqlite3_errmsg(h->db) : sqlite3_errstr(rc),
+		  h->path);
+	return err ? err : -EIO;
+}
+
+sqlite3_stmt *hist_stmt(struct history *h, enum hist_stmt which)
+{
+	sqlite3_stmt *s = h->st[which];
+
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return s;
+}
+
+/* Run a statement that returns no rows (its parameters already bound). */
+int hist_step_done(struct history *h, enum hist_stmt which, const char *what)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(h->st[which])) == SQLITE_ROW)
+		;
+	sqlite3_reset(h->st[which]);
+	return rc == SQLITE_DONE ? 0 : hist_fail(h, rc, what);
+}
+
+/* First column of the first row, 0 when there is none or it is NULL. */
+int hist_get_u64(struct history *h, enum hist_stmt which, uint64_t *out, const char *what)
+{
+	int rc = sqlite3_step(h->st[which]);
+
+	*out = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(h->st[which], 0) : 0;
+	sqlite3_reset(h->st[which]);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : hist_fail(h, rc, what);
+}
+
+int hist_meta_add(struct history *h, const char *key, int64_t delta)
+{
+	sqlite3_stmt *s = hist_stmt(h, HS_META_ADD);
+
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, delta);
+	return hist_step_done(h, HS_META_ADD, "updating counters");
+}
+
+int hist_file_bytes(struct history *h, uint64_t *used, uint64_t *free_bytes)
+{
+	uint64_t pages, freep;
+	int err;
+
+	err = hist_get_u64(h, HS_PAGE_COUNT, &pages, "reading the page count");
+	if (!err)
+		err = hist_get_u64(h, HS_FREELIST, &freep, "reading the free list");
+	if (err)
+		return err;
+	*used = pages * (uint64_t)h->page_size;
+	if (free_bytes)
+		*free_bytes = freep * (uint64_t)h->page_size;
+	return 0;
+}
+
+static int make_dirs(const char *dir)
+{
+	char path[4096];
+	size_t i, len = strlen(dir);
+
+	if (!len)
+		return -EINVAL;
+	if (len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		path[i] = '\0';
+		if (mkdir(path, 0750) && errno != EEXIST)
+			return -errno;
+		path[i] = dir[i];
+	}
+	return 0;
+}
+
+/* path + suffix in a new string, or NULL. */
+static char *path_plus(const char *path, const char *suffix)
+{
+	char *p;
+
+	return asprintf(&p, "%s%s", path, suffix) < 0 ? NULL : p;
+}
+
+/* A name for the file moved aside: history.db.corrupt-<UTC time>[.n]. */
+static char *aside_name(const char *path)
+{
+	char stamp[48];
+	time_t now = time(NULL);
+	struct tm tm;
+	char *p = NULL;
+	int n;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), ".corrupt-%Y%m%dT%H%M%SZ", &tm);
+	for (n = 0; n < 1000; n++) {
+		char suffix[64];
+
+		snprintf(suffix, sizeof(suffix), n ? "%s.%d" : "%s", stamp, n);
+		free(p);
+		p = path_plus(path, suffix);
+		if (!p || access(p, F_OK))
+			break;
+	}
+	return p;
+}
+
+/* Rename the file (and its WAL) aside for inspection; a stale WAL must
+ * never be replayed into the fresh file. */
+static void move_aside(struct history *h)
+{
+	char *aside = aside_name(h->path), *wal = path_plus(h->path, "-wal");
+	char *aside_wal = aside ? path_plus(aside, "-wal") : NULL;
+	char *shm = path_plus(h->path, "-shm");
+
+	if (!aside || rename(h->path, aside)) {
+		log_error("history: cannot move %s aside: %s; removing it", h->path,
+			  aside ? strerror(errno) : "out of memory");
+		unlink(h->path);
+	}
+	if (wal && (!aside_wal || rename(wal, aside_wal)))
+		unlink(wal);
+	if (shm)
+		unlink(shm);
+	h->s.resets++;
+	log_error("history: moved %s aside to %s; starting a fresh history", h->path,
+		  aside ? aside : "(removed)");
+	free(aside);
+	free(wal);
+	free(aside_wal);
+	free(shm);
+}
+
+static int pragma_int(struct history *h, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(h->db, sql, -1, &s, NULL);
+
+	if (rc != SQLITE_OK)
+		return hist_fail(h, rc, "reading the file header");
+	rc = sqlite3_step(s);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return hist_fail(h, rc, "reading the file header");
+	return 0;
+}
+
+static int exec_sql(struct history *h, const char *sql, const char *what)
+{
+	int rc = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : hist_fail(h, rc, what);
+}
+
+/* Is this our file, someone else's, or a newer profd's?  -EUCLEAN for
+ * a file to move aside; *fresh for an empty one. */
+static int check_identity(struct history *h, int64_t *version, bool *fresh)
+{
+	int64_t app, tables;
+	int err;
+
+	err = pragma_int(h, "PRAGMA application_id", &app);
+	if (!err)
+		err = pragma_int(h, "PRAGMA user_version", version);
+	if (!err)
+		err = pragma_int(h, "SELECT count(*) FROM sqlite_schema", &tables);
+	if (err)
+		return err;
+	*fresh = app == 0 && *version == 0 && tables == 0;
+	if (*fresh)
+		return 0;
+	if (app != HIST_APPLICATION_ID || *version < 1) {
+		log_error("history: %s is not a profd history file (application_id 0x%llx, %lld "
+			  "tables)", h->path, (unsigned long long)app, (long long)tables);
+		return -EUCLEAN;
+	}
+	if (*version > HIST_SCHEMA_VERSION) {
+		log_error("history: %s was written by a newer profd (schema %lld, this one knows "
+			  "%d)", h->path, (long long)*version, HIST_SCHEMA_VERSION);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
+static int migrate(struct history *h, int64_t from)
+{
+	char sql[128];
+	int64_t v;
+	int err;
+
+	if (from == HIST_SCHEMA_VERSION)
+		return 0;
+	err = exec_sql(h, "BEGIN IMMEDIATE", "starting the schema upgrade");
+	for (v = from + 1; !err && v <= HIST_SCHEMA_VERSION; v++)
+		err = exec_sql(h, hist_migrations[v], "upgrading the schema");
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d; PRAGMA user_version = %d; COMMIT",
+		 HIST_APPLICATION_ID, HIST_SCHEMA_VERSION);
+	if (!err)
+		err = exec_sql(h, sql, "finishing the schema upgrade");
+	if (err)
+		sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+	else if (from)
+		log_info("history: %s upgraded from schema %lld to %d", h->path, (long long)from,
+			 HIST_SCHEMA_VERSION);
+	return err;
+}
+
+static int set_wal(struct history *h)
+{
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(h->db, "PRAGMA journal_mode = WAL", -1, &s, NULL);
+	const unsigned char *mode;
+
+	if (rc != SQLITE_OK)
+		return hist_fail(h, rc, "setting WAL mode");
+	rc = sqlite3_step(s);
+	mode = rc == SQLITE_ROW ? sqlite3_column_text(s, 0) : NULL;
+	if (mode && sqlite3_stricmp((const char *)mode, "wal"))
+		log_warn("history: %s: WAL mode unavailable, journal mode %s", h->path, mode);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : hist_fail(h, rc, "setting WAL mode");
+}
+
+/* WAL: flushes never block readers, and a crash loses at most the last
+ * flush (synchronous=NORMAL).  No mmap: a file truncated under us must
+ * give an error, not SIGBUS. */
+static int configure(struct history *h, bool fresh)
+{
+	char sql[256];
+	int64_t v;
+	int err = 0;
+
+	sqlite3_busy_timeout(h->db, h->o.busy_timeout_ms);
+	if (fresh)
+		err = exec_sql(h, "PRAGMA auto_vacuum = INCREMENTAL", "setting auto_vacuum");
+	if (!err)
+		err = pragma_int(h, "PRAGMA page_size", &v);
+	if (err)
+		return err;
+	h->page_size = v > 0 ? (uint32_t)v : 4096;
+	err = set_wal(h);
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192;"
+		 " PRAGMA journal_size_limit = %d", 64 << 20);
+	if (h->o.hard_max_bytes)
+		snprintf(sql + strlen(sql), sizeof(sql) - strlen(sql),
+			 "; PRAGMA max_page_count = %llu",
+			 (unsigned long long)(h->o.hard_max_bytes / h->page_size));
+	if (!err)
+		err = exec_sql(h, sql, "configuring the database");
+	return err;
+}
+
+static int prepare_all(struct history *h)
+{
+	int i, rc;
+
+	for (i = 0; i < HS_NSTMT; i++) {
+		rc = sqlite3_prepare_v3(h->db, hist_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+					&h->st[i], NULL);
+		if (rc != SQLITE_OK)
+			return hist_fail(h, rc, "preparing statements");
+	}
+	return 0;
+}
+
+static void disconnect(struct history *h)
+{
+	int i;
+
+	for (i = 0; i < HS_NSTMT; i++) {
+		sqlite3_finalize(h->st[i]);
+		h->st[i] = NULL;
+	}
+	sqlite3_close(h->db);
+	h->db = NULL;
+}
+
+/* Creating the file ourselves sets its mode (SQLite gives the WAL the
+ * same) and gives a clear error for a directory we may not write. */
+static int create_file(struct history *h)
+{
+	int fd = open(h->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+
+	if (fd < 0) {
+		int err = -errno;
+
+		h->s.errors++;
+		log_error("history: cannot open %s: %s (is the state directory writable? see "
+			  "--state-dir)", h->path, strerror(-err));
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
+static int connect_db(struct history *h)
+{
+	int64_t version = 0;
+	bool fresh = false;
+	int rc, err;
+
+	err = create_file(h);
+	if (err)
+		return err;
+	rc = sqlite3_open_v2(h->path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL);
+	if (rc != SQLITE_OK)
+		return hist_fail(h, rc, "opening");
+	if (sqlite3_db_readonly(h->db, "main") == 1) {
+		h->s.errors++;
+		log_error("history: %s is read-only", h->path);
+		return -EROFS;
+	}
+	err = check_identity(h, &version, &fresh);
+	if (!err)
+		err = configure(h, fresh);
+	if (!err)
+		err = migrate(h, version);
+	if (!err)
+		err = prepare_all(h);
+	return err;
+}
+
+static int connect_or_reset(struct history *h)
+{
+	int err = connect_db(h);
+
+	if (err != -EUCLEAN)
+		return err;
+	disconnect(h);
+	move_aside(h);
+	h->broken = false;
+	return connect_db(h);
+}
+
+/* Corruption seen while running (or a reconnect that failed before):
+ * move a corrupt file aside and start over. */
+int hist_recover(struct history *h)
+{
+	int err;
+
+	hist_txn_reset(h);
+	hist_cache_reset(&h->frames);
+	hist_cache_reset(&h->stacks);
+	h->series_id = -1;
+	disconnect(h);
+	if (h->broken)
+		move_aside(h);
+	h->broken = false;
+	err = connect_or_reset(h);
+	if (err)
+		disconnect(h);
+	return err;
+}
+
+static void set_defaults(struct history_opts *o, const struct history_opts *in)
+{
+	if (in)
+		*o = *in;
+	if (!o->bucket_ns)
+		o->bucket_ns = 10ull * 1000000000ull;
+	if (!o->frame_cache_max)
+		o->frame_cache_max = 32768;
+	if (!o->stack_cache_max)
+		o->stack_cache_max = 32768;
+	if (o->busy_timeout_ms <= 0)
+		o->busy_timeout_ms = 250;
+	if (!o->mark_every_ns)
+		o->mark_every_ns = 3600ull * 1000000000ull;
+}
+
+struct history *history_open(const char *state_dir, const struct history_opts *o)
+{
+	struct history *h = calloc(1, sizeof(*h));
+	int err = -ENOMEM;
+
+	if (!h)
+		goto fail;
+	set_defaults(&h->o, o);
+	hist_cache_init(&h->frames, h->o.frame_cache_max);
+	hist_cache_init(&h->stacks, h->o.stack_cache_max);
+	h->series_id = -1;
+	h->dir = strdup(state_dir ? state_dir : HISTORY_DEFAULT_DIR);
+	if (!h->dir || asprintf(&h->path, "%s/%s", h->dir, HISTORY_FILE) < 0) {
+		h->path = NULL;
+		goto fail;
+	}
+	err = make_dirs(h->dir);
+	if (err) {
+		log_error("history: cannot create the state directory %s: %s", h->dir,
+			  strerror(-err));
+		goto fail;
+	}
+	err = connect_or_reset(h);
+	if (err)
+		goto fail;
+	return h;
+fail:
+	history_close(h);
+	errno = -err;
+	return NULL;
+}
+
+void history_close(struct history *h)
+{
+	if (!h)
+		return;
+	if (h->in_txn)
+		history_rollback(h);
+	hist_txn_reset(h);
+	disconnect(h);
+	hist_cache_free(&h->frames);
+	hist_cache_free(&h->stacks);
+	hashmap_free(&h->txn_index);
+	free(h->txprocs);
+	free(h->scratch);
+	free(h->dir);
+	free(h->path);
+	free(h);
+}
+
+const char *history_path(const struct history *h)
+{
+	return h->path;
+}
+
+static int read_meta(struct history *h, const char *key, uint64_t *out)
+{
+	sqlite3_stmt *s = hist_stmt(h, HS_META_GET);
+
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	return hist_get_u64(h, HS_META_GET, out, "reading counters");
+}
+
+static int count_tables(struct history *h, struct history_stats *out)
+{
+	sqlite3_stmt *s = hist_stmt(h, HS_COUNT_TABLES);
+	int rc = sqlite3_step(s);
+
+	if (rc == SQLITE_ROW) {
+		out->stacks = (uint64_t)sqlite3_column_int64(s, 0);
+		out->frames = (uint64_t)sqlite3_column_int64(s, 1);
+		out->procs = (uint64_t)sqlite3_column_int64(s, 2);
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW ? 0 : hist_fail(h, rc, "counting rows");
+}
+
+int history_stats(struct history *h, struct history_stats *out)
+{
+	char *wal = path_plus(h->path, "-wal");
+	struct stat sb;
+	int err;
+
+	*out = h->s;
+	out->wal_bytes = wal && stat(wal, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	free(wal);
+	if (!h->db)
+		return -EIO;
+	err = hist_file_bytes(h, &out->file_bytes, &out->free_bytes);
+	if (!err)
+		err = read_meta(h, "sample_rows", &out->sample_rows);
+	if (!err)
+		err = read_meta(h, "samples", &out->samples);
+	if (!err)
+		err = count_tables(h, out);
+	return err;
+}

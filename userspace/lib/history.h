@@ -1,0 +1,143 @@
+/* history: profiles that outlive the daemon, in one SQLite file
+ * (<state_dir>/history.db, WAL mode).
+ *
+ * The daemon flushes what changed since its last flush as one transaction
+ * of rows named by frame names (never by the daemon's in-memory ids), and
+ * counts for the same (bucket, process, stack, thread) add up across
+ * flushes.  Frames and stacks are stored once and referenced by id; a
+ * process is keyed by (pid, start time) like the process table.
+ *
+ * Queries merge stored counts into a stackset with the same shape
+ * aggregate_dump() produces (process and thread roots, Python-only), so
+ * the caller can add the unflushed remainder it holds in memory.
+ *
+ * Every int function returns 0 or -errno and logs its failure once as
+ * "history: ...".  Queries and prunes return -EBUSY while a flush is
+ * open: the daemon runs them between flushes.  A corrupt, foreign or
+ * newer file is moved aside as history.db.corrupt-<time> and a fresh one
+ * started, at open or at the next call after corruption shows up. */
+#ifndef PROFD_HISTORY_H
+#define PROFD_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stackset.h"
+
+#define HISTORY_DEFAULT_DIR "/var/lib/profd"
+#define HISTORY_FILE "history.db"
+
+struct history;
+
+struct history_opts {
+	uint64_t bucket_ns;	  /* width of the buckets written (default 10 s) */
+	size_t frame_cache_max;	  /* frame names cached for writes (default 32768) */
+	size_t stack_cache_max;	  /* stacks cached for writes (default 32768) */
+	uint64_t hard_max_bytes;  /* writes fail with -ENOSPC beyond this (0 = none) */
+	int busy_timeout_ms;	  /* wait for another writer (default 250) */
+	uint64_t mark_every_ns;	  /* refresh "last used" of a frame or stack at most
+				   * this often (default 1 h): unused ones outlive
+				   * their last sample by up to this */
+};
+
+/* A process instance.  Strings may be NULL (stored as ""). */
+struct history_proc {
+	uint32_t pid, uid;
+	uint64_t start_time;		/* as proc->start_time; with pid the key */
+	const char *comm, *exe;
+	uint64_t first_ns, last_ns;	/* first/last sample, CLOCK_REALTIME */
+	uint64_t exited_ns;		/* 0 = running */
+};
+
+/* One count: frames root first, by kind and name. */
+struct history_row {
+	uint64_t bucket_ns;	 /* CLOCK_REALTIME in the bucket (rounded down to a
+				  * multiple of history_opts.bucket_ns) */
+	uint32_t tid;
+	const char *thread;	 /* thread name; a trailing " (<tid>)" is dropped */
+	uint32_t depth;
+	const uint32_t *kinds;	 /* enum frame_kind */
+	const char *const *names;
+	uint64_t count;
+	const char *type;	 /* NULL = "cpu" */
+};
+
+struct history_query {
+	const uint32_t *pids;	     /* distinct; NULL/0: every process */
+	size_t npids;
+	const uint64_t *start_times; /* NULL, or per pid: only that instance */
+	bool by_uid;		     /* only processes of uid (a non-root caller) */
+	uint32_t uid;
+	uint64_t since_ns, until_ns; /* CLOCK_REALTIME, 0 = open; buckets overlapping */
+	bool by_thread, python_only, process_root;
+	const char *type;	     /* NULL = "cpu" */
+};
+
+struct history_stats {
+	uint64_t file_bytes;	  /* page_count * page_size */
+	uint64_t free_bytes;	  /* of it on the freelist */
+	uint64_t wal_bytes;	  /* the -wal file now */
+	uint64_t sample_rows, samples, stacks, frames, procs;
+	uint64_t flushes, rows_written, last_flush_rows, last_flush_ns;
+	uint64_t rows_refused;	  /* malformed rows history_add() turned down */
+	uint64_t prunes, rows_pruned, bytes_pruned, last_prune_ns;
+	uint64_t errors;	  /* SQLite and I/O errors logged */
+	uint64_t resets;	  /* files moved aside (corrupt, foreign, newer) */
+};
+
+struct history_prune_stats {
+	uint64_t rows_deleted;	  /* sample rows */
+	uint64_t samples_deleted; /* sum of their counts */
+	uint64_t stacks_deleted, frames_deleted, procs_deleted;
+	uint64_t bytes_before, bytes_after; /* page_count * page_size */
+	uint64_t oldest_kept_ns;  /* first bucket left, 0 = empty */
+	uint64_t elapsed_ns;	  /* the whole call */
+	uint64_t shrink_ns;	  /* of it giving pages back (vacuum, checkpoint) */
+};
+
+/* Opens (creating the directory 0750 and the file 0640 if missing) or
+ * returns NULL with errno set; state_dir NULL = HISTORY_DEFAULT_DIR and
+ * o NULL = defaults. */
+struct history *history_open(const char *state_dir, const struct history_opts *o);
+void history_close(struct history *h);
+const char *history_path(const struct history *h);
+
+/* One transaction per flush.  A row that is malformed (-EINVAL, -ERANGE:
+ * NULL names, a kind >= FRAME_KIND_MAX, deeper than 4096 frames, values
+ * over INT64_MAX, -ENAMETOOLONG: a type of 32 characters or more) is
+ * refused alone and counted; the caller should drop it.  After any other
+ * failure of history_add() the next ones return the same error without
+ * touching the file, and history_commit() rolls the whole flush back and
+ * returns it: the caller keeps its counts as unflushed and sends them
+ * again next time. */
+int history_begin(struct history *h);
+int history_add(struct history *h, const struct history_proc *p, const struct history_row *r);
+int history_commit(struct history *h);
+void history_rollback(struct history *h);
+
+/* Adds the stored counts matching q to out (frames interned into out). */
+int history_query(struct history *h, const struct history_query *q, struct stackset *out);
+
+/* Calls fn for each stored process whose last sample is at or after
+ * since_ns, newest first, with the samples stored for it; a non-zero
+ * return from fn stops and is returned.  Strings live until fn returns. */
+typedef int (*history_proc_fn)(const struct history_proc *p, uint64_t samples, void *ctx);
+int history_procs(struct history *h, uint64_t since_ns, history_proc_fn fn, void *ctx);
+
+/* Deletes buckets that ended at or before older_than_ns (0 = keep all),
+ * then, while the file holds more than max_bytes (0 = no cap), the oldest
+ * buckets (keeping 10% below the cap, never the newest bucket); then
+ * stacks, frames and processes nothing refers to any more.  Freed pages
+ * go back to the file system when the file is over max_bytes or a quarter
+ * free, else they are reused by the next flushes.  Each step is its own
+ * transaction.  Cheap when run often (a minute of retention: a few ms);
+ * a first prune after a long stop can take seconds.  st may be NULL. */
+int history_prune(struct history *h, uint64_t older_than_ns, uint64_t max_bytes,
+		  struct history_prune_stats *st);
+
+/* Counters, the file's size, and the row counts (stacks, frames and
+ * procs are counted: milliseconds; ask on demand, not per flush). */
+int history_stats(struct history *h, struct history_stats *out);
+
+#endif

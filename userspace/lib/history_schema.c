@@ -1,0 +1,94 @@
+/* history_schema.c: the file's schema, one migration per version, and
+ * every statement the history module runs (prepared once at open). */
+#include "history_int.h"
+
+/* Sample rows are keyed (proc, series, bucket, stack, tid) in a WITHOUT
+ * ROWID table: the key is the table, so there is no second copy in an
+ * index, and every query and deletion is a range of that key.  A series
+ * is a profile type at one bucket width, so a query knows exactly how
+ * long each stored bucket lasts even if --bucket changed between runs;
+ * a row holds its bucket's number in the series (start / width), four
+ * bytes where nanoseconds take eight (an eighth of a row).
+ * Frame names and stacks are looked up by a stable 64-bit hash and
+ * compared in full; their last_ns (the newest bucket using them, kept
+ * within history_opts.mark_every_ns) lets a prune drop unused ones
+ * without reading the samples. */
+const char *const hist_migrations[HIST_SCHEMA_VERSION + 1] = {
+	[1] = "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+	      "INSERT INTO meta VALUES('sample_rows', 0), ('samples', 0);"
+	      "CREATE TABLE frames(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL,"
+	      " hash INTEGER NOT NULL, name TEXT NOT NULL, last_ns INTEGER NOT NULL);"
+	      "CREATE INDEX frames_hash ON frames(hash);"
+	      "CREATE TABLE stacks(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL,"
+	      " frames BLOB NOT NULL, last_ns INTEGER NOT NULL);"
+	      "CREATE INDEX stacks_hash ON stacks(hash);"
+	      "CREATE TABLE procs(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL,"
+	      " start_time INTEGER NOT NULL, uid INTEGER NOT NULL, comm TEXT NOT NULL,"
+	      " exe TEXT NOT NULL, first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL,"
+	      " exited_ns INTEGER NOT NULL, samples INTEGER NOT NULL DEFAULT 0,"
+	      " UNIQUE(pid, start_time));"
+	      "CREATE TABLE series(id INTEGER PRIMARY KEY, type TEXT NOT NULL,"
+	      " bucket_ns INTEGER NOT NULL, UNIQUE(type, bucket_ns));"
+	      "CREATE TABLE samples(proc INTEGER NOT NULL, series INTEGER NOT NULL,"
+	      " bucket INTEGER NOT NULL, stack INTEGER NOT NULL, tid INTEGER NOT NULL,"
+	      " thread_frame INTEGER NOT NULL, count INTEGER NOT NULL,"
+	      " PRIMARY KEY(proc, series, bucket, stack, tid)) WITHOUT ROWID;",
+};
+
+const char *const hist_sql[HS_NSTMT] = {
+	[HS_BEGIN] = "BEGIN IMMEDIATE",
+	[HS_BEGIN_READ] = "BEGIN",
+	[HS_COMMIT] = "COMMIT",
+	[HS_ROLLBACK] = "ROLLBACK",
+	[HS_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+	[HS_META_ADD] = "UPDATE meta SET value = value + ?2 WHERE key = ?1",
+	[HS_FRAME_FIND] = "SELECT id, last_ns, kind, name FROM frames WHERE hash = ?1",
+	[HS_FRAME_INSERT] = "INSERT INTO frames(hash, name, last_ns, kind) VALUES(?1, ?2, ?3, ?4)",
+	[HS_FRAME_TOUCH] = "UPDATE frames SET last_ns = ?2 WHERE id = ?1",
+	[HS_FRAME_GET] = "SELECT kind, name FROM frames WHERE id = ?1",
+	[HS_STACK_FIND] = "SELECT id, last_ns, frames FROM stacks WHERE hash = ?1",
+	[HS_STACK_INSERT] = "INSERT INTO stacks(hash, frames, last_ns) VALUES(?1, ?2, ?3)",
+	[HS_STACK_TOUCH] = "UPDATE stacks SET last_ns = ?2 WHERE id = ?1",
+	[HS_STACK_GET] = "SELECT frames FROM stacks WHERE id = ?1",
+	[HS_PROC_UPSERT] =
+		"INSERT INTO procs(pid, start_time, uid, comm, exe, first_ns, last_ns, exited_ns)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(pid, start_time) DO UPDATE SET"
+		" uid = excluded.uid,"
+		" comm = CASE WHEN excluded.comm <> '' THEN excluded.comm ELSE comm END,"
+		" exe = CASE WHEN excluded.exe <> '' THEN excluded.exe ELSE exe END,"
+		" first_ns = CASE WHEN first_ns = 0 OR (excluded.first_ns <> 0 AND"
+		" excluded.first_ns < first_ns) THEN excluded.first_ns ELSE first_ns END,"
+		" last_ns = max(last_ns, excluded.last_ns),"
+		" exited_ns = max(exited_ns, excluded.exited_ns) RETURNING id",
+	[HS_PROC_SAMPLES] = "UPDATE procs SET samples = samples + ?2 WHERE id = ?1",
+	[HS_PROC_BY_PID] = "SELECT id, pid, comm, uid, start_time FROM procs WHERE pid = ?1",
+	[HS_PROC_ALL] = "SELECT id, pid, comm, uid, start_time FROM procs",
+	[HS_PROC_LIST] = "SELECT pid, uid, start_time, comm, exe, first_ns, last_ns, exited_ns,"
+			 " samples FROM procs WHERE last_ns >= ?1 ORDER BY last_ns DESC",
+	[HS_SERIES_FIND] = "SELECT id FROM series WHERE type = ?1 AND bucket_ns = ?2",
+	[HS_SERIES_INSERT] = "INSERT INTO series(type, bucket_ns) VALUES(?1, ?2)",
+	[HS_SERIES_BY_TYPE] = "SELECT id, bucket_ns FROM series WHERE type = ?1",
+	[HS_SERIES_ALL] = "SELECT id, bucket_ns FROM series",
+	[HS_SAMPLE_INSERT] = "INSERT OR IGNORE INTO samples(proc, series, bucket, stack, tid,"
+			     " thread_frame, count) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[HS_SAMPLE_UPDATE] = "UPDATE samples SET count = count + ?6 WHERE proc = ?1 AND"
+			     " series = ?2 AND bucket = ?3 AND stack = ?4 AND tid = ?5",
+	[HS_SAMPLE_RANGE] = "SELECT stack, tid, thread_frame, count FROM samples WHERE"
+			    " proc = ?1 AND series = ?2 AND bucket >= ?3 AND bucket < ?4",
+	[HS_PRUNE_COUNT] = "SELECT count(*), coalesce(sum(count), 0) FROM samples WHERE"
+			   " proc = ?1 AND series = ?2 AND bucket < ?3",
+	[HS_PRUNE_DELETE] = "DELETE FROM samples WHERE proc = ?1 AND series = ?2 AND"
+			    " bucket < ?3",
+	[HS_PRUNE_PROC_SAMPLES] = "UPDATE procs SET samples = max(samples - ?2, 0) WHERE id = ?1",
+	[HS_MIN_BUCKET] = "SELECT min(bucket) FROM samples WHERE proc = ?1 AND series = ?2",
+	[HS_MAX_BUCKET] = "SELECT max(bucket) FROM samples WHERE proc = ?1 AND series = ?2",
+	[HS_PROCS_EMPTY] = "DELETE FROM procs WHERE NOT EXISTS"
+			   " (SELECT 1 FROM samples WHERE proc = procs.id)",
+	[HS_STACKS_UNUSED] = "DELETE FROM stacks WHERE last_ns < ?1",
+	[HS_FRAMES_UNUSED] = "DELETE FROM frames WHERE last_ns < ?1",
+	[HS_PAGE_COUNT] = "PRAGMA page_count",
+	[HS_FREELIST] = "PRAGMA freelist_count",
+	[HS_INCR_VACUUM] = "PRAGMA incremental_vacuum",
+	[HS_COUNT_TABLES] = "SELECT (SELECT count(*) FROM stacks), (SELECT count(*) FROM frames),"
+			    " (SELECT count(*) FROM procs)",
+};

@@ -1,0 +1,538 @@
+/* history_write.c: one transaction per flush.  Rows arrive named (frame
+ * kinds and names); frames and stacks become ids through bounded caches,
+ * so a flush of thousands of rows touches the file only for what is new,
+ * and each row is one insert (or one update when the cell exists). */
+#include "history_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+/* Part of the file format (stored in frames.hash and stacks.hash): a
+ * change needs a schema migration.  Words are read little endian so the
+ * value is the same on every machine. */
+uint64_t hist_hash(const void *data, size_t len, uint64_t seed)
+{
+	const uint8_t *p = data;
+	uint64_t h = (seed + 0x9e3779b97f4a7c15ull) ^ (len * 0xff51afd7ed558ccdull);
+	size_t i;
+
+	while (len >= 8) {
+		uint64_t w = 0;
+
+		for (i = 0; i < 8; i++)
+			w |= (uint64_t)p[i] << (8 * i);
+		h = hash64_mix(h ^ w);
+		p += 8;
+		len -= 8;
+	}
+	if (len) {
+		uint64_t w = 0;
+
+		for (i = 0; i < len; i++)
+			w |= (uint64_t)p[i] << (8 * i);
+		h = hash64_mix(h ^ w ^ 0xff);
+	}
+	return hash64_mix(h);
+}
+
+void hist_encode_u32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+uint32_t hist_decode_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void hist_cache_init(struct hist_cache *c, size_t max)
+{
+	memset(c, 0, sizeof(*c));
+	c->max = max;
+}
+
+void hist_cache_reset(struct hist_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		free(c->e[i].bytes);
+	c->n = 0;
+	hashmap_free(&c->index);
+}
+
+void hist_cache_free(struct hist_cache *c)
+{
+	hist_cache_reset(c);
+	free(c->e);
+	c->e = NULL;
+	c->cap = 0;
+}
+
+/* The cached entry, or NULL.  Probes successive keys: equal hashes of
+ * different contents never merge. */
+static struct hist_centry *cache_find(const struct hist_cache *c, const struct hist_key *k)
+{
+	uint64_t key, v;
+
+	for (key = k->hash; hashmap_get(&c->index, key, &v); key++) {
+		struct hist_centry *e = &c->e[v - 1];
+
+		if (e->prefix == k->prefix && e->len == k->len &&
+		    !memcmp(e->bytes, k->bytes, k->len))
+			return e;
+	}
+	return NULL;
+}
+
+/* Best effort: without memory the entry is simply not cached. */
+static void cache_put(struct hist_cache *c, const struct hist_key *k, int64_t id, uint64_t last_ns)
+{
+	struct hist_centry *e;
+	uint64_t key = k->hash;
+
+	if (c->n >= c->max)
+		hist_cache_reset(c);
+	if (hist_grow((void **)&c->e, &c->cap, c->n + 1, sizeof(*c->e)))
+		return;
+	e = &c->e[c->n];
+	e->bytes = malloc(k->len ? k->len : 1);
+	if (!e->bytes)
+		return;
+	memcpy(e->bytes, k->bytes, k->len);
+	e->hash = k->hash;
+	e->id = id;
+	e->last_ns = last_ns;
+	e->prefix = k->prefix;
+	e->len = k->len;
+	while (hashmap_get(&c->index, key, NULL))
+		key++;
+	if (hashmap_put(&c->index, key, c->n + 1)) {
+		free(e->bytes);
+		return;
+	}
+	c->n++;
+}
+
+/* Frames and stacks are one pattern: find by hash and compare in full,
+ * else insert; the FIND statements return id, last_ns, then content. */
+struct hist_dict {
+	enum hist_stmt find, insert, touch;
+	const char *what;
+};
+
+static const struct hist_dict frame_dict = { HS_FRAME_FIND, HS_FRAME_INSERT, HS_FRAME_TOUCH,
+					     "storing a frame" };
+static const struct hist_dict stack_dict = { HS_STACK_FIND, HS_STACK_INSERT, HS_STACK_TOUCH,
+					     "storing a stack" };
+
+static bool row_matches(sqlite3_stmt *s, const struct hist_dict *d, const struct hist_key *k)
+{
+	const void *b;
+
+	if (d == &frame_dict) {
+		b = sqlite3_column_text(s, 3);
+		return (uint32_t)sqlite3_column_int64(s, 2) == k->prefix &&
+		       (uint32_t)sqlite3_column_bytes(s, 3) == k->len && b &&
+		       !memcmp(b, k->bytes, k->len);
+	}
+	b = sqlite3_column_blob(s, 2);
+	return (uint32_t)sqlite3_column_bytes(s, 2) == k->len &&
+	       (!k->len || !memcmp(b, k->bytes, k->len));
+}
+
+static void bind_insert(struct history *h, const struct hist_dict *d, const struct hist_key *k)
+{
+	sqlite3_stmt *s = hist_stmt(h, d->insert);
+
+	sqlite3_bind_int64(s, 1, (int64_t)k->hash);
+	sqlite3_bind_int64(s, 3, (int64_t)h->row_ns);
+	if (d == &frame_dict) {
+		sqlite3_bind_text(s, 2, k->bytes, (int)k->len, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 4, k->prefix); /* the kind */
+	} else {
+		sqlite3_bind_blob(s, 2, k->len ? k->bytes : "", (int)k->len, SQLITE_STATIC);
+	}
+}
+
+static int64_t dict_from_db(struct history *h, const struct hist_dict *d, const struct hist_key *k,
+			    uint64_t *last_ns)
+{
+	sqlite3_stmt *s = hist_stmt(h, d->find);
+	int64_t id = -ENOENT;
+	int rc;
+
+	sqlite3_bind_int64(s, 1, (int64_t)k->hash);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (row_matches(s, d, k)) {
+			id = sqlite3_column_int64(s, 0);
+			*last_ns = (uint64_t)sqlite3_column_int64(s, 1);
+			break;
+		}
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return hist_fail(h, rc, d->what);
+	if (id != -ENOENT)
+		return id;
+	bind_insert(h, d, k);
+	rc = hist_step_done(h, d->insert, d->what);
+	*last_ns = h->row_ns;
+	return rc ? rc : sqlite3_last_insert_rowid(h->db);
+}
+
+/* Keep a frame's or stack's "last used" (a bucket start) at most
+ * mark_every_ns behind the newest bucket using it, so a prune can drop
+ * what no remaining sample uses without reading the samples. */
+static int touch(struct history *h, const struct hist_dict *d, int64_t id, uint64_t *last_ns)
+{
+	sqlite3_stmt *s;
+	int err;
+
+	if (h->row_ns <= *last_ns || h->row_ns - *last_ns <= h->o.mark_every_ns)
+		return 0;
+	s = hist_stmt(h, d->touch);
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, (int64_t)h->row_ns);
+	err = hist_step_done(h, d->touch, d->what);
+	if (!err)
+		*last_ns = h->row_ns;
+	return err;
+}
+
+static int64_t dict_id(struct history *h, const struct hist_dict *d, struct hist_cache *c,
+		       const struct hist_key *k)
+{
+	struct hist_centry *e = cache_find(c, k);
+	uint64_t last_ns = 0;
+	int64_t id;
+	int err;
+
+	if (e) {
+		err = touch(h, d, e->id, &e->last_ns);
+		return err ? err : e->id;
+	}
+	id = dict_from_db(h, d, k, &last_ns);
+	if (id < 0)
+		return id;
+	if (id > UINT32_MAX)
+		return -EOVERFLOW;
+	err = touch(h, d, id, &last_ns);
+	if (err)
+		return err;
+	cache_put(c, k, id, last_ns);
+	return id;
+}
+
+static int64_t frame_id(struct history *h, uint32_t kind, const char *name, size_t len)
+{
+	struct hist_key k = { hist_hash(name, len, (uint64_t)kind + 1), kind, (uint32_t)len, name };
+
+	return dict_id(h, &frame_dict, &h->frames, &k);
+}
+
+/* The stack of r as frame ids encoded in h->scratch, then its id. */
+static int64_t stack_id(struct history *h, const struct history_row *r)
+{
+	struct hist_key k = { 0, r->depth, r->depth * 4, NULL };
+	uint32_t i;
+	int64_t id;
+
+	if (hist_grow((void **)&h->scratch, &h->scratch_cap, (size_t)k.len + 4, 1))
+		return -ENOMEM;
+	for (i = 0; i < r->depth; i++) {
+		id = frame_id(h, r->kinds[i], r->names[i], strlen(r->names[i]));
+		if (id < 0)
+			return id;
+		hist_encode_u32(h->scratch + 4 * i, (uint32_t)id);
+	}
+	k.bytes = h->scratch;
+	k.hash = hist_hash(h->scratch, k.len, r->depth);
+	return dict_id(h, &stack_dict, &h->stacks, &k);
+}
+
+/* The thread's own name: "worker (1234)" from the aggregator is "worker". */
+static int64_t thread_frame(struct history *h, const struct history_row *r)
+{
+	const char *name = r->thread ? r->thread : "";
+	size_t len = strlen(name);
+	char suffix[24];
+	int n = snprintf(suffix, sizeof(suffix), " (%u)", r->tid);
+
+	if (len >= (size_t)n && !strcmp(name + len - (size_t)n, suffix))
+		len -= (size_t)n;
+	return frame_id(h, FRAME_ROOT, name, len);
+}
+
+static uint64_t proc_key(uint32_t pid, uint64_t start_time)
+{
+	return hash64_mix(((uint64_t)pid << 1 | 1) ^ hash64_mix(start_time));
+}
+
+static int64_t proc_upsert(struct history *h, const struct history_proc *p)
+{
+	sqlite3_stmt *s = hist_stmt(h, HS_PROC_UPSERT);
+	int64_t id;
+	int rc;
+
+	sqlite3_bind_int64(s, 1, p->pid);
+	sqlite3_bind_int64(s, 2, (int64_t)p->start_time);
+	sqlite3_bind_int64(s, 3, p->uid);
+	sqlite3_bind_text(s, 4, p->comm ? p->comm : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, p->exe ? p->exe : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 6, (int64_t)p->first_ns);
+	sqlite3_bind_int64(s, 7, (int64_t)p->last_ns);
+	sqlite3_bind_int64(s, 8, (int64_t)p->exited_ns);
+	rc = sqlite3_step(s);
+	id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+	sqlite3_reset(s);
+	return rc == SQLITE_ROW ? id : hist_fail(h, rc, "storing a process");
+}
+
+/* The process's row, written once per transaction (the caller passes
+ * the same identity for every row of a process in a flush). */
+static struct hist_txproc *txn_proc(struct history *h, const struct history_proc *p, int *err)
+{
+	uint64_t k = proc_key(p->pid, p->start_time), v;
+	struct hist_txproc *tp;
+	int64_t id;
+
+	for (; hashmap_get(&h->txn_index, k, &v); k++) {
+		tp = &h->txprocs[v - 1];
+		if (tp->pid == p->pid && tp->start_time == p->start_time)
+			return tp;
+	}
+	*err = -ENOMEM;
+	if (hist_grow((void **)&h->txprocs, &h->txprocs_cap, h->ntxprocs + 1, sizeof(*tp)))
+		return NULL;
+	id = proc_upsert(h, p);
+	if (id < 0) {
+		*err = (int)id;
+		return NULL;
+	}
+	if (hashmap_put(&h->txn_index, k, h->ntxprocs + 1))
+		return NULL;
+	tp = &h->txprocs[h->ntxprocs++];
+	tp->pid = p->pid;
+	tp->start_time = p->start_time;
+	tp->id = id;
+	tp->samples = 0;
+	return tp;
+}
+
+static int64_t series_id(struct history *h, const char *type)
+{
+	sqlite3_stmt *s;
+	uint64_t id;
+	int err;
+
+	if (h->series_id >= 0 && !strcmp(h->series_type, type))
+		return h->series_id;
+	s = hist_stmt(h, HS_SERIES_FIND);
+	sqlite3_bind_text(s, 1, type, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, (int64_t)h->o.bucket_ns);
+	err = hist_get_u64(h, HS_SERIES_FIND, &id, "looking up a series");
+	if (!err && !id) {
+		s = hist_stmt(h, HS_SERIES_INSERT);
+		sqlite3_bind_text(s, 1, type, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (int64_t)h->o.bucket_ns);
+		err = hist_step_done(h, HS_SERIES_INSERT, "storing a series");
+		id = (uint64_t)sqlite3_last_insert_rowid(h->db);
+	}
+	if (err)
+		return err;
+	strcpy(h->series_type, type);
+	h->series_id = (int64_t)id;
+	return h->series_id;
+}
+
+/* Insert the cell, or add to it when an earlier flush stored it. */
+static int put_sample(struct history *h, const int64_t key[6], uint64_t count)
+{
+	enum hist_stmt which = HS_SAMPLE_INSERT;
+	sqlite3_stmt *s = hist_stmt(h, which);
+	int i, err;
+
+	for (i = 0; i < 6; i++)
+		sqlite3_bind_int64(s, i + 1, key[i]);
+	sqlite3_bind_int64(s, 7, (int64_t)count);
+	err = hist_step_done(h, which, "storing samples");
+	if (err)
+		return err;
+	if (sqlite3_changes(h->db)) {
+		h->txn_new_rows++;
+		return 0;
+	}
+	which = HS_SAMPLE_UPDATE;
+	s = hist_stmt(h, which);
+	for (i = 0; i < 5; i++)
+		sqlite3_bind_int64(s, i + 1, key[i]);
+	sqlite3_bind_int64(s, 6, (int64_t)count);
+	return hist_step_done(h, which, "adding samples");
+}
+
+/* A row the file cannot take is refused alone: it must not fail the
+ * flush, or the caller would send it again forever. */
+static int check_row(const struct history *h, const struct history_row *r)
+{
+	uint32_t i;
+
+	if (r->depth && (!r->kinds || !r->names))
+		return -EINVAL;
+	if (r->bucket_ns > INT64_MAX || r->count > INT64_MAX || r->depth > HIST_MAX_DEPTH)
+		return -ERANGE;
+	if (r->type && strlen(r->type) >= sizeof(h->series_type))
+		return -ENAMETOOLONG;
+	for (i = 0; i < r->depth; i++)
+		if (!r->names[i] || r->kinds[i] >= FRAME_KIND_MAX)
+			return -EINVAL;
+	return 0;
+}
+
+static int add_row(struct history *h, const struct history_proc *p, const struct history_row *r)
+{
+	struct hist_txproc *tp;
+	int64_t key[6], series, stack, thread;
+	int err = 0;
+
+	h->row_ns = r->bucket_ns / h->o.bucket_ns * h->o.bucket_ns;
+	tp = txn_proc(h, p, &err);
+	if (!tp)
+		return err;
+	series = series_id(h, r->type ? r->type : "cpu");
+	if (series < 0)
+		return (int)series;
+	stack = stack_id(h, r);
+	if (stack < 0)
+		return (int)stack;
+	thread = thread_frame(h, r);
+	if (thread < 0)
+		return (int)thread;
+	key[0] = tp->id;
+	key[1] = series;
+	key[2] = (int64_t)(h->row_ns / h->o.bucket_ns);
+	key[3] = stack;
+	key[4] = r->tid;
+	key[5] = thread;
+	err = put_sample(h, key, r->count);
+	if (err)
+		return err;
+	tp->samples += r->count;
+	h->txn_samples += r->count;
+	h->txn_rows++;
+	return 0;
+}
+
+void hist_txn_reset(struct history *h)
+{
+	h->in_txn = false;
+	h->txn_err = 0;
+	h->ntxprocs = 0;
+	hashmap_free(&h->txn_index);
+	h->txn_rows = h->txn_new_rows = h->txn_samples = 0;
+}
+
+int history_begin(struct history *h)
+{
+	int rc;
+
+	if (h->in_txn)
+		return -EBUSY;
+	if ((h->broken || !h->db) && (rc = hist_recover(h)) != 0)
+		return rc;
+	rc = sqlite3_step(hist_stmt(h, HS_BEGIN));
+	sqlite3_reset(h->st[HS_BEGIN]);
+	if (rc != SQLITE_DONE)
+		return hist_fail(h, rc, "starting a flush");
+	hist_txn_reset(h);
+	h->in_txn = true;
+	h->txn_start_ns = hist_mono_ns();
+	return 0;
+}
+
+int history_add(struct history *h, const struct history_proc *p, const struct history_row *r)
+{
+	int err;
+
+	if (!h->in_txn)
+		return -EINVAL;
+	if (h->txn_err)
+		return h->txn_err;
+	err = check_row(h, r);
+	if (err) {
+		h->s.rows_refused++;
+		return err;
+	}
+	err = add_row(h, p, r);
+	if (err)
+		h->txn_err = err;
+	return err;
+}
+
+static int write_totals(struct history *h)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < h->ntxprocs && !err; i++) {
+		sqlite3_stmt *s = hist_stmt(h, HS_PROC_SAMPLES);
+
+		sqlite3_bind_int64(s, 1, h->txprocs[i].id);
+		sqlite3_bind_int64(s, 2, (int64_t)h->txprocs[i].samples);
+		err = hist_step_done(h, HS_PROC_SAMPLES, "counting process samples");
+	}
+	if (!err && h->txn_new_rows)
+		err = hist_meta_add(h, "sample_rows", (int64_t)h->txn_new_rows);
+	if (!err && h->txn_samples)
+		err = hist_meta_add(h, "samples", (int64_t)h->txn_samples);
+	return err;
+}
+
+int history_commit(struct history *h)
+{
+	int err, rc;
+
+	if (!h->in_txn)
+		return -EINVAL;
+	err = h->txn_err;
+	if (!err)
+		err = write_totals(h);
+	if (!err) {
+		rc = sqlite3_step(hist_stmt(h, HS_COMMIT));
+		sqlite3_reset(h->st[HS_COMMIT]);
+		if (rc != SQLITE_DONE)
+			err = hist_fail(h, rc, "committing a flush");
+	}
+	if (err) {
+		history_rollback(h);
+		return err;
+	}
+	h->s.flushes++;
+	h->s.rows_written += h->txn_rows;
+	h->s.last_flush_rows = h->txn_rows;
+	h->s.last_flush_ns = hist_mono_ns() - h->txn_start_ns;
+	hist_txn_reset(h);
+	return 0;
+}
+
+/* Ids created in the transaction are gone with it: forget the caches. */
+void history_rollback(struct history *h)
+{
+	if (!h->in_txn)
+		return;
+	if (h->db && !sqlite3_get_autocommit(h->db)) {
+		sqlite3_step(hist_stmt(h, HS_ROLLBACK));
+		sqlite3_reset(h->st[HS_ROLLBACK]);
+	}
+	hist_cache_reset(&h->frames);
+	hist_cache_reset(&h->stacks);
+	h->series_id = -1;
+	hist_txn_reset(h);
+}

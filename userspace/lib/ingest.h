@@ -1,0 +1,109 @@
+/* ingest: the first userspace stage.  Takes ringbuf events, resolves
+ * stack IDs to raw stacks (copying each new stack out of the BPF map once
+ * and deleting it there), symbolizes them per process (kernel, native and
+ * Python frames, merged in true order), and counts them in the
+ * aggregator.  Every sample ends in exactly one counter: aggregated, or
+ * dropped with a reason. */
+#ifndef PROFD_INGEST_H
+#define PROFD_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aggregate.h"
+#include "hashmap.h"
+#include "profd_abi.h"
+#include "proctable.h"
+
+struct symbolizer;
+struct gpu;
+struct pycode_cache;
+
+enum ingest_proc_event { INGEST_PROC_NEW, INGEST_PROC_EXEC, INGEST_PROC_REFRESH, INGEST_PROC_EXIT };
+
+/* What ingest needs from the BPF side: the daemon wires the sampler in,
+ * unit tests a fake. */
+struct ingest_backend {
+	int (*read_stack)(void *ctx, uint64_t id, struct profd_stack *out);
+	int (*del_stack)(void *ctx, uint64_t id);
+	/* Start or stop walking Python frames of a process; optional. */
+	int (*py_add)(void *ctx, uint32_t pid, const struct profd_py_proc *pp, const char *path);
+	void (*py_del)(void *ctx, uint32_t pid);
+	/* A process appeared, exec'ed, needs its native unwind tables
+	 * refreshed (new mappings), or exited; optional. */
+	void (*proc_event)(void *ctx, uint32_t pid, enum ingest_proc_event what);
+	void *ctx;
+};
+
+struct ingest_counters {
+	uint64_t samples;        /* sample events received */
+	uint64_t aggregated;     /* counted in a profile */
+	uint64_t dropped_nomem;  /* lost to allocation failure */
+	uint64_t dropped_noproc; /* process table full */
+	uint64_t stack_lost;     /* stack ID no longer readable: counted under "[stack lost]" */
+	uint64_t stack_reads;    /* stacks copied out of the BPF map */
+	uint64_t proc_execs, proc_exits;
+	uint64_t bad_events;     /* malformed ringbuf records */
+	uint64_t maps_reloads;
+	uint64_t user_frames, user_frames_unknown; /* symbolized user frames / of them without a symbol */
+	uint64_t py_processes;   /* Python processes found */
+	uint64_t py_samples;     /* samples carrying Python frames */
+	uint64_t py_frames_unreadable; /* code objects that could not be read */
+	uint64_t ustack_fp;      /* user stacks by frame pointers (no tables yet) */
+	uint64_t unwind_refreshes; /* tables refreshed after a walk hit unknown code */
+	uint64_t first_sample_mono_ns;
+};
+
+struct ingest {
+	struct ingest_backend be;
+	struct symbolizer *sym;
+	struct pycode_cache *pyc;
+	struct proctable *pt;
+	struct aggregate *agg;
+	struct ingest_counters c;
+	/* Raw stacks by ID: two generations, the older dropped when the
+	 * newer fills, so memory stays bounded without per-entry LRU. */
+	struct hashmap raw[2];
+	size_t raw_max;
+	struct hashmap kernel_frames; /* kernel ip -> global frame id + 1 */
+	struct hashmap eval_frames;   /* frame id -> 1 if an eval-loop frame */
+	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
+};
+
+/* A raw stack as copied from the BPF map. */
+struct raw_stack {
+	uint32_t kind;
+	uint32_t nr;
+	uint64_t ips[];
+};
+
+int ingest_init(struct ingest *in, const struct ingest_backend *be, struct symbolizer *sym,
+		struct proctable *pt, struct aggregate *agg);
+void ingest_free(struct ingest *in);
+void ingest_event(struct ingest *in, const void *data, size_t len);
+/* Find Python processes already running (so their threads get Python
+ * frames from the first sample).  Returns how many were found. */
+int ingest_scan_python(struct ingest *in);
+/* Re-read the clock offset (NTP steps); call now and then. */
+void ingest_sync_clock(struct ingest *in);
+uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns);
+
+/* ingest_frames.c: the symbolized, root-first frames of one sample. */
+int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
+			const struct raw_stack *u, const struct raw_stack *k,
+			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n);
+/* ingest_gpu.c: a GPU driver call or CUDA entry-point event. */
+void ingest_gpu_event(struct ingest *in, const void *data, size_t len);
+/* ingest.c, for events that carry stacks like a sample does: the raw
+ * stack of an ID (copied out and deleted when is_new), and the native
+ * unwind tables kept for the process. */
+const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, bool is_new,
+					     uint32_t kind);
+void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct profd_sample *e);
+
+/* ingest_frames.c: check whether p runs CPython and tell BPF. */
+void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns);
+
+#endif

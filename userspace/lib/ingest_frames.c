@@ -1,0 +1,212 @@
+/* ingest_frames.c: turn one sample's raw stacks into symbolized frames,
+ * root first: native user frames with the Python frames merged in where
+ * they ran (mixedstack.c), then kernel frames on top, as flamegraphs draw
+ * them.  Symbols are cached per kernel address and per (process, user
+ * address); Python names go through pycode's validated cache every time,
+ * so a freed and reused code object is never misnamed. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "ingest.h"
+#include "log.h"
+#include "mixedstack.h"
+#include "pycode.h"
+#include "pyruntime.h"
+#include "symbolize.h"
+
+#define MAPS_RELOAD_MIN_NS (200ull * 1000000ull) /* per process */
+#define EVAL_FRAME "_PyEval_EvalFrameDefault"
+
+static int64_t kernel_frame(struct ingest *in, uint64_t ip, struct buf *name)
+{
+	uint32_t kind = FRAME_KERNEL;
+	uint64_t v;
+	int64_t id;
+
+	if (hashmap_get(&in->kernel_frames, ip, &v))
+		return (int64_t)v - 1;
+	buf_reset(name);
+	if (symbolizer_kernel(in->sym, ip, name, &kind) || !buf_cstr(name))
+		return -ENOMEM;
+	id = aggregate_frame(in->agg, kind, name->data);
+	if (id >= 0)
+		hashmap_put(&in->kernel_frames, ip, (uint64_t)id + 1);
+	return id;
+}
+
+/* Is ip inside any mapping?  If not, the maps are stale (dlopen, a missed
+ * exec): reload them, rate-limited, and look for Python again. */
+static void refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono)
+{
+	if (p->exited || p->start_time == 0)
+		return;
+	if (p->maps_loaded && procmaps_find(&p->maps, ip))
+		return;
+	if (p->maps_loaded && mono - p->maps_mono_ns < MAPS_RELOAD_MIN_NS)
+		return;
+	in->c.maps_reloads++;
+	/* New mappings may be libpython (dlopen, or the loader still at
+	 * work when the exec was seen): look again. */
+	if (proctable_reload_maps(in->pt, p, mono) == 0 && !p->py)
+		p->py_checked = false;
+}
+
+static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool is_ret,
+			  struct buf *name, uint64_t mono)
+{
+	uint64_t key = ip ^ (is_ret ? 1ull << 63 : 0), v;
+	uint32_t kind = FRAME_UNKNOWN;
+	int64_t id;
+
+	if (hashmap_get(&p->user_frames, key, &v))
+		return (int64_t)v - 1;
+	refresh_maps_for(in, p, ip, mono);
+	buf_reset(name);
+	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, ip, is_ret, name, &kind) ||
+	    !buf_cstr(name))
+		return -ENOMEM;
+	in->c.user_frames++;
+	if (kind == FRAME_UNKNOWN)
+		in->c.user_frames_unknown++;
+	id = aggregate_frame(in->agg, kind, name->data);
+	if (id >= 0) {
+		hashmap_put(&p->user_frames, key, (uint64_t)id + 1);
+		if (strcmp(name->data, EVAL_FRAME) == 0)
+			hashmap_put(&in->eval_frames, (uint64_t)id, 1);
+	}
+	return id;
+}
+
+static int64_t named(struct ingest *in, uint32_t kind, const char *name)
+{
+	return aggregate_frame(in->agg, kind, name);
+}
+
+/* Native user frames, root first, with eval-loop frames flagged. */
+static int native_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
+			 const struct raw_stack *u, uint32_t *ids, bool *is_eval, uint32_t *n,
+			 struct buf *name)
+{
+	int64_t id;
+	int i;
+
+	*n = 0;
+	if (!u) {
+		if (e->flags & PROFD_SAMPLE_KERNEL_THREAD)
+			return 0;
+		id = named(in, FRAME_UNKNOWN, e->ustack_id ? "[stack lost]" : "[user stack unavailable]");
+		if (id < 0)
+			return (int)id;
+		is_eval[*n] = false;
+		ids[(*n)++] = (uint32_t)id;
+		return 0;
+	}
+	for (i = (int)u->nr - 1; i >= 0; i--) {
+		id = user_frame(in, p, u->ips[i], i > 0, name, e->time_ns);
+		if (id < 0)
+			return (int)id;
+		is_eval[*n] = hashmap_get(&in->eval_frames, (uint64_t)id, NULL);
+		ids[(*n)++] = (uint32_t)id;
+	}
+	return 0;
+}
+
+/* Python frames, root first.  Raw pairs come leaf first. */
+static int python_frames(struct ingest *in, struct proc *p, const struct raw_stack *py,
+			 uint32_t *ids, bool *entry, uint32_t *n)
+{
+	char text[2 * PYCODE_MAX_STR + 64];
+	int64_t id;
+	int i;
+
+	*n = 0;
+	if (!py || !p->py)
+		return 0;
+	for (i = (int)py->nr / 2 - 1; i >= 0; i--) {
+		uint64_t code = py->ips[2 * i], word = py->ips[2 * i + 1];
+		int64_t off = (int32_t)(uint32_t)word;
+
+		if (pycode_name(in->pyc, p->py, code, off, text, sizeof(text)) == 0) {
+			id = named(in, FRAME_PYTHON, text);
+		} else {
+			in->c.py_frames_unreadable++;
+			id = named(in, FRAME_UNKNOWN, "[python frame unreadable]");
+		}
+		if (id < 0)
+			return (int)id;
+		entry[*n] = (word >> 32) & PROFD_PYFRAME_ENTRY;
+		ids[(*n)++] = (uint32_t)id;
+	}
+	return 0;
+}
+
+static int kernel_frames(struct ingest *in, const struct raw_stack *k, uint32_t *ids, uint32_t max,
+			 uint32_t *n, struct buf *name)
+{
+	int64_t id;
+	int i;
+
+	if (!k)
+		return 0;
+	for (i = (int)k->nr - 1; i >= 0 && *n < max; i--) {
+		id = kernel_frame(in, k->ips[i], name);
+		if (id < 0)
+			return (int)id;
+		ids[(*n)++] = (uint32_t)id;
+	}
+	return 0;
+}
+
+int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
+			const struct raw_stack *u, const struct raw_stack *k,
+			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n)
+{
+	uint32_t nat[PROFD_MAX_STACK_DEPTH + 1], pyids[PROFD_MAX_PY_FRAMES];
+	bool is_eval[PROFD_MAX_STACK_DEPTH + 1], entry[PROFD_MAX_PY_FRAMES];
+	struct mixed_in mi = { nat, is_eval, 0, pyids, entry, 0 };
+	struct buf name;
+	int err;
+
+	buf_init(&name);
+	err = native_frames(in, p, e, u, nat, is_eval, &mi.nnative, &name);
+	if (!err)
+		err = python_frames(in, p, py, pyids, entry, &mi.npy);
+	if (!err) {
+		*n = mixed_merge(&mi, ids, max);
+		err = kernel_frames(in, k, ids, max, n, &name);
+	}
+	buf_free(&name);
+	return err;
+}
+
+void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
+{
+	struct profd_py_proc pp;
+	struct pyruntime *rt;
+	int err;
+
+	p->py_checked = true;
+	p->py_checked_mono_ns = mono_ns;
+	if (p->py || p->exited || p->start_time == 0)
+		return;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return;
+	err = pyruntime_detect((int)p->pid, rt);
+	if (err) {
+		if (err != -ENOENT)
+			log_info("python: pid %u: %s", p->pid, strerror(-err));
+		free(rt);
+		return;
+	}
+	p->py = rt;
+	in->c.py_processes++;
+	memset(&pp, 0, sizeof(pp));
+	pp.runtime_addr = rt->runtime_addr;
+	pp.off = rt->off;
+	if (in->be.py_add && in->be.py_add(in->be.ctx, p->pid, &pp, rt->path))
+		log_warn("python: pid %u: could not enable Python frames", p->pid);
+	log_info("python: pid %u runs CPython %d.%d (%s)", p->pid, rt->major, rt->minor, rt->path);
+}

@@ -1,0 +1,166 @@
+/* ingest_gpu.c: GPU driver calls and CUDA entry points.  Each event
+ * becomes the caller's symbolized stack (native and Python, as for a CPU
+ * sample) plus leaf frames naming the call: the driver command
+ * ("NV_ESC_RM_CONTROL", "ioctl 0x2b on /dev/foo", "poll on nvidia") or
+ * the CUDA entry point, and for kernel launches through the runtime API
+ * the kernel, named from its host stub ("kernel vectorAdd(float*, int)").
+ * It is counted twice: its time in gpu-driver/cuda, once in the *-calls
+ * type. */
+#include <stdio.h>
+#include <string.h>
+
+#include "buf.h"
+#include "gpu.h"
+#include "ingest.h"
+#include "symbolize.h"
+
+#define MAX_FRAMES (3 * PROFD_MAX_STACK_DEPTH + 8)
+#define LEAF_FRAMES 2
+/* Marks host-stub entries in a process's user-frame cache (user_frame()
+ * keys return addresses with bit 63). */
+#define STUB_KEY_BIT (1ull << 62)
+
+/* The sample the stack code expects: same IDs and flags. */
+static void as_sample(const struct profd_gpu_event *e, struct profd_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->type = PROFD_EV_SAMPLE;
+	s->pid = e->pid;
+	s->tid = e->tid;
+	s->time_ns = e->time_ns + e->duration_ns;
+	s->kstack_id = e->kstack_id;
+	s->ustack_id = e->ustack_id;
+	s->pystack_id = e->pystack_id;
+	s->flags = e->flags;
+	memcpy(s->comm, e->comm, sizeof(s->comm));
+}
+
+/* "kernel NAME" for a launch through the runtime API: the first argument
+ * is the host stub, a function of the process named like the kernel.
+ * Cached per process and stub once named. */
+static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, uint64_t start)
+{
+	uint64_t key = stub ^ STUB_KEY_BIT, v;
+	uint32_t kind = FRAME_UNKNOWN;
+	struct buf name, label;
+	int64_t id = -1;
+
+	if (hashmap_get(&p->user_frames, key, &v))
+		return (int64_t)v - 1;
+	buf_init(&name);
+	buf_init(&label);
+	/* Maps read before the call began may predate the library (dlopen). */
+	if ((!p->maps_loaded || !procmaps_find(&p->maps, stub)) && !p->exited &&
+	    p->maps_mono_ns < start)
+		proctable_reload_maps(in->pt, p, start);
+	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, stub, false, &name, &kind) == 0 &&
+	    buf_cstr(&name)) {
+		buf_printf(&label, "kernel %s", name.data);
+		if (buf_cstr(&label))
+			id = aggregate_frame(in->agg, FRAME_GPU, label.data);
+	}
+	if (id >= 0 && kind != FRAME_UNKNOWN)
+		hashmap_put(&p->user_frames, key, (uint64_t)id + 1);
+	buf_free(&name);
+	buf_free(&label);
+	return id;
+}
+
+static int add_leaves(struct ingest *in, struct proc *p, const struct profd_gpu_event *e,
+		      uint32_t *ids, uint32_t *n)
+{
+	char text[256];
+	int64_t id;
+
+	gpu_call_frame(in->gpu, e, text, sizeof(text));
+	id = aggregate_frame(in->agg, FRAME_GPU, text);
+	if (id < 0)
+		return (int)id;
+	ids[(*n)++] = (uint32_t)id;
+	if (e->source == PROFD_GPU_SRC_CUDA && gpu_cuda_fn_has_stub(e->nr) && e->arg) {
+		id = kernel_frame(in, p, e->arg, e->time_ns);
+		if (id >= 0)
+			ids[(*n)++] = (uint32_t)id;
+	}
+	return 0;
+}
+
+static const struct raw_stack *stack_of(struct ingest *in, uint64_t id, uint32_t flags,
+					uint32_t new_flag, uint32_t kind)
+{
+	return id ? ingest_resolve_stack(in, id, flags & new_flag, kind) : NULL;
+}
+
+static void on_call(struct ingest *in, const struct profd_gpu_event *e, struct gpu_stats *st)
+{
+	const struct raw_stack *u, *k, *py;
+	char comm[PROFD_COMM_LEN + 1];
+	uint32_t ids[MAX_FRAMES + LEAF_FRAMES], n;
+	struct profd_sample s;
+	struct proc *p;
+	int64_t idx;
+	bool cuda = e->source == PROFD_GPU_SRC_CUDA;
+	uint64_t when;
+
+	as_sample(e, &s);
+	k = stack_of(in, e->kstack_id, e->flags, PROFD_SAMPLE_KSTACK_NEW, PROFD_STACK_KERNEL);
+	u = stack_of(in, e->ustack_id, e->flags, PROFD_SAMPLE_USTACK_NEW, PROFD_STACK_USER);
+	py = stack_of(in, e->pystack_id, e->flags, PROFD_SAMPLE_PYSTACK_NEW, PROFD_STACK_PYTHON);
+	if ((e->kstack_id && !k) || (e->ustack_id && !u) || (e->pystack_id && !py))
+		in->c.stack_lost++;
+	memcpy(comm, e->comm, PROFD_COMM_LEN);
+	comm[PROFD_COMM_LEN] = '\0';
+	p = proctable_get(in->pt, e->pid, comm);
+	if (!p)
+		goto nomem;
+	if (!p->py_checked)
+		ingest_detect_python(in, p, s.time_ns);
+	ingest_keep_unwind_tables(in, p, &s);
+	if (ingest_build_frames(in, p, &s, u, k, py, ids, MAX_FRAMES, &n) ||
+	    add_leaves(in, p, e, ids, &n))
+		goto nomem;
+	idx = aggregate_stack(in->agg, p, ids, n);
+	when = ingest_realtime(in, e->time_ns);
+	if (idx < 0 ||
+	    aggregate_add(in->agg, p, cuda ? AGG_CUDA : AGG_GPU_DRIVER, (uint32_t)idx, e->tid,
+			  comm, when, e->duration_ns) ||
+	    aggregate_add(in->agg, p, cuda ? AGG_CUDA_CALLS : AGG_GPU_DRIVER_CALLS,
+			  (uint32_t)idx, e->tid, comm, when, 1))
+		goto nomem;
+	if (st)
+		st->aggregated++;
+	return;
+nomem:
+	if (st)
+		st->dropped_nomem++;
+}
+
+void ingest_gpu_event(struct ingest *in, const void *data, size_t len)
+{
+	struct gpu_stats *st = in->gpu ? gpu_stats_mut(in->gpu) : NULL;
+	struct profd_gpu_event e;
+
+	if (len < sizeof(e)) {
+		in->c.bad_events++;
+		return;
+	}
+	memcpy(&e, data, sizeof(e));
+	switch (e.source) {
+	case PROFD_GPU_SRC_LIBMAP:
+		if (st)
+			st->libmaps++;
+		gpu_scan_process(in->gpu, e.pid);
+		return;
+	case PROFD_GPU_SRC_IOCTL:
+	case PROFD_GPU_SRC_POLL:
+	case PROFD_GPU_SRC_CUDA:
+		if (st)
+			st->events++;
+		on_call(in, &e, st);
+		return;
+	default:
+		in->c.bad_events++;
+		if (st)
+			st->bad_events++;
+	}
+}

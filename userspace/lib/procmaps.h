@@ -1,0 +1,36 @@
+/* procmaps: parse /proc/PID/maps into a sorted array of mappings, the
+ * first step from a user instruction pointer to a file and an offset. */
+#ifndef PROFD_PROCMAPS_H
+#define PROFD_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct procmap {
+	uint64_t start, end, offset, inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t prot; /* PROT_READ|PROT_WRITE|PROT_EXEC bits */
+	char *path;    /* "" for anonymous, "[vdso]" etc. kept verbatim */
+	bool deleted;  /* the " (deleted)" suffix was present (and stripped) */
+};
+
+struct procmaps {
+	struct procmap *maps; /* one allocation: array then path strings */
+	size_t n;
+};
+
+/* Parse maps text (need not be NUL-terminated).  Blank lines are
+ * ignored; any other malformed line gives -EINVAL.  Sorted by start.
+ * 0 or -errno; on error *out is empty. */
+int procmaps_parse(const char *text, size_t len, struct procmaps *out);
+/* Read /proc/PID/maps: -ESRCH if the process is gone, -EACCES when not
+ * allowed.  A kernel thread or zombie yields n == 0. */
+int procmaps_read(int pid, struct procmaps *out);
+/* Same under another proc mount (tests, or a host /proc bind mount). */
+int procmaps_read_at(const char *proc_root, int pid, struct procmaps *out);
+/* The mapping containing addr, or NULL. */
+const struct procmap *procmaps_find(const struct procmaps *m, uint64_t addr);
+void procmaps_free(struct procmaps *m);
+
+#endif

@@ -1,0 +1,274 @@
+#include "proctable.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+void proctable_init(struct proctable *pt, size_t max_procs, const char *proc_root)
+{
+	memset(pt, 0, sizeof(*pt));
+	pt->max_procs = max_procs ? max_procs : 65536;
+	pt->proc_root = proc_root ? proc_root : "/proc";
+}
+
+static void proc_destroy(struct proctable *pt, struct proc *p)
+{
+	if (pt->on_free)
+		pt->on_free(p);
+	procmaps_free(&p->maps);
+	hashmap_free(&p->user_frames);
+	free(p->py);
+	free(p->exe);
+	free(p);
+}
+
+void proctable_free(struct proctable *pt)
+{
+	size_t i;
+
+	for (i = 0; i < pt->n; i++)
+		proc_destroy(pt, pt->all[i]);
+	free(pt->all);
+	hashmap_free(&pt->live);
+	pt->all = NULL;
+	pt->n = pt->cap = 0;
+}
+
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and
+ * parentheses, so parse from the last ')'. starttime is field 22. */
+static int parse_stat(const char *text, uint64_t *start_time, char comm[16])
+{
+	const char *open = strchr(text, '('), *close = strrchr(text, ')');
+	const char *p;
+	size_t len;
+	int field;
+
+	if (!open || !close || close < open)
+		return -EINVAL;
+	len = (size_t)(close - open - 1);
+	if (len > 15)
+		len = 15;
+	memcpy(comm, open + 1, len);
+	comm[len] = '\0';
+	p = close + 1;
+	for (field = 3; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (!p)
+		return -EINVAL;
+	*start_time = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time, uint32_t *uid,
+		       char comm[16], char **exe)
+{
+	char path[PATH_MAX], text[1024], link[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", proc_root, pid);
+	err = read_small_file(path, text, sizeof(text));
+	if (err < 0)
+		return err == -ENOENT ? -ESRCH : err;
+	if (parse_stat(text, start_time, comm))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/%u", proc_root, pid);
+	if (stat(path, &st))
+		return errno == ENOENT ? -ESRCH : -errno;
+	*uid = st.st_uid;
+	if (exe) {
+		*exe = NULL;
+		snprintf(path, sizeof(path), "%s/%u/exe", proc_root, pid);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = '\0';
+			*exe = strdup(link);
+		}
+	}
+	return 0;
+}
+
+/* Keep max_procs: drop the exited process that ended longest ago. */
+static void evict_one(struct proctable *pt)
+{
+	size_t i, victim = SIZE_MAX;
+
+	for (i = 0; i < pt->n; i++) {
+		if (!pt->all[i]->exited)
+			continue;
+		if (victim == SIZE_MAX || pt->all[i]->exit_ns < pt->all[victim]->exit_ns)
+			victim = i;
+	}
+	if (victim == SIZE_MAX)
+		return;
+	proc_destroy(pt, pt->all[victim]);
+	pt->all[victim] = pt->all[--pt->n];
+	pt->evicted++;
+}
+
+static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *comm)
+{
+	struct proc *p;
+	int err;
+
+	if (pt->n >= pt->max_procs)
+		evict_one(pt);
+	if (pt->n >= pt->max_procs)
+		return NULL; /* all live: the caller counts the sample as dropped */
+	if (pt->n == pt->cap) {
+		size_t ncap = pt->cap ? pt->cap * 2 : 256;
+		struct proc **all = realloc(pt->all, ncap * sizeof(*all));
+
+		if (!all)
+			return NULL;
+		pt->all = all;
+		pt->cap = ncap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	err = proc_read_identity(pt->proc_root, pid, &p->start_time, &p->uid, p->comm, &p->exe);
+	if (err) {
+		/* Gone before we looked: keep its samples under what we know. */
+		snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "?");
+		p->start_time = 0;
+		p->uid = UINT32_MAX;
+	}
+	if (hashmap_put(&pt->live, pid, (uint64_t)(uintptr_t)p)) {
+		free(p->exe);
+		free(p);
+		return NULL;
+	}
+	pt->all[pt->n++] = p;
+	return p;
+}
+
+struct proc *proctable_find_live(struct proctable *pt, uint32_t pid)
+{
+	uint64_t v;
+
+	return hashmap_get(&pt->live, pid, &v) ? (struct proc *)(uintptr_t)v : NULL;
+}
+
+struct proc *proctable_get(struct proctable *pt, uint32_t pid, const char *comm)
+{
+	struct proc *p = proctable_find_live(pt, pid);
+
+	return p ? p : proc_create(pt, pid, comm);
+}
+
+static void retire(struct proctable *pt, struct proc *p, uint64_t now_ns)
+{
+	p->exited = true;
+	p->exit_ns = now_ns;
+	hashmap_del(&pt->live, p->pid);
+	/* Maps of a dead process are useless; free them early. */
+	procmaps_free(&p->maps);
+	p->maps_loaded = false;
+}
+
+void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
+{
+	struct proc *p = proctable_find_live(pt, pid);
+	uint64_t start;
+	uint32_t uid;
+	char c[16];
+	char *exe;
+
+	if (!p)
+		return;
+	if (proc_read_identity(pt->proc_root, pid, &start, &uid, c, &exe) == 0) {
+		free(p->exe);
+		p->exe = exe;
+		p->uid = uid;
+	}
+	if (comm)
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	procmaps_free(&p->maps);
+	p->maps_loaded = false;
+	hashmap_free(&p->user_frames);
+	free(p->py);
+	p->py = NULL;
+	p->py_checked = false;
+	p->unwind_added = false;
+}
+
+void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns)
+{
+	struct proc *p = proctable_find_live(pt, pid);
+	size_t i;
+
+	if (!p)
+		return;
+	retire(pt, p, now_ns);
+	if (p->samples)
+		return;
+	/* Nothing to keep: an exec storm must not fill the table. */
+	for (i = 0; i < pt->n; i++) {
+		if (pt->all[i] == p) {
+			proc_destroy(pt, p);
+			pt->all[i] = pt->all[--pt->n];
+			break;
+		}
+	}
+}
+
+int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns)
+{
+	struct procmaps fresh = { 0 };
+	int err;
+
+	(void)pt;
+	p->maps_mono_ns = mono_ns;
+	err = procmaps_read((int)p->pid, &fresh);
+	if (err)
+		return err;
+	procmaps_free(&p->maps);
+	p->maps = fresh;
+	p->maps_loaded = true;
+	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale. */
+	hashmap_free(&p->user_frames);
+	return 0;
+}
+
+void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns)
+{
+	size_t i = 0;
+
+	while (i < pt->n) {
+		struct proc *p = pt->all[i];
+
+		if (p->exited && now_ns - p->exit_ns > retention_ns) {
+			proc_destroy(pt, p);
+			pt->all[i] = pt->all[--pt->n];
+			pt->expired++;
+			continue;
+		}
+		i++;
+	}
+}

@@ -1,0 +1,74 @@
+/* proctable: every process profd has seen, keyed by (pid, start time) so
+ * a reused pid never merges two programs.  Live processes are indexed by
+ * pid; exited ones stay (queryable) until the retention time passes. */
+#ifndef PROFD_PROCTABLE_H
+#define PROFD_PROCTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+#include "procmaps.h"
+
+struct proc_profile;
+struct pyruntime;
+
+struct proc {
+	uint32_t pid;
+	uint32_t uid;
+	uint64_t start_time; /* clock ticks since boot (/proc/PID/stat field 22); 0 = unknown */
+	char comm[16];
+	char *exe;           /* readlink(/proc/PID/exe) or NULL */
+	bool exited;
+	uint64_t exit_ns;    /* CLOCK_REALTIME */
+	uint64_t first_ns, last_ns; /* first and last sample, CLOCK_REALTIME */
+	uint64_t samples;    /* CPU samples */
+	uint64_t events;     /* weights of other profile types (GPU, CUDA) */
+
+	struct procmaps maps;
+	bool maps_loaded;
+	uint64_t maps_mono_ns; /* when maps were last read (CLOCK_MONOTONIC) */
+
+	/* Python: checked on the first sample and again when the maps
+	 * change (libpython may be dlopen'ed or exec'ed into). */
+	struct pyruntime *py;  /* NULL: not (yet) a Python process */
+	bool unwind_added;     /* native unwind tables requested */
+	uint64_t unwind_refresh_mono_ns;
+	bool py_checked;
+	uint64_t py_checked_mono_ns;
+
+	struct hashmap user_frames;  /* user ip -> global frame id + 1 */
+	struct proc_profile *profile; /* owned by the aggregator */
+};
+
+struct proctable {
+	struct hashmap live; /* pid -> struct proc * */
+	struct proc **all;   /* every tracked process, live or exited */
+	size_t n, cap;
+	size_t max_procs;
+	uint64_t evicted;    /* exited processes dropped to respect max_procs */
+	uint64_t expired;    /* exited processes dropped after the retention */
+	const char *proc_root; /* "/proc", overridable for tests */
+	void (*on_free)(struct proc *p); /* lets the aggregator free its profile */
+};
+
+void proctable_init(struct proctable *pt, size_t max_procs, const char *proc_root);
+void proctable_free(struct proctable *pt);
+/* The live process with this pid, creating its entry from /proc when new.
+ * comm is the sampled thread's name, used when /proc has nothing. */
+struct proc *proctable_get(struct proctable *pt, uint32_t pid, const char *comm);
+struct proc *proctable_find_live(struct proctable *pt, uint32_t pid);
+/* exec(): same process, new program: maps and caches are stale. */
+void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm);
+void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns);
+/* Re-read the maps (rate-limited by the caller). 0 or -errno. */
+int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns);
+/* Drop exited processes whose exit is older than retention_ns. */
+void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns);
+
+/* Read start time, uid, comm and exe of a pid from /proc. -ESRCH if gone. */
+int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time, uint32_t *uid,
+		       char comm[16], char **exe);
+
+#endif

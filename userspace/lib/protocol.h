@@ -1,0 +1,232 @@
+/* protocol: profd's control protocol, spoken between the daemon and
+ * profctl over a Unix stream socket.
+ *
+ * Every message is a 16-byte little-endian header followed by `length`
+ * payload bytes:
+ *
+ *   u32 magic   'P','R','F','D' (PROTO_MAGIC)
+ *   u16 version PROTO_VERSION
+ *   u16 type    enum proto_type
+ *   u32 length  payload bytes
+ *   u32 flags   0
+ *
+ * A payload is a list of TLV attributes (u16 tag, u16 reserved 0,
+ * u32 length, value).  Integers are little endian and exactly 4 or 8
+ * bytes; strings are bytes without a NUL (UTF-8 by convention, not
+ * validated: symbol names are whatever the binary holds); a nested
+ * attribute's value is itself an attribute list.  Decoders skip tags
+ * they do not know, so fields and message types can be added freely;
+ * list fields repeat their tag, any other field appearing twice is
+ * malformed.
+ *
+ * Bump PROTO_VERSION when the header changes, or when an existing type
+ * or attribute changes its encoding or meaning.  Adding a message type
+ * or an attribute is compatible and needs no bump.  Tag and type values
+ * travel on the wire: append only, never renumber.
+ */
+#ifndef PROFD_PROTOCOL_H
+#define PROFD_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "stackset.h"
+
+#define PROTO_MAGIC 0x44465250u /* "PRFD" read as a little-endian u32 */
+#define PROTO_VERSION 1
+#define PROTO_HDR_SIZE 16
+
+#define PROTO_MAX_REQUEST (64u * 1024)
+#define PROTO_MAX_RESPONSE (256u * 1024 * 1024)
+#define PROTO_MAX_STRING (64u * 1024) /* bytes, any one string */
+#define PROTO_MAX_DEPTH 4096          /* frames in one stack */
+
+/* Requests are 1..127, responses 128..255.  The daemon answers a
+ * request type it does not know with PROTO_RESP_ERROR (EOPNOTSUPP). */
+enum proto_type {
+	PROTO_REQ_LIST = 1,
+	PROTO_REQ_STATS = 2,
+	PROTO_REQ_DUMP = 3,
+	/* next: RECORD, TOP, DIFF */
+
+	PROTO_RESP_BASE = 128,
+	PROTO_RESP_ERROR = 128,
+	PROTO_RESP_LIST = 129,
+	PROTO_RESP_STATS = 130,
+	PROTO_RESP_DUMP = 131,
+};
+
+/* Attribute tags, one namespace per message or nested attribute. */
+enum proto_dump_attr {
+	PROTO_DUMP_A_PID = 1, /* u32, repeated */
+	PROTO_DUMP_A_COMM = 2,
+	PROTO_DUMP_A_EXE = 3,
+	PROTO_DUMP_A_TYPE = 4,
+	PROTO_DUMP_A_SINCE = 5, /* u64 */
+	PROTO_DUMP_A_UNTIL = 6, /* u64 */
+	PROTO_DUMP_A_FLAGS = 7, /* u32 */
+};
+
+enum proto_list_attr {
+	PROTO_LIST_A_PROC = 1, /* nested proto_proc_attr, repeated */
+};
+
+enum proto_proc_attr {
+	PROTO_PROC_A_PID = 1, /* u32, required */
+	PROTO_PROC_A_UID = 2,
+	PROTO_PROC_A_FLAGS = 3,
+	PROTO_PROC_A_START_TIME = 4, /* u64 */
+	PROTO_PROC_A_SAMPLES = 5,    /* u64 */
+	PROTO_PROC_A_COMM = 6,
+	PROTO_PROC_A_EXE = 7,
+};
+
+enum proto_stats_attr {
+	PROTO_STATS_A_STAT = 1, /* nested proto_stat_attr, repeated */
+};
+
+enum proto_stat_attr {
+	PROTO_STAT_A_NAME = 1,  /* required */
+	PROTO_STAT_A_VALUE = 2, /* u64, required */
+};
+
+enum proto_error_attr {
+	PROTO_ERROR_A_CODE = 1, /* u32 holding a positive errno, required */
+	PROTO_ERROR_A_MESSAGE = 2,
+};
+
+/* A stackset: frame ids in a stack are indices into the FRAME
+ * attributes in message order. */
+enum proto_ss_attr {
+	PROTO_SS_A_TITLE = 1,
+	PROTO_SS_A_UNIT = 2,
+	PROTO_SS_A_TYPE = 3,
+	PROTO_SS_A_START_NS = 4, /* u64 */
+	PROTO_SS_A_END_NS = 5,   /* u64 */
+	PROTO_SS_A_RATE_HZ = 6,  /* u32 */
+	PROTO_SS_A_FRAME = 7,    /* nested proto_frame_attr, repeated */
+	PROTO_SS_A_STACK = 8,    /* nested proto_stack_attr, repeated */
+};
+
+enum proto_frame_attr {
+	PROTO_FRAME_A_KIND = 1, /* u32 enum frame_kind, required */
+	PROTO_FRAME_A_NAME = 2, /* required */
+};
+
+enum proto_stack_attr {
+	PROTO_STACK_A_COUNT = 1,  /* u64, required */
+	PROTO_STACK_A_FRAMES = 2, /* u32 array, root first, required */
+};
+
+/* Error codes used throughout: -EINVAL bad argument, -EPROTO malformed
+ * bytes or a wrong magic/version, -EMSGSIZE a length over its limit,
+ * -ENOMEM.  Encoders append to a buf and leave it as it was on failure;
+ * decoders take untrusted bytes and leave their output empty on failure. */
+
+struct proto_hdr {
+	uint32_t magic;
+	uint16_t version, type;
+	uint32_t length, flags;
+};
+
+/* Parse and check a header (not the payload that follows).  On failure
+ * *out still holds what was read, so a caller can report the peer's
+ * version. */
+int proto_parse_header(const void *data, size_t len, uint32_t max_payload, struct proto_hdr *out);
+/* Check a whole message held in memory: a good header followed by
+ * exactly hdr->length bytes; *payload points into data. */
+int proto_parse_message(const void *data, size_t len, uint32_t max_payload, struct proto_hdr *hdr,
+			const void **payload);
+void proto_put_header(struct buf *b, uint16_t type, uint32_t length);
+
+/* Blocking I/O on a stream socket under one deadline for the whole
+ * message (timeout_ms < 0 waits forever).  EINTR-safe; copes with
+ * partial reads and writes; never raises SIGPIPE.
+ * proto_send: -EMSGSIZE if the payload is over the limit for its type.
+ * proto_recv: -ETIMEDOUT, -ECONNRESET on EOF, -EPROTO bad magic or
+ * version, -EMSGSIZE length over max_payload (nothing read past the
+ * header).  The payload buffer only grows as bytes arrive. */
+int proto_send(int fd, uint16_t type, const struct buf *payload, int timeout_ms);
+int proto_recv(int fd, uint16_t *type, struct buf *payload, uint32_t max_payload, int timeout_ms);
+/* Human text for a -errno from this module (either sign accepted). */
+const char *proto_strerror(int err);
+/* "LIST", "RESP_DUMP", ... or "UNKNOWN"; for logs. */
+const char *proto_type_name(uint16_t type);
+
+#define PROTO_DUMP_BY_THREAD (1u << 0)
+#define PROTO_DUMP_PYTHON_ONLY (1u << 1)
+#define PROTO_DUMP_ALL (1u << 2) /* whole machine, root frame per process */
+/* Decoders keep unknown flag bits; the daemon refuses them so a newer
+ * profctl is told instead of silently ignored. */
+#define PROTO_DUMP_KNOWN_FLAGS (PROTO_DUMP_BY_THREAD | PROTO_DUMP_PYTHON_ONLY | PROTO_DUMP_ALL)
+
+struct proto_dump_req {
+	uint32_t *pids;
+	size_t npids;
+	char *comm;
+	char *exe;
+	char *type; /* "cpu" when absent on the wire */
+	uint64_t since_ns, until_ns; /* CLOCK_REALTIME ns, 0 = open */
+	uint32_t flags;
+};
+
+int proto_encode_dump_req(struct buf *b, const struct proto_dump_req *r);
+int proto_decode_dump_req(const void *data, size_t len, struct proto_dump_req *r);
+void proto_dump_req_free(struct proto_dump_req *r);
+
+#define PROTO_PROC_EXITED (1u << 0)
+#define PROTO_PROC_PYTHON (1u << 1)
+
+struct proto_proc {
+	uint32_t pid, uid, flags;
+	uint64_t start_time; /* boot ticks from /proc/PID/stat */
+	uint64_t samples;
+	char *comm; /* NULL when unknown */
+	char *exe;  /* NULL when unknown */
+};
+
+struct proto_list {
+	struct proto_proc *procs;
+	size_t n;
+};
+
+int proto_encode_list(struct buf *b, const struct proto_list *l);
+int proto_decode_list(const void *data, size_t len, struct proto_list *l);
+void proto_list_free(struct proto_list *l);
+
+/* Stats: ordered name/value pairs so the daemon can add counters freely.
+ * Start from a zeroed struct. */
+struct proto_stat {
+	char *name;
+	uint64_t value;
+};
+
+struct proto_stats {
+	struct proto_stat *items;
+	size_t n;
+};
+
+int proto_stats_add(struct proto_stats *s, const char *name, uint64_t value);
+int proto_encode_stats(struct buf *b, const struct proto_stats *s);
+int proto_decode_stats(const void *data, size_t len, struct proto_stats *s);
+void proto_stats_free(struct proto_stats *s);
+
+struct proto_error {
+	int32_t code;  /* positive errno */
+	char *message; /* NULL when the peer sent none */
+};
+
+/* message may be NULL. */
+int proto_encode_error(struct buf *b, int32_t code, const char *message);
+int proto_decode_error(const void *data, size_t len, struct proto_error *e);
+void proto_error_free(struct proto_error *e);
+
+/* A dump response carries a whole stackset.  Decoding checks frame ids,
+ * kinds and depth (PROTO_MAX_DEPTH) and rebuilds the set through
+ * stackset_intern/stackset_add, so duplicates merge.  NULL on failure
+ * with *err (if non-NULL) and errno set. */
+int proto_encode_stackset(struct buf *b, const struct stackset *ss);
+struct stackset *proto_decode_stackset(const void *data, size_t len, int *err);
+
+#endif

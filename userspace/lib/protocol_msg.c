@@ -1,0 +1,401 @@
+/* protocol_msg: the small payloads (dump request, process list, stats,
+ * error).  Decoders size every array from a counting pass over the
+ * bytes, so allocation never exceeds what the input holds. */
+#include "protocol.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol_tlv.h"
+
+/* ---- dump request ---- */
+
+int proto_encode_dump_req(struct buf *b, const struct proto_dump_req *r)
+{
+	size_t start, i;
+	int err;
+
+	if (!b || !r || (r->npids && !r->pids))
+		return -EINVAL;
+	start = b->len;
+	for (i = 0; i < r->npids; i++)
+		proto_tlv_put_u32(b, PROTO_DUMP_A_PID, r->pids[i]);
+	err = proto_tlv_put_str(b, PROTO_DUMP_A_COMM, r->comm);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_DUMP_A_EXE, r->exe);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_DUMP_A_TYPE, r->type);
+	/* 0 means an open end, which is also what absence means. */
+	if (r->since_ns)
+		proto_tlv_put_u64(b, PROTO_DUMP_A_SINCE, r->since_ns);
+	if (r->until_ns)
+		proto_tlv_put_u64(b, PROTO_DUMP_A_UNTIL, r->until_ns);
+	proto_tlv_put_u32(b, PROTO_DUMP_A_FLAGS, r->flags);
+	return proto_tlv_finish(b, start, err);
+}
+
+struct dump_req_ctx {
+	struct proto_dump_req *r;
+	size_t max_pids;
+	uint64_t seen;
+};
+
+static int dump_req_attr(const struct proto_attr *a, void *arg)
+{
+	struct dump_req_ctx *ctx = arg;
+	struct proto_dump_req *r = ctx->r;
+	uint64_t repeatable = 0;
+
+	switch (a->tag) {
+	case PROTO_DUMP_A_PID:
+		if (r->npids >= ctx->max_pids)
+			return -EPROTO; /* cannot happen: counted on the same bytes */
+		return proto_tlv_get_u32(a, &repeatable, &r->pids[r->npids++]);
+	case PROTO_DUMP_A_COMM:
+		return proto_tlv_get_str(a, &ctx->seen, &r->comm);
+	case PROTO_DUMP_A_EXE:
+		return proto_tlv_get_str(a, &ctx->seen, &r->exe);
+	case PROTO_DUMP_A_TYPE:
+		return proto_tlv_get_str(a, &ctx->seen, &r->type);
+	case PROTO_DUMP_A_SINCE:
+		return proto_tlv_get_u64(a, &ctx->seen, &r->since_ns);
+	case PROTO_DUMP_A_UNTIL:
+		return proto_tlv_get_u64(a, &ctx->seen, &r->until_ns);
+	case PROTO_DUMP_A_FLAGS:
+		return proto_tlv_get_u32(a, &ctx->seen, &r->flags);
+	default:
+		return 0; /* a newer profctl's field */
+	}
+}
+
+int proto_decode_dump_req(const void *data, size_t len, struct proto_dump_req *r)
+{
+	struct dump_req_ctx ctx = { .r = r };
+	int ret;
+
+	if (!r || (!data && len))
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	ret = proto_tlv_count(data, len, PROTO_DUMP_A_PID, &ctx.max_pids);
+	if (ret)
+		return ret;
+	if (ctx.max_pids && !(r->pids = calloc(ctx.max_pids, sizeof(*r->pids))))
+		return -ENOMEM;
+	ret = proto_tlv_walk(data, len, dump_req_attr, &ctx);
+	if (!ret && !r->type && !(r->type = strdup("cpu")))
+		ret = -ENOMEM;
+	if (ret)
+		proto_dump_req_free(r);
+	return ret;
+}
+
+void proto_dump_req_free(struct proto_dump_req *r)
+{
+	if (!r)
+		return;
+	free(r->pids);
+	free(r->comm);
+	free(r->exe);
+	free(r->type);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- process list ---- */
+
+static int encode_proc(struct buf *b, const struct proto_proc *p)
+{
+	size_t nest = proto_tlv_nest_start(b, PROTO_LIST_A_PROC);
+	int err;
+
+	proto_tlv_put_u32(b, PROTO_PROC_A_PID, p->pid);
+	proto_tlv_put_u32(b, PROTO_PROC_A_UID, p->uid);
+	proto_tlv_put_u32(b, PROTO_PROC_A_FLAGS, p->flags);
+	proto_tlv_put_u64(b, PROTO_PROC_A_START_TIME, p->start_time);
+	proto_tlv_put_u64(b, PROTO_PROC_A_SAMPLES, p->samples);
+	err = proto_tlv_put_str(b, PROTO_PROC_A_COMM, p->comm);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_PROC_A_EXE, p->exe);
+	return err ? err : proto_tlv_nest_end(b, nest);
+}
+
+int proto_encode_list(struct buf *b, const struct proto_list *l)
+{
+	size_t start, i;
+	int err = 0;
+
+	if (!b || !l || (l->n && !l->procs))
+		return -EINVAL;
+	start = b->len;
+	for (i = 0; i < l->n && !err; i++)
+		err = encode_proc(b, &l->procs[i]);
+	return proto_tlv_finish(b, start, err);
+}
+
+struct proc_ctx {
+	struct proto_proc *p;
+	uint64_t seen;
+};
+
+static int proc_attr(const struct proto_attr *a, void *arg)
+{
+	struct proc_ctx *ctx = arg;
+	struct proto_proc *p = ctx->p;
+
+	switch (a->tag) {
+	case PROTO_PROC_A_PID:
+		return proto_tlv_get_u32(a, &ctx->seen, &p->pid);
+	case PROTO_PROC_A_UID:
+		return proto_tlv_get_u32(a, &ctx->seen, &p->uid);
+	case PROTO_PROC_A_FLAGS:
+		return proto_tlv_get_u32(a, &ctx->seen, &p->flags);
+	case PROTO_PROC_A_START_TIME:
+		return proto_tlv_get_u64(a, &ctx->seen, &p->start_time);
+	case PROTO_PROC_A_SAMPLES:
+		return proto_tlv_get_u64(a, &ctx->seen, &p->samples);
+	case PROTO_PROC_A_COMM:
+		return proto_tlv_get_str(a, &ctx->seen, &p->comm);
+	case PROTO_PROC_A_EXE:
+		return proto_tlv_get_str(a, &ctx->seen, &p->exe);
+	default:
+		return 0;
+	}
+}
+
+struct list_ctx {
+	struct proto_list *l;
+	size_t max;
+};
+
+static int list_attr(const struct proto_attr *a, void *arg)
+{
+	struct list_ctx *ctx = arg;
+	struct proc_ctx pc;
+	int ret;
+
+	if (a->tag != PROTO_LIST_A_PROC)
+		return 0;
+	if (ctx->l->n >= ctx->max)
+		return -EPROTO;
+	/* Count it first so proto_list_free() sees a half-decoded entry. */
+	pc = (struct proc_ctx){ .p = &ctx->l->procs[ctx->l->n++] };
+	ret = proto_tlv_walk(a->val, a->len, proc_attr, &pc);
+	return ret ? ret : proto_tlv_require(pc.seen, PROTO_TLV_BIT(PROTO_PROC_A_PID));
+}
+
+int proto_decode_list(const void *data, size_t len, struct proto_list *l)
+{
+	struct list_ctx ctx = { .l = l };
+	int ret;
+
+	if (!l || (!data && len))
+		return -EINVAL;
+	memset(l, 0, sizeof(*l));
+	ret = proto_tlv_count(data, len, PROTO_LIST_A_PROC, &ctx.max);
+	if (ret)
+		return ret;
+	if (ctx.max && !(l->procs = calloc(ctx.max, sizeof(*l->procs))))
+		return -ENOMEM;
+	ret = proto_tlv_walk(data, len, list_attr, &ctx);
+	if (ret)
+		proto_list_free(l);
+	return ret;
+}
+
+void proto_list_free(struct proto_list *l)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->procs[i].comm);
+		free(l->procs[i].exe);
+	}
+	free(l->procs);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- stats ---- */
+
+int proto_stats_add(struct proto_stats *s, const char *name, uint64_t value)
+{
+	struct proto_stat *items;
+	char *copy;
+
+	if (!s || !name)
+		return -EINVAL;
+	if (strlen(name) > PROTO_MAX_STRING)
+		return -EMSGSIZE;
+	copy = strdup(name);
+	if (!copy)
+		return -ENOMEM;
+	/* A few dozen counters: growing by one keeps the struct simple and
+	 * lets decoded sets (sized exactly) be extended too. */
+	items = realloc(s->items, (s->n + 1) * sizeof(*items));
+	if (!items) {
+		free(copy);
+		return -ENOMEM;
+	}
+	s->items = items;
+	s->items[s->n++] = (struct proto_stat){ .name = copy, .value = value };
+	return 0;
+}
+
+int proto_encode_stats(struct buf *b, const struct proto_stats *s)
+{
+	size_t start, i, nest;
+	int err = 0;
+
+	if (!b || !s || (s->n && !s->items))
+		return -EINVAL;
+	start = b->len;
+	for (i = 0; i < s->n && !err; i++) {
+		if (!s->items[i].name) {
+			err = -EINVAL;
+			break;
+		}
+		nest = proto_tlv_nest_start(b, PROTO_STATS_A_STAT);
+		err = proto_tlv_put_str(b, PROTO_STAT_A_NAME, s->items[i].name);
+		proto_tlv_put_u64(b, PROTO_STAT_A_VALUE, s->items[i].value);
+		if (!err)
+			err = proto_tlv_nest_end(b, nest);
+	}
+	return proto_tlv_finish(b, start, err);
+}
+
+struct stat_ctx {
+	struct proto_stat *st;
+	uint64_t seen;
+};
+
+static int stat_attr(const struct proto_attr *a, void *arg)
+{
+	struct stat_ctx *ctx = arg;
+
+	switch (a->tag) {
+	case PROTO_STAT_A_NAME:
+		return proto_tlv_get_str(a, &ctx->seen, &ctx->st->name);
+	case PROTO_STAT_A_VALUE:
+		return proto_tlv_get_u64(a, &ctx->seen, &ctx->st->value);
+	default:
+		return 0;
+	}
+}
+
+struct stats_ctx {
+	struct proto_stats *s;
+	size_t max;
+};
+
+static int stats_attr(const struct proto_attr *a, void *arg)
+{
+	struct stats_ctx *ctx = arg;
+	struct stat_ctx sc;
+	int ret;
+
+	if (a->tag != PROTO_STATS_A_STAT)
+		return 0;
+	if (ctx->s->n >= ctx->max)
+		return -EPROTO;
+	sc = (struct stat_ctx){ .st = &ctx->s->items[ctx->s->n++] };
+	ret = proto_tlv_walk(a->val, a->len, stat_attr, &sc);
+	return ret ? ret
+		   : proto_tlv_require(sc.seen, PROTO_TLV_BIT(PROTO_STAT_A_NAME) |
+							PROTO_TLV_BIT(PROTO_STAT_A_VALUE));
+}
+
+int proto_decode_stats(const void *data, size_t len, struct proto_stats *s)
+{
+	struct stats_ctx ctx = { .s = s };
+	int ret;
+
+	if (!s || (!data && len))
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	ret = proto_tlv_count(data, len, PROTO_STATS_A_STAT, &ctx.max);
+	if (ret)
+		return ret;
+	if (ctx.max && !(s->items = calloc(ctx.max, sizeof(*s->items))))
+		return -ENOMEM;
+	ret = proto_tlv_walk(data, len, stats_attr, &ctx);
+	if (ret)
+		proto_stats_free(s);
+	return ret;
+}
+
+void proto_stats_free(struct proto_stats *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++)
+		free(s->items[i].name);
+	free(s->items);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- error ---- */
+
+int proto_encode_error(struct buf *b, int32_t code, const char *message)
+{
+	size_t start;
+
+	if (!b || code <= 0)
+		return -EINVAL;
+	start = b->len;
+	proto_tlv_put_u32(b, PROTO_ERROR_A_CODE, (uint32_t)code);
+	return proto_tlv_finish(b, start, proto_tlv_put_str(b, PROTO_ERROR_A_MESSAGE, message));
+}
+
+struct error_ctx {
+	struct proto_error *e;
+	uint32_t code;
+	uint64_t seen;
+};
+
+static int error_attr(const struct proto_attr *a, void *arg)
+{
+	struct error_ctx *ctx = arg;
+
+	switch (a->tag) {
+	case PROTO_ERROR_A_CODE:
+		return proto_tlv_get_u32(a, &ctx->seen, &ctx->code);
+	case PROTO_ERROR_A_MESSAGE:
+		return proto_tlv_get_str(a, &ctx->seen, &ctx->e->message);
+	default:
+		return 0;
+	}
+}
+
+int proto_decode_error(const void *data, size_t len, struct proto_error *e)
+{
+	struct error_ctx ctx = { .e = e };
+	int ret;
+
+	if (!e || (!data && len))
+		return -EINVAL;
+	memset(e, 0, sizeof(*e));
+	ret = proto_tlv_walk(data, len, error_attr, &ctx);
+	if (!ret)
+		ret = proto_tlv_require(ctx.seen, PROTO_TLV_BIT(PROTO_ERROR_A_CODE));
+	/* Callers hand the code to strerror() and negate it: keep it a
+	 * positive int. */
+	if (!ret && (ctx.code == 0 || ctx.code > INT32_MAX))
+		ret = -EPROTO;
+	if (ret) {
+		proto_error_free(e);
+		return ret;
+	}
+	e->code = (int32_t)ctx.code;
+	return 0;
+}
+
+void proto_error_free(struct proto_error *e)
+{
+	if (!e)
+		return;
+	free(e->message);
+	memset(e, 0, sizeof(*e));
+}

@@ -1,0 +1,246 @@
+/* protocol_stackset: a whole profile as the payload of a dump response.
+ * Frames go first, then stacks referring to them by wire index. */
+#include "protocol.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol_tlv.h"
+
+static int encode_frame(struct buf *b, const struct ss_frame *f)
+{
+	size_t nest;
+	int err;
+
+	if (!f->name || f->kind >= FRAME_KIND_MAX)
+		return -EINVAL;
+	nest = proto_tlv_nest_start(b, PROTO_SS_A_FRAME);
+	proto_tlv_put_u32(b, PROTO_FRAME_A_KIND, f->kind);
+	err = proto_tlv_put_str(b, PROTO_FRAME_A_NAME, f->name);
+	return err ? err : proto_tlv_nest_end(b, nest);
+}
+
+static int encode_stack(struct buf *b, const struct ss_stack *st, size_t nframes)
+{
+	size_t nest;
+	uint32_t i;
+
+	/* Refuse what the decoder would refuse, naming the sender's bug. */
+	if (st->depth > PROTO_MAX_DEPTH)
+		return -EMSGSIZE;
+	for (i = 0; i < st->depth; i++)
+		if (st->frames[i] >= nframes)
+			return -EINVAL;
+	nest = proto_tlv_nest_start(b, PROTO_SS_A_STACK);
+	proto_tlv_put_u64(b, PROTO_STACK_A_COUNT, st->count);
+	proto_tlv_put_u32_array(b, PROTO_STACK_A_FRAMES, st->frames, st->depth);
+	return proto_tlv_nest_end(b, nest);
+}
+
+int proto_encode_stackset(struct buf *b, const struct stackset *ss)
+{
+	size_t start, i;
+	int err;
+
+	if (!b || !ss)
+		return -EINVAL;
+	start = b->len;
+	err = proto_tlv_put_str(b, PROTO_SS_A_TITLE, ss->title);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_SS_A_UNIT, ss->unit);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_SS_A_TYPE, ss->type);
+	proto_tlv_put_u64(b, PROTO_SS_A_START_NS, ss->start_ns);
+	proto_tlv_put_u64(b, PROTO_SS_A_END_NS, ss->end_ns);
+	proto_tlv_put_u32(b, PROTO_SS_A_RATE_HZ, ss->rate_hz);
+	for (i = 0; i < ss->nframes && !err; i++)
+		err = encode_frame(b, &ss->frames[i]);
+	for (i = 0; i < ss->nstacks && !err; i++)
+		err = encode_stack(b, &ss->stacks[i], ss->nframes);
+	return proto_tlv_finish(b, start, err);
+}
+
+struct ss_decoder {
+	struct stackset *ss;
+	/* Wire frame index -> stackset id: interning merges repeated
+	 * frames, so the two numberings can differ. */
+	uint32_t *ids;
+	size_t nframes, max_frames;
+	uint64_t seen;
+};
+
+struct frame_ctx {
+	uint32_t kind;
+	char *name;
+	uint64_t seen;
+};
+
+static int frame_attr(const struct proto_attr *a, void *arg)
+{
+	struct frame_ctx *f = arg;
+
+	switch (a->tag) {
+	case PROTO_FRAME_A_KIND:
+		return proto_tlv_get_u32(a, &f->seen, &f->kind);
+	case PROTO_FRAME_A_NAME:
+		return proto_tlv_get_str(a, &f->seen, &f->name);
+	default:
+		return 0;
+	}
+}
+
+static int decode_frame(struct ss_decoder *d, const struct proto_attr *a)
+{
+	struct frame_ctx f = { 0 };
+	int64_t id;
+	int ret;
+
+	if (d->nframes >= d->max_frames)
+		return -EPROTO; /* cannot happen: counted on the same bytes */
+	ret = proto_tlv_walk(a->val, a->len, frame_attr, &f);
+	if (!ret)
+		ret = proto_tlv_require(f.seen, PROTO_TLV_BIT(PROTO_FRAME_A_KIND) |
+							PROTO_TLV_BIT(PROTO_FRAME_A_NAME));
+	if (!ret && f.kind >= FRAME_KIND_MAX)
+		ret = -EPROTO;
+	if (!ret) {
+		id = stackset_intern(d->ss, f.kind, f.name);
+		if (id < 0)
+			ret = (int)id;
+		else
+			d->ids[d->nframes++] = (uint32_t)id;
+	}
+	free(f.name);
+	return ret;
+}
+
+/* First walk: metadata and frames, so stacks can be checked against
+ * the full frame table whatever order a sender used. */
+static int meta_attr(const struct proto_attr *a, void *arg)
+{
+	struct ss_decoder *d = arg;
+	struct stackset *ss = d->ss;
+
+	switch (a->tag) {
+	case PROTO_SS_A_TITLE:
+		return proto_tlv_get_str(a, &d->seen, &ss->title);
+	case PROTO_SS_A_UNIT:
+		return proto_tlv_get_str(a, &d->seen, &ss->unit);
+	case PROTO_SS_A_TYPE:
+		return proto_tlv_get_str(a, &d->seen, &ss->type);
+	case PROTO_SS_A_START_NS:
+		return proto_tlv_get_u64(a, &d->seen, &ss->start_ns);
+	case PROTO_SS_A_END_NS:
+		return proto_tlv_get_u64(a, &d->seen, &ss->end_ns);
+	case PROTO_SS_A_RATE_HZ:
+		return proto_tlv_get_u32(a, &d->seen, &ss->rate_hz);
+	case PROTO_SS_A_FRAME:
+		return decode_frame(d, a);
+	default:
+		return 0; /* stacks come in the second walk */
+	}
+}
+
+struct stack_ctx {
+	uint64_t count;
+	struct proto_attr frames;
+	uint64_t seen;
+};
+
+static int stack_attr(const struct proto_attr *a, void *arg)
+{
+	struct stack_ctx *st = arg;
+
+	switch (a->tag) {
+	case PROTO_STACK_A_COUNT:
+		return proto_tlv_get_u64(a, &st->seen, &st->count);
+	case PROTO_STACK_A_FRAMES:
+		if (a->len % 4 || proto_tlv_once(&st->seen, a->tag))
+			return -EPROTO;
+		if (a->len / 4 > PROTO_MAX_DEPTH)
+			return -EMSGSIZE;
+		st->frames = *a;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Map wire ids to stackset ids and add; the ids array is sized by the
+ * attribute's bytes. */
+static int add_stack(struct ss_decoder *d, const struct stack_ctx *st)
+{
+	uint32_t depth = st->frames.len / 4, i;
+	struct cursor c;
+	uint32_t *ids;
+	int ret = 0;
+
+	/* A wrapped total would turn every percentage into nonsense. */
+	if (st->count > UINT64_MAX - d->ss->total)
+		return -EPROTO;
+	ids = malloc(depth ? depth * sizeof(*ids) : 1);
+	if (!ids)
+		return -ENOMEM;
+	cursor_init(&c, st->frames.val, st->frames.len);
+	for (i = 0; i < depth && !ret; i++) {
+		uint32_t wire = cursor_u32(&c);
+
+		if (wire >= d->nframes)
+			ret = -EPROTO;
+		else
+			ids[i] = d->ids[wire];
+	}
+	if (!ret)
+		ret = stackset_add(d->ss, ids, depth, st->count);
+	free(ids);
+	return ret;
+}
+
+static int stack_top_attr(const struct proto_attr *a, void *arg)
+{
+	struct stack_ctx st = { 0 };
+	int ret;
+
+	if (a->tag != PROTO_SS_A_STACK)
+		return 0;
+	ret = proto_tlv_walk(a->val, a->len, stack_attr, &st);
+	if (!ret)
+		ret = proto_tlv_require(st.seen, PROTO_TLV_BIT(PROTO_STACK_A_COUNT) |
+							 PROTO_TLV_BIT(PROTO_STACK_A_FRAMES));
+	return ret ? ret : add_stack(arg, &st);
+}
+
+static int decode_into(struct ss_decoder *d, const void *data, size_t len)
+{
+	int ret = proto_tlv_count(data, len, PROTO_SS_A_FRAME, &d->max_frames);
+
+	if (ret)
+		return ret;
+	if (d->max_frames && !(d->ids = calloc(d->max_frames, sizeof(*d->ids))))
+		return -ENOMEM;
+	ret = proto_tlv_walk(data, len, meta_attr, d);
+	if (!ret)
+		ret = proto_tlv_walk(data, len, stack_top_attr, d);
+	return ret;
+}
+
+struct stackset *proto_decode_stackset(const void *data, size_t len, int *err)
+{
+	struct ss_decoder d = { 0 };
+	int ret = -EINVAL;
+
+	if (data || !len) {
+		d.ss = stackset_new();
+		ret = d.ss ? decode_into(&d, data, len) : -ENOMEM;
+	}
+	free(d.ids);
+	if (ret) {
+		stackset_free(d.ss);
+		d.ss = NULL;
+		errno = -ret;
+	}
+	if (err)
+		*err = ret;
+	return d.ss;
+}

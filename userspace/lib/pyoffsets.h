@@ -1,0 +1,49 @@
+/* pyoffsets: where the Python frame walker finds things inside CPython's
+ * private structures, per interpreter version.
+ *
+ * 3.9 .. 3.12 come from built-in tables (CPython's headers for x86_64,
+ * non-debug, default GIL build; checked against live interpreters).
+ * 3.13+ come from the _Py_DebugOffsets block that _PyRuntime starts with,
+ * read out of the target process, so a new patch release needs no table.
+ *
+ * The struct is plain fixed-width data with no pointers so that it can be
+ * copied as is into a BPF map later (the ABI twin will live in
+ * bpf/profd_abi.h; keep the two in step).  Every offset is in bytes from
+ * the start of the named object; PYOFF_NONE marks a field the version does
+ * not have. */
+#ifndef PROFD_PYOFFSETS_H
+#define PROFD_PYOFFSETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd_abi.h"
+
+/* The offsets struct and its enums live in profd_abi.h: the BPF walker
+ * reads the same struct from a map. */
+
+/* State bits of PyASCIIObject.state, the same on 3.9 .. 3.13. */
+#define PYOFF_UNICODE_KIND_SHIFT 2
+#define PYOFF_UNICODE_KIND_MASK 0x7u
+#define PYOFF_UNICODE_COMPACT (1u << 5)
+#define PYOFF_UNICODE_ASCII (1u << 6)
+#define PYOFF_UNICODE_READY (1u << 7) /* <= 3.11 only */
+
+/* Bytes of _PyRuntime to read for pyoffsets_from_debug(). */
+#define PYOFF_DEBUG_READ_SIZE 640
+
+/* The built-in table for 3.9 .. 3.12; NULL for other versions (3.13+
+ * must come from pyoffsets_from_debug()). */
+const struct profd_pyoffsets *pyoffsets_builtin(int major, int minor);
+
+/* True if data (at least 16 bytes from the start of _PyRuntime) begins
+ * with the _Py_DebugOffsets cookie; sets *hexversion (PY_VERSION_HEX). */
+int pyoffsets_has_debug(const void *data, size_t len, uint64_t *hexversion);
+
+/* Fill out from a _Py_DebugOffsets block (the first len bytes of
+ * _PyRuntime).  0, -EINVAL (no cookie, short or implausible),
+ * -EPROTONOSUPPORT (a layout this code does not know: 3.14+), -ENOTSUP
+ * (free-threaded build). */
+int pyoffsets_from_debug(const void *data, size_t len, struct profd_pyoffsets *out);
+
+#endif

@@ -1,0 +1,415 @@
+#include "pyruntime.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hashmap.h"
+#include "log.h"
+#include "pymem.h"
+
+#define PAGE_MASK_4K (~(uint64_t)0xfff)
+#define MAX_SYMS (4u << 20) /* bound on symbols scanned per table */
+
+/* What we need from the ELF file of a candidate module. */
+struct pyelf {
+	uint64_t runtime_value, runtime_size;
+	uint64_t version_value; /* Py_Version */
+	uint64_t tls_value;	/* _Py_tss_tstate */
+	uint64_t tls_memsz;
+	bool has_runtime, has_version, has_tls;
+	GElf_Phdr loads[16];
+	size_t nloads;
+};
+
+/* A file-backed mapping from /proc/PID/maps. */
+struct pymap {
+	uint64_t start, offset;
+	char path[PATH_MAX];
+};
+
+/* Copy with truncation, always terminated. */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+int pyruntime_version_from_name(const char *name, int *minor)
+{
+	const char *base = strrchr(name, '/');
+	const char *p;
+	char *end;
+	long v;
+
+	base = base ? base + 1 : name;
+	if (!strncmp(base, "libpython", 9))
+		p = base + 9;
+	else if (!strncmp(base, "python", 6))
+		p = base + 6;
+	else
+		return -ENOENT;
+	if (strncmp(p, "3.", 2))
+		return -ENOENT;
+	v = strtol(p + 2, &end, 10);
+	if (end == p + 2 || v < 0 || v > 99)
+		return -ENOENT;
+	/* "3.11", "3.11.so...", "3.9d.so" all end the number here. */
+	if (*end && *end != '.' && *end != 'd' && *end != 'm' && *end != 't')
+		return -ENOENT;
+	*minor = (int)v;
+	return 0;
+}
+
+static void note_symbol(struct pyelf *pe, const char *name, const GElf_Sym *sym)
+{
+	if (sym->st_shndx == SHN_UNDEF)
+		return;
+	if (!strcmp(name, "_PyRuntime") && !pe->has_runtime) {
+		pe->runtime_value = sym->st_value;
+		pe->runtime_size = sym->st_size;
+		pe->has_runtime = true;
+	} else if (!strcmp(name, "Py_Version") && !pe->has_version) {
+		pe->version_value = sym->st_value;
+		pe->has_version = true;
+	} else if (!strcmp(name, "_Py_tss_tstate") && GELF_ST_TYPE(sym->st_info) == STT_TLS &&
+		   !pe->has_tls) {
+		pe->tls_value = sym->st_value;
+		pe->has_tls = true;
+	}
+}
+
+static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct pyelf *pe,
+			uint64_t file_size)
+{
+	Elf_Data *data;
+	size_t i, n;
+
+	/* An untrusted file: never let libelf size anything from a header
+	 * that points past the end of the file. */
+	if (sh->sh_entsize != sizeof(Elf64_Sym) || sh->sh_offset > file_size ||
+	    sh->sh_size > file_size - sh->sh_offset)
+		return;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return;
+	n = data->d_size / sizeof(Elf64_Sym);
+	if (n > MAX_SYMS)
+		n = MAX_SYMS;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym) || !sym.st_name)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (name && (name[0] == '_' || name[0] == 'P'))
+			note_symbol(pe, name, &sym);
+	}
+}
+
+static int scan_elf(Elf *elf, struct pyelf *pe, uint64_t file_size)
+{
+	Elf_Scn *scn = NULL;
+	size_t i, phnum;
+
+	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
+		return -EINVAL;
+	/* .dynsym first: a stripped module still has the exported names. */
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+			scan_symtab(elf, scn, &sh, pe, file_size);
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			scan_symtab(elf, scn, &sh, pe, file_size);
+	}
+	if (elf_getphdrnum(elf, &phnum))
+		return -EINVAL;
+	for (i = 0; i < phnum && i < 256; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_LOAD && pe->nloads < 16)
+			pe->loads[pe->nloads++] = ph;
+		else if (ph.p_type == PT_TLS)
+			pe->tls_memsz = ph.p_memsz;
+	}
+	return 0;
+}
+
+/* Open the mapped file itself (map_files survives deletion and cannot be
+ * redirected by the target's symlinks), else its path under the
+ * process's root. */
+static int open_mapped(int pid, const struct pymap *m, uint64_t end)
+{
+	char p[PATH_MAX + 64];
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)m->start,
+		 (unsigned long long)end);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(p, sizeof(p), "/proc/%d/root%s", pid, m->path);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* What scan_elf found, per file identity: every process of a program
+ * (and every exec of a compiler in a build) asks about the same few
+ * files, so each is parsed once.  Bounded: cleared when full. */
+#define ELF_CACHE_MAX 1024
+static struct hashmap elf_cache; /* identity -> struct pyelf * (NULL: not ELF) */
+
+static uint64_t file_identity(const struct stat *st)
+{
+	uint64_t h = hash64_mix(st->st_dev) ^ st->st_ino;
+
+	h = hash64_mix(h ^ (uint64_t)st->st_size);
+	return hash64_mix(h ^ ((uint64_t)st->st_mtim.tv_sec * 1000000000ull + st->st_mtim.tv_nsec));
+}
+
+static void elf_cache_clear(void)
+{
+	uint64_t v;
+	size_t it = 0;
+
+	while (hashmap_next(&elf_cache, &it, NULL, &v))
+		free((void *)(uintptr_t)v);
+	hashmap_free(&elf_cache);
+}
+
+static int elf_cache_get(const struct stat *st, struct pyelf *pe)
+{
+	uint64_t v;
+
+	if (!hashmap_get(&elf_cache, file_identity(st), &v))
+		return -ENOENT;
+	if (!v)
+		return -EINVAL;
+	*pe = *(const struct pyelf *)(uintptr_t)v;
+	return 0;
+}
+
+static void elf_cache_put(const struct stat *st, const struct pyelf *pe, int err)
+{
+	struct pyelf *copy = NULL;
+
+	if (elf_cache.len >= ELF_CACHE_MAX)
+		elf_cache_clear();
+	if (!err) {
+		copy = malloc(sizeof(*copy));
+		if (!copy)
+			return;
+		*copy = *pe;
+	}
+	if (hashmap_put(&elf_cache, file_identity(st), (uint64_t)(uintptr_t)copy))
+		free(copy);
+}
+
+static int read_elf(int pid, const struct pymap *m, uint64_t end, struct pyelf *pe)
+{
+	struct stat st;
+	Elf *elf;
+	int fd, err;
+
+	memset(pe, 0, sizeof(*pe));
+	fd = open_mapped(pid, m, end);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	err = elf_cache_get(&st, pe);
+	if (err != -ENOENT) {
+		close(fd);
+		return err;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	err = elf ? scan_elf(elf, pe, (uint64_t)st.st_size) : -EINVAL;
+	elf_end(elf);
+	close(fd);
+	elf_cache_put(&st, pe, err);
+	return err;
+}
+
+/* Load bias from one mapping: the PT_LOAD it maps, page aligned. */
+static int load_bias(const struct pyelf *pe, const struct pymap *m, uint64_t *bias)
+{
+	size_t i;
+
+	for (i = 0; i < pe->nloads; i++) {
+		const GElf_Phdr *ph = &pe->loads[i];
+
+		if ((ph->p_offset & PAGE_MASK_4K) == m->offset) {
+			*bias = m->start - (ph->p_vaddr & PAGE_MASK_4K);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static bool is_candidate(const char *path, const char *exe)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "libpython3", 10) && strstr(base, ".so"))
+		return true;
+	return exe[0] && !strcmp(path, exe);
+}
+
+static bool parse_maps_line(const char *line, struct pymap *m)
+{
+	unsigned long long start, end, off;
+	int pos = 0;
+
+	if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &off, &pos) < 3 || !pos ||
+	    line[pos] != '/')
+		return false;
+	m->start = start;
+	m->offset = off;
+	copy_str(m->path, sizeof(m->path), line + pos);
+	m->path[strcspn(m->path, "\n")] = '\0';
+	(void)end;
+	return true;
+}
+
+/* Scan maps for the first candidate module defining _PyRuntime. */
+static int find_module(int pid, const char *exe, struct pymap *found, struct pyelf *pe)
+{
+	char p[64], line[PATH_MAX + 128], last[PATH_MAX] = "";
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(p, sizeof(p), "/proc/%d/maps", pid);
+	f = fopen(p, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+		struct pymap m;
+
+		if (!parse_maps_line(line, &m) || !is_candidate(m.path, exe) ||
+		    !strcmp(m.path, last))
+			continue;
+		copy_str(last, sizeof(last), m.path);
+		if (sscanf(line, "%llx-%llx", &start, &end) != 2 || read_elf(pid, &m, end, pe) ||
+		    !pe->has_runtime)
+			continue;
+		*found = m;
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* The version when _PyRuntime carries no _Py_DebugOffsets (<= 3.12). */
+static int guess_version(int pid, const struct pymap *m, const char *exe, const struct pyelf *pe,
+			 uint64_t bias, int *minor)
+{
+	uint32_t hex;
+
+	if (pe->has_version && !pymem_read_u32(pid, bias + pe->version_value, &hex) &&
+	    (hex >> 24) == 3) {
+		*minor = (int)(hex >> 16) & 0xff;
+		return 0;
+	}
+	if (!pyruntime_version_from_name(m->path, minor) ||
+	    !pyruntime_version_from_name(exe, minor))
+		return 0;
+	/* Last resort for a renamed static 3.9/3.10: their _PyRuntime sizes
+	 * differ (x86_64, release builds). */
+	if (pe->runtime_size == 656 || pe->runtime_size == 672) {
+		*minor = pe->runtime_size == 656 ? 9 : 10;
+		log_info("pyruntime: pid %d: guessing 3.%d from the size of _PyRuntime", pid,
+			 *minor);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int pick_offsets(struct pyruntime *out, const struct pymap *m, const char *exe,
+			const struct pyelf *pe)
+{
+	uint8_t head[PYOFF_DEBUG_READ_SIZE];
+	const struct profd_pyoffsets *table;
+	uint64_t hex;
+	int err, minor;
+
+	err = pymem_read(out->pid, out->runtime_addr, head, sizeof(head));
+	if (err)
+		return err;
+	if (pyoffsets_has_debug(head, sizeof(head), &hex)) {
+		err = pyoffsets_from_debug(head, sizeof(head), &out->off);
+		if (err)
+			return err;
+		out->major = (int)(hex >> 24) & 0xff;
+		out->minor = (int)(hex >> 16) & 0xff;
+		return 0;
+	}
+	if (guess_version(out->pid, m, exe, pe, out->load_bias, &minor)) {
+		log_warn("pyruntime: pid %d: cannot tell the version of %s", out->pid, m->path);
+		return -EPROTONOSUPPORT;
+	}
+	table = pyoffsets_builtin(3, minor);
+	if (!table) {
+		log_info("pyruntime: pid %d: Python 3.%d is not supported", out->pid, minor);
+		return -EPROTONOSUPPORT;
+	}
+	out->major = 3;
+	out->minor = minor;
+	out->off = *table;
+	return 0;
+}
+
+int pyruntime_detect(int pid, struct pyruntime *out)
+{
+	char p[64], exe[PATH_MAX] = "";
+	struct pymap m;
+	struct pyelf pe;
+	ssize_t n;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	snprintf(p, sizeof(p), "/proc/%d/exe", pid);
+	n = readlink(p, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	err = find_module(pid, exe, &m, &pe);
+	if (err)
+		return err;
+	if (load_bias(&pe, &m, &out->load_bias)) {
+		log_warn("pyruntime: pid %d: no PT_LOAD matches %s", pid, m.path);
+		return -ENOENT;
+	}
+	out->runtime_addr = out->load_bias + pe.runtime_value;
+	out->tls_tstate_off = pe.has_tls ? pe.tls_value : PYRUNTIME_NO_TLS;
+	out->tls_block_size = pe.tls_memsz;
+	copy_str(out->path, sizeof(out->path), m.path);
+	err = pick_offsets(out, &m, exe, &pe);
+	if (err)
+		return err;
+	log_debug("pyruntime: pid %d: Python %d.%d in %s, _PyRuntime at %#llx", pid, out->major,
+		  out->minor, out->path, (unsigned long long)out->runtime_addr);
+	return 0;
+}

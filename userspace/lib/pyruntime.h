@@ -1,0 +1,39 @@
+/* pyruntime: find CPython in a process.  The interpreter lives either in
+ * the executable (Debian's static non-PIE python3.11, PIE builds) or in a
+ * libpython3.X.so mapping (pyenv, embedding programs); whichever defines
+ * _PyRuntime is the one.  The version comes from _Py_DebugOffsets (3.13+),
+ * Py_Version (3.11+), the library or executable name, and as a last resort
+ * the size of _PyRuntime (3.9, 3.10). */
+#ifndef PROFD_PYRUNTIME_H
+#define PROFD_PYRUNTIME_H
+
+#include <stdint.h>
+
+#include "pyoffsets.h"
+
+#define PYRUNTIME_NO_TLS UINT64_MAX
+
+struct pyruntime {
+	int pid;
+	int major, minor;
+	uint64_t runtime_addr; /* &_PyRuntime in the process (bias applied) */
+	uint64_t load_bias;    /* of the module holding _PyRuntime */
+	/* st_value of _Py_tss_tstate (3.12+, a TLS symbol: offset inside
+	 * the module's TLS block; only in .symtab, so absent when the module
+	 * is stripped): PYRUNTIME_NO_TLS when unknown. */
+	uint64_t tls_tstate_off;
+	uint64_t tls_block_size; /* PT_TLS p_memsz of that module, or 0 */
+	struct profd_pyoffsets off;	 /* copy: built-in table or the process's */
+	char path[256];		 /* the module, as /proc/PID/maps names it (may be cut) */
+};
+
+/* 0; -ENOENT when the process has no CPython; -EPROTONOSUPPORT for a
+ * CPython this code has no offsets for (< 3.9, 3.14+ for now); other
+ * -errno (-ESRCH gone, -EPERM/-EACCES not allowed). */
+int pyruntime_detect(int pid, struct pyruntime *out);
+
+/* Parse "3.X" out of names like "libpython3.11.so.1.0", "python3.10",
+ * "libpython3.9d.so": 0 and *minor, or -ENOENT. */
+int pyruntime_version_from_name(const char *name, int *minor);
+
+#endif

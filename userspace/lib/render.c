@@ -1,0 +1,108 @@
+#include "render.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "render_folded.h"
+#include "render_json.h"
+#include "render_pprof.h"
+#include "render_pstats.h"
+#include "render_speedscope.h"
+#include "render_svg.h"
+
+static int do_svg(const struct stackset *ss, const struct render_opts *o, struct buf *out)
+{
+	struct svg_options so = {
+		.title = o->title,
+		.subtitle = o->subtitle,
+		.width = o->width,
+		.inverted = o->inverted,
+		.min_frame_px = o->min_frame_px,
+	};
+
+	return render_svg(ss, &so, out);
+}
+
+static int do_folded(const struct stackset *ss, const struct render_opts *o, struct buf *out)
+{
+	(void)o;
+	return render_folded(ss, out);
+}
+
+#define RENDER_PLAIN(fn)                                                                           \
+	static int do_##fn(const struct stackset *ss, const struct render_opts *o,                 \
+			   struct buf *out)                                                        \
+	{                                                                                          \
+		(void)o;                                                                           \
+		return render_##fn(ss, out);                                                       \
+	}
+RENDER_PLAIN(pprof)
+RENDER_PLAIN(speedscope)
+RENDER_PLAIN(pstats)
+RENDER_PLAIN(json)
+
+static const struct render_format_def {
+	const char *name, *ext;
+	bool binary;
+	int (*fn)(const struct stackset *ss, const struct render_opts *o, struct buf *out);
+} formats[] = {
+	{ "folded", ".folded", false, do_folded },
+	{ "svg", ".svg", false, do_svg },
+	{ "pprof", ".pb.gz", true, do_pprof },
+	{ "speedscope", ".speedscope.json", false, do_speedscope },
+	{ "pstats", ".pstats", true, do_pstats },
+	{ "json", ".json", false, do_json },
+};
+
+static const struct render_format_def *find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(formats[i].name, name))
+			return &formats[i];
+	return NULL;
+}
+
+int render_format(const char *format, const struct stackset *ss, const struct render_opts *o,
+		  struct buf *out)
+{
+	static const struct render_opts defaults;
+	const struct render_format_def *f = find(format);
+	struct stackset view;
+
+	if (!f)
+		return -EINVAL;
+	if (!o)
+		o = &defaults;
+	if (!o->title)
+		return f->fn(ss, o, out);
+	/* A shallow copy with another title: renderers only read. */
+	view = *ss;
+	view.title = (char *)o->title;
+	return f->fn(&view, o, out);
+}
+
+const char *render_formats(void)
+{
+	return "folded, svg, pprof, speedscope, pstats, json";
+}
+
+bool render_format_known(const char *format)
+{
+	return find(format) != NULL;
+}
+
+const char *render_format_ext(const char *format)
+{
+	const struct render_format_def *f = find(format);
+
+	return f ? f->ext : NULL;
+}
+
+bool render_format_binary(const char *format)
+{
+	const struct render_format_def *f = find(format);
+
+	return f && f->binary;
+}

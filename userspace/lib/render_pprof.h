@@ -1,0 +1,37 @@
+/* render_pprof: the profile.proto format of github.com/google/pprof,
+ * gzip-compressed, as `go tool pprof`, Pyroscope, Parca and Grafana read.
+ *
+ * Mapping from a stackset:
+ *  - sample_type: ("samples","count") for sample counts, plus
+ *    ("cpu","nanoseconds") = count * period when rate_hz is known for a
+ *    cpu profile; ("<type>","nanoseconds") for time units; ("<unit>",
+ *    "count") otherwise.  period_type/period from rate_hz (1e9/rate_hz ns).
+ *  - time_nanos/duration_nanos from start_ns/end_ns; the title and type
+ *    go to the comments.
+ *  - one Location per frame, leaf first in each Sample, one Line each:
+ *    Python "qualname (path:line)" -> Function{qualname, path} at line;
+ *    any other frame -> Function{the frame's name} (kernel frames keep
+ *    their "_[k]" suffix so kinds stay visible in every view).
+ *  - Mappings, all marked has_functions so pprof never tries to
+ *    re-symbolize: one per module of "[module+0xOFF]" frames (address =
+ *    OFF) and "[kernel.kallsyms]" for kernel frames, after a first one
+ *    named after the title (no range, no locations), which pprof shows as
+ *    "File:".  Native symbols carry no module in a stackset, so they have
+ *    no mapping. */
+#ifndef PROFD_RENDER_PPROF_H
+#define PROFD_RENDER_PPROF_H
+
+#include "buf.h"
+#include "stackset.h"
+
+/* Append the gzipped profile to out.  0, -ENOMEM or -EIO (zlib). */
+int render_pprof(const struct stackset *ss, struct buf *out);
+
+/* The same, uncompressed (for tests and for callers that compress). */
+int render_pprof_raw(const struct stackset *ss, struct buf *out);
+
+/* Append in[0..len) gzip-compressed (zlib, windowBits 31).  0, -ENOMEM
+ * or -EIO. */
+int pprof_gzip(const void *in, size_t len, struct buf *out);
+
+#endif

@@ -1,0 +1,448 @@
+#include "sampler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gpu.h"
+#include "hashmap.h"
+#include "log.h"
+#include "sample.skel.h"
+#include "unwinder.h"
+
+struct sampler {
+	struct sample_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links; /* one per sampled CPU */
+	int *perf_fds;
+	int ncpus;               /* entries in links/perf_fds */
+	int nsampled;            /* CPUs actually attached */
+	int npossible;
+	sampler_event_fn fn;
+	void *ctx;
+	uint64_t map_bytes;
+	bool python_uprobe;
+	struct gpu *gpu;         /* NULL: GPU tracing off */
+	uint32_t rate_hz;
+	struct unwinder *unwinder;
+	struct unwinder_opts uopts;
+	struct hashmap uprobed;  /* hash(dev, ino) of files with the uprobe */
+	struct bpf_link **uprobes;
+	size_t nuprobes;
+};
+
+static const char *const counter_names[PROFD_CNT_MAX] = {
+	[PROFD_CNT_SEEN] = "bpf_samples_seen",
+	[PROFD_CNT_FILTERED] = "bpf_samples_filtered",
+	[PROFD_CNT_SENT] = "bpf_samples_sent",
+	[PROFD_CNT_RB_FULL] = "bpf_samples_dropped_ringbuf_full",
+	[PROFD_CNT_KSTACK_FAIL] = "bpf_kernel_stack_failed",
+	[PROFD_CNT_USTACK_FAIL] = "bpf_user_stack_failed",
+	[PROFD_CNT_KSTACK_TRUNC] = "bpf_kernel_stack_truncated",
+	[PROFD_CNT_USTACK_TRUNC] = "bpf_user_stack_truncated",
+	[PROFD_CNT_STACKMAP_FULL] = "bpf_stack_map_full",
+	[PROFD_CNT_PROC_SENT] = "bpf_proc_events_sent",
+	[PROFD_CNT_PROC_RB_FULL] = "bpf_proc_events_dropped_ringbuf_full",
+	[PROFD_CNT_PY_SAMPLES] = "bpf_python_samples",
+	[PROFD_CNT_PY_NO_TSTATE] = "bpf_python_thread_without_tstate",
+	[PROFD_CNT_PY_TRUNC] = "bpf_python_stack_truncated",
+	[PROFD_CNT_PY_READ_FAIL] = "bpf_python_read_failed",
+	[PROFD_CNT_PY_TSTATE_WALKS] = "bpf_python_thread_list_searches",
+	[PROFD_CNT_PY_UPROBE_HITS] = "bpf_python_uprobe_hits",
+};
+
+const char *sampler_counter_name(int which)
+{
+	return which >= 0 && which < PROFD_CNT_MAX ? counter_names[which] : "?";
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct sampler *s = ctx;
+
+	if (len >= sizeof(__u32))
+		s->fn(s->ctx, data, len);
+	return 0;
+}
+
+/* Online CPUs from sysfs ("0-3,5"); falls back to all possible CPUs. */
+static bool *online_cpus(int npossible)
+{
+	bool *online = calloc((size_t)npossible, sizeof(bool));
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int a, b, i;
+	char sep;
+
+	if (!online)
+		return NULL;
+	if (!f) {
+		for (i = 0; i < npossible; i++)
+			online[i] = true;
+		return online;
+	}
+	while (fscanf(f, "%d", &a) == 1) {
+		b = a;
+		if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+			if (fscanf(f, "%d", &b) != 1)
+				break;
+			if (fscanf(f, "%c", &sep) != 1)
+				sep = '\n';
+		}
+		for (i = a; i <= b && i < npossible; i++)
+			if (i >= 0)
+				online[i] = true;
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	return online;
+}
+
+static int open_cpu_clock(int cpu, uint32_t rate_hz)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = rate_hz;
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int attach_cpus(struct sampler *s, uint32_t rate_hz)
+{
+	bool *online = online_cpus(s->npossible);
+	int cpu, err = 0;
+
+	if (!online)
+		return -ENOMEM;
+	for (cpu = 0; cpu < s->npossible; cpu++) {
+		int fd;
+
+		if (!online[cpu])
+			continue;
+		fd = open_cpu_clock(cpu, rate_hz);
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENODEV) /* went offline meanwhile */
+				continue;
+			log_error("sampler: perf_event_open(cpu-clock, cpu %d) failed: %s%s", cpu,
+				  strerror(errno),
+				  errno == EACCES || errno == EPERM
+					  ? " (needs root or CAP_PERFMON; check kernel.perf_event_paranoid)"
+					  : "");
+			goto out;
+		}
+		s->perf_fds[cpu] = fd;
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_cpu_sample, fd);
+		if (!s->links[cpu]) {
+			err = -errno;
+			log_error("sampler: attaching to cpu %d failed: %s", cpu, strerror(errno));
+			goto out;
+		}
+		s->nsampled++;
+	}
+	err = s->nsampled ? 0 : -ENODEV;
+out:
+	free(online);
+	return err;
+}
+
+static int fill_pid_filter(struct sampler *s, const struct sampler_opts *o)
+{
+	__u8 one = 1;
+	size_t i;
+
+	for (i = 0; i < o->npids; i++) {
+		__u32 pid = o->pids[i];
+
+		if (bpf_map__update_elem(s->skel->maps.pid_filter, &pid, sizeof(pid), &one,
+					 sizeof(one), BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static struct unwinder_maps unwind_maps(const struct sampler *s)
+{
+	struct unwinder_maps m = {
+		.rows = s->skel->maps.unwind_rows,
+		.mappings = s->skel->maps.unwind_mappings,
+		.procs = s->skel->maps.unwind_procs,
+		.counters = s->skel->maps.unwind_counters,
+	};
+
+	return m;
+}
+
+static int configure(struct sampler *s, const struct sampler_opts *o)
+{
+	struct unwinder_maps um = unwind_maps(s);
+
+	uint32_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : 4u << 20;
+	uint32_t stacks = o->stack_map_entries ? o->stack_map_entries : 4096;
+
+	if (o->npids > PROFD_MAX_PID_FILTER) {
+		log_error("sampler: at most %d --pid values", PROFD_MAX_PID_FILTER);
+		return -E2BIG;
+	}
+	s->skel->rodata->filter_by_pid = o->npids > 0;
+	s->uopts.table_bytes = o->unwind_table_bytes;
+	if (unwinder_size_maps(&um, &s->uopts))
+		return -EINVAL;
+	if (bpf_map__set_max_entries(s->skel->maps.events, rb) ||
+	    bpf_map__set_max_entries(s->skel->maps.stacks, stacks))
+		return -EINVAL;
+	s->map_bytes = rb + (uint64_t)stacks * (sizeof(struct profd_stack) + sizeof(__u64)) +
+		       2ull * sizeof(struct profd_stack) * (uint64_t)s->npossible;
+	return 0;
+}
+
+static int start_unwinder(struct sampler *s)
+{
+	struct unwinder_maps um = unwind_maps(s);
+
+	s->unwinder = unwinder_new(&s->uopts, &um);
+	if (!s->unwinder) {
+		log_error("sampler: native unwinder setup failed: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static const char *load_hint(int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		return " (profd needs root, or CAP_BPF + CAP_PERFMON + CAP_SYS_RESOURCE)";
+	return "";
+}
+
+struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, void *ctx)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	int err = -ENOMEM, i;
+
+	if (!s)
+		goto fail;
+	s->fn = fn;
+	s->ctx = ctx;
+	s->python_uprobe = o->python_uprobe;
+	s->gpu = o->gpu;
+	s->npossible = libbpf_num_possible_cpus();
+	if (s->npossible <= 0) {
+		err = s->npossible ? s->npossible : -ENODEV;
+		goto fail;
+	}
+	s->links = calloc((size_t)s->npossible, sizeof(*s->links));
+	s->perf_fds = malloc((size_t)s->npossible * sizeof(int));
+	if (!s->links || !s->perf_fds)
+		goto fail;
+	s->ncpus = s->npossible;
+	for (i = 0; i < s->npossible; i++)
+		s->perf_fds[i] = -1;
+
+	s->skel = sample_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		log_error("sampler: opening BPF object failed: %s", strerror(errno));
+		goto fail;
+	}
+	err = configure(s, o);
+	if (err)
+		goto fail;
+	gpu_bpf_prepare(s->gpu, s->skel);
+	err = sample_bpf__load(s->skel);
+	if (err) {
+		log_error("sampler: loading BPF programs failed: %s%s", strerror(-err), load_hint(err));
+		goto fail;
+	}
+	err = start_unwinder(s);
+	if (err)
+		goto fail;
+	err = fill_pid_filter(s, o);
+	if (err) {
+		log_error("sampler: filling the pid filter failed: %s", strerror(-err));
+		goto fail;
+	}
+	s->rate_hz = o->rate_hz ? o->rate_hz : 99;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		log_error("sampler: ring buffer setup failed: %s", strerror(errno));
+		goto fail;
+	}
+	/* GPU events have a ring of their own; trouble there only turns
+	 * GPU tracing off. */
+	if (gpu_enabled(s->gpu) &&
+	    (gpu_bpf_loaded(s->gpu, s->skel) ||
+	     ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.gpu_events), on_record, s)))
+		s->gpu = NULL;
+	return s;
+fail:
+	sampler_close(s);
+	errno = -err;
+	return NULL;
+}
+
+int sampler_start(struct sampler *s)
+{
+	int err;
+
+	/* Tracepoints first: an exec must not slip between the two. */
+	err = sample_bpf__attach(s->skel);
+	if (err) {
+		log_error("sampler: attaching exec/exit tracepoints failed: %s", strerror(-err));
+		return err;
+	}
+	err = attach_cpus(s, s->rate_hz);
+	if (!err)
+		gpu_attach(s->gpu); /* GPU tracing is optional: it logs why not */
+	return err;
+}
+
+void sampler_close(struct sampler *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	ring_buffer__free(s->rb);
+	for (i = 0; i < (int)s->nuprobes; i++)
+		bpf_link__destroy(s->uprobes[i]);
+	free(s->uprobes);
+	hashmap_free(&s->uprobed);
+	unwinder_free(s->unwinder);
+	for (i = 0; i < s->ncpus; i++) {
+		bpf_link__destroy(s->links[i]);
+		if (s->perf_fds[i] >= 0)
+			close(s->perf_fds[i]);
+	}
+	free(s->links);
+	free(s->perf_fds);
+	sample_bpf__destroy(s->skel);
+	free(s);
+}
+
+int sampler_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+int sampler_consume(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+int sampler_read_stack(struct sampler *s, uint64_t id, struct profd_stack *out)
+{
+	if (bpf_map__lookup_elem(s->skel->maps.stacks, &id, sizeof(id), out, sizeof(*out), 0))
+		return -errno;
+	if (out->nr > PROFD_MAX_STACK_DEPTH)
+		out->nr = PROFD_MAX_STACK_DEPTH;
+	return 0;
+}
+
+int sampler_delete_stack(struct sampler *s, uint64_t id)
+{
+	if (bpf_map__delete_elem(s->skel->maps.stacks, &id, sizeof(id), 0))
+		return -errno;
+	return 0;
+}
+
+int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX])
+{
+	uint64_t *percpu = calloc((size_t)s->npossible, sizeof(uint64_t));
+	__u32 k;
+	int i;
+
+	if (!percpu)
+		return -ENOMEM;
+	for (k = 0; k < PROFD_CNT_MAX; k++) {
+		out[k] = 0;
+		if (bpf_map__lookup_elem(s->skel->maps.counters, &k, sizeof(k), percpu,
+					 sizeof(uint64_t) * (size_t)s->npossible, 0))
+			continue;
+		for (i = 0; i < s->npossible; i++)
+			out[k] += percpu[i];
+	}
+	free(percpu);
+	return 0;
+}
+
+int sampler_ncpus(const struct sampler *s)
+{
+	return s->nsampled;
+}
+
+uint64_t sampler_map_bytes(const struct sampler *s)
+{
+	return s->map_bytes;
+}
+
+/* The eval loop is reached from C: with --python-uprobe, a uprobe on it
+ * records each thread's PyThreadState on entry.  Attached once per file
+ * (uprobes are per inode and fire in every process mapping it). */
+static int attach_eval_uprobe(struct sampler *s, uint32_t pid, const char *module)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_PyEval_EvalFrameDefault");
+	struct bpf_link *link, **links;
+	char path[512];
+	struct stat st;
+	uint64_t key;
+
+	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, module);
+	if (stat(path, &st))
+		return -errno;
+	key = hash64_mix((uint64_t)st.st_dev << 32 ^ st.st_ino);
+	if (hashmap_get(&s->uprobed, key, NULL))
+		return 0;
+	link = bpf_program__attach_uprobe_opts(s->skel->progs.on_py_eval, -1, path, 0, &uo);
+	if (!link) {
+		log_warn("sampler: eval-loop uprobe on %s failed: %s", module, strerror(errno));
+		return -errno;
+	}
+	links = realloc(s->uprobes, (s->nuprobes + 1) * sizeof(*links));
+	if (links)
+		s->uprobes = links;
+	if (!links || hashmap_put(&s->uprobed, key, 1)) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	s->uprobes[s->nuprobes++] = link;
+	return 0;
+}
+
+int sampler_py_add(struct sampler *s, uint32_t pid, const struct profd_py_proc *pp,
+		   const char *module)
+{
+	if (bpf_map__update_elem(s->skel->maps.py_procs, &pid, sizeof(pid), pp, sizeof(*pp),
+				 BPF_ANY))
+		return -errno;
+	if (s->python_uprobe && module && *module)
+		attach_eval_uprobe(s, pid, module);
+	return 0;
+}
+
+void sampler_py_del(struct sampler *s, uint32_t pid)
+{
+	bpf_map__delete_elem(s->skel->maps.py_procs, &pid, sizeof(pid), 0);
+}
+
+int sampler_py_uprobes(const struct sampler *s)
+{
+	return (int)s->nuprobes;
+}
+
+struct unwinder *sampler_unwinder(const struct sampler *s)
+{
+	return s->unwinder;
+}

@@ -1,0 +1,71 @@
+/* sampler: loads the CPU-sampling BPF programs, attaches one perf_event
+ * per online CPU plus the exec/exit tracepoints, and hands ringbuf events
+ * to a callback.  It also gives access to the stacks map (copy a new stack
+ * out, then delete it) and to the per-CPU counters. */
+#ifndef PROFD_SAMPLER_H
+#define PROFD_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd_abi.h"
+
+struct sampler;
+
+/* Called for every ringbuf record; data starts with a __u32 type. */
+typedef void (*sampler_event_fn)(void *ctx, const void *data, size_t len);
+
+struct sampler_opts {
+	uint32_t rate_hz;           /* cpu-clock frequency; default 99 */
+	const uint32_t *pids;       /* restrict to these tgids (in-kernel) */
+	size_t npids;
+	uint32_t ringbuf_bytes;     /* power of two; default 4 MiB */
+	uint32_t stack_map_entries; /* stacks not yet copied out; default 4096 */
+	bool python_uprobe;         /* also attach the eval-loop uprobe */
+	uint64_t unwind_table_bytes; /* cap on .eh_frame tables; default 32 MiB */
+	struct gpu *gpu;            /* GPU tracing (gpu.h); NULL: off */
+};
+
+struct unwinder;
+struct gpu;
+
+/* Load the programs and create the maps, attaching nothing yet, so maps
+ * such as py_procs can be filled before the first sample.  NULL + errno;
+ * logs what failed (privileges, load). */
+struct sampler *sampler_open(const struct sampler_opts *opts, sampler_event_fn fn, void *ctx);
+/* Attach the perf events on every online CPU and the tracepoints. */
+int sampler_start(struct sampler *s);
+void sampler_close(struct sampler *s);
+
+/* An fd to poll for readability, then call sampler_consume(). */
+int sampler_fd(const struct sampler *s);
+/* Consume all available records; returns the number or -errno. */
+int sampler_consume(struct sampler *s);
+
+/* Copy a stack out of the map (0, -ENOENT) and delete it. */
+int sampler_read_stack(struct sampler *s, uint64_t id, struct profd_stack *out);
+int sampler_delete_stack(struct sampler *s, uint64_t id);
+
+/* Walk Python frames of pid from now on.  module is the file holding the
+ * interpreter as the process's maps name it; with python_uprobe the
+ * eval-loop uprobe is attached to it once (by file identity). */
+int sampler_py_add(struct sampler *s, uint32_t pid, const struct profd_py_proc *pp,
+		   const char *module);
+void sampler_py_del(struct sampler *s, uint32_t pid);
+/* The native unwinder feeding the BPF tables (never NULL once open). */
+struct unwinder *sampler_unwinder(const struct sampler *s);
+
+/* Number of eval-loop uprobes attached. */
+int sampler_py_uprobes(const struct sampler *s);
+
+/* Sum of every CPU's counters. */
+int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX]);
+/* Number of CPUs sampled. */
+int sampler_ncpus(const struct sampler *s);
+/* Bytes the BPF maps take (ringbuf + stacks + scratch), for stats. */
+uint64_t sampler_map_bytes(const struct sampler *s);
+
+const char *sampler_counter_name(int which);
+
+#endif

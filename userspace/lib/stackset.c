@@ -1,0 +1,248 @@
+#include "stackset.h"
+#include "array.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct stackset *stackset_new(void)
+{
+	struct stackset *ss = calloc(1, sizeof(*ss));
+
+	if (!ss)
+		return NULL;
+	if (stackset_set_str(&ss->unit, "samples") || stackset_set_str(&ss->type, "cpu")) {
+		stackset_free(ss);
+		return NULL;
+	}
+	return ss;
+}
+
+void stackset_free(struct stackset *ss)
+{
+	size_t i;
+
+	if (!ss)
+		return;
+	for (i = 0; i < ss->nframes; i++)
+		free(ss->frames[i].name);
+	for (i = 0; i < ss->nstacks; i++)
+		free(ss->stacks[i].frames);
+	free(ss->frames);
+	free(ss->stacks);
+	free(ss->title);
+	free(ss->unit);
+	free(ss->type);
+	hashmap_free(&ss->frame_index);
+	hashmap_free(&ss->stack_index);
+	free(ss);
+}
+
+int stackset_set_str(char **field, const char *value)
+{
+	char *copy = value ? strdup(value) : NULL;
+
+	if (value && !copy)
+		return -ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+static uint64_t frame_hash(uint32_t kind, const char *name)
+{
+	return hash64_bytes(name, strlen(name), kind + 1);
+}
+
+int64_t stackset_intern(struct stackset *ss, uint32_t kind, const char *name)
+{
+	uint64_t h = frame_hash(kind, name), v;
+	struct ss_frame *f;
+
+	/* Open-address by probing successive hash values: a collision of
+	 * the 64-bit hash must never merge two different frames. */
+	for (;; h++) {
+		if (!hashmap_get(&ss->frame_index, h, &v))
+			break;
+		f = &ss->frames[v - 1];
+		if (f->kind == kind && strcmp(f->name, name) == 0)
+			return (int64_t)(v - 1);
+	}
+	if (array_grow((void **)&ss->frames, &ss->frames_cap, ss->nframes + 1, sizeof(*ss->frames)))
+		return -ENOMEM;
+	f = &ss->frames[ss->nframes];
+	f->name = strdup(name);
+	f->kind = kind;
+	if (!f->name || hashmap_put(&ss->frame_index, h, ss->nframes + 1)) {
+		free(f->name);
+		return -ENOMEM;
+	}
+	return (int64_t)ss->nframes++;
+}
+
+int stackset_add(struct stackset *ss, const uint32_t *frames, uint32_t depth, uint64_t count)
+{
+	uint64_t h = hash64_bytes(frames, depth * sizeof(*frames), depth), v;
+	struct ss_stack *st;
+	uint32_t i;
+
+	for (i = 0; i < depth; i++)
+		if (frames[i] >= ss->nframes)
+			return -EINVAL;
+	for (;; h++) {
+		if (!hashmap_get(&ss->stack_index, h, &v))
+			break;
+		st = &ss->stacks[v - 1];
+		if (st->depth == depth && !memcmp(st->frames, frames, depth * sizeof(*frames))) {
+			st->count += count;
+			ss->total += count;
+			return 0;
+		}
+	}
+	if (array_grow((void **)&ss->stacks, &ss->stacks_cap, ss->nstacks + 1, sizeof(*ss->stacks)))
+		return -ENOMEM;
+	st = &ss->stacks[ss->nstacks];
+	st->frames = malloc(depth ? depth * sizeof(*frames) : 1);
+	if (!st->frames)
+		return -ENOMEM;
+	memcpy(st->frames, frames, depth * sizeof(*frames));
+	st->depth = depth;
+	st->count = count;
+	if (hashmap_put(&ss->stack_index, h, ss->nstacks + 1)) {
+		free(st->frames);
+		return -ENOMEM;
+	}
+	ss->nstacks++;
+	ss->total += count;
+	return 0;
+}
+
+int stackset_add_named(struct stackset *ss, const uint32_t *kinds, const char *const *names,
+		       uint32_t depth, uint64_t count)
+{
+	uint32_t *ids = malloc((depth ? depth : 1) * sizeof(*ids));
+	uint32_t i;
+	int err = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < depth; i++) {
+		int64_t id = stackset_intern(ss, kinds[i], names[i]);
+
+		if (id < 0) {
+			err = (int)id;
+			goto out;
+		}
+		ids[i] = (uint32_t)id;
+	}
+	err = stackset_add(ss, ids, depth, count);
+out:
+	free(ids);
+	return err;
+}
+
+static const struct stackset *sort_ctx;
+
+static int cmp_stacks(const void *pa, const void *pb)
+{
+	const struct ss_stack *a = pa, *b = pb;
+	uint32_t i, n = a->depth < b->depth ? a->depth : b->depth;
+
+	for (i = 0; i < n; i++) {
+		int c = strcmp(sort_ctx->frames[a->frames[i]].name, sort_ctx->frames[b->frames[i]].name);
+
+		if (c)
+			return c;
+	}
+	return (a->depth > b->depth) - (a->depth < b->depth);
+}
+
+void stackset_sort(struct stackset *ss)
+{
+	size_t i;
+
+	sort_ctx = ss;
+	qsort(ss->stacks, ss->nstacks, sizeof(*ss->stacks), cmp_stacks);
+	sort_ctx = NULL;
+	/* Indices moved: rebuild the stack index. */
+	hashmap_free(&ss->stack_index);
+	for (i = 0; i < ss->nstacks; i++) {
+		const struct ss_stack *st = &ss->stacks[i];
+		uint64_t h = hash64_bytes(st->frames, st->depth * sizeof(uint32_t), st->depth);
+
+		while (hashmap_get(&ss->stack_index, h, NULL))
+			h++;
+		hashmap_put(&ss->stack_index, h, i + 1);
+	}
+}
+
+/* Find other's stack i in ss by frame kinds and names. */
+uint64_t stackset_count_like(const struct stackset *ss, const struct stackset *other, size_t i)
+{
+	const struct ss_stack *want = &other->stacks[i];
+	uint32_t *ids = malloc((want->depth ? want->depth : 1) * sizeof(*ids));
+	uint64_t h, v, count = 0;
+	uint32_t d;
+
+	if (!ids)
+		return 0;
+	for (d = 0; d < want->depth; d++) {
+		const struct ss_frame *f = &other->frames[want->frames[d]];
+		uint64_t fh = frame_hash(f->kind, f->name), fv;
+
+		/* Same probing as stackset_intern: walk until found or absent. */
+		for (;; fh++) {
+			if (!hashmap_get(&ss->frame_index, fh, &fv))
+				goto out;
+			if (ss->frames[fv - 1].kind == f->kind && !strcmp(ss->frames[fv - 1].name, f->name))
+				break;
+		}
+		ids[d] = (uint32_t)(fv - 1);
+	}
+	h = hash64_bytes(ids, want->depth * sizeof(*ids), want->depth);
+	for (; hashmap_get(&ss->stack_index, h, &v); h++) {
+		const struct ss_stack *st = &ss->stacks[v - 1];
+
+		if (st->depth == want->depth && !memcmp(st->frames, ids, want->depth * sizeof(*ids))) {
+			count = st->count;
+			break;
+		}
+	}
+out:
+	free(ids);
+	return count;
+}
+
+struct stackset *stackset_subtract(const struct stackset *after, const struct stackset *before)
+{
+	struct stackset *out = stackset_new();
+	size_t i;
+
+	if (!out)
+		return NULL;
+	if (stackset_set_str(&out->title, after->title) || stackset_set_str(&out->unit, after->unit) ||
+	    stackset_set_str(&out->type, after->type))
+		goto fail;
+	out->rate_hz = after->rate_hz;
+	out->start_ns = before->end_ns ? before->end_ns : after->start_ns;
+	out->end_ns = after->end_ns;
+	for (i = 0; i < after->nstacks; i++) {
+		const struct ss_stack *st = &after->stacks[i];
+		uint64_t was = stackset_count_like(before, after, i);
+		const char *names[st->depth ? st->depth : 1];
+		uint32_t kinds[st->depth ? st->depth : 1], d;
+
+		if (st->count <= was)
+			continue;
+		for (d = 0; d < st->depth; d++) {
+			names[d] = after->frames[st->frames[d]].name;
+			kinds[d] = after->frames[st->frames[d]].kind;
+		}
+		if (stackset_add_named(out, kinds, names, st->depth, st->count - was))
+			goto fail;
+	}
+	return out;
+fail:
+	stackset_free(out);
+	return NULL;
+}

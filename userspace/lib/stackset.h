@@ -1,0 +1,77 @@
+/* stackset: a profile ready to render or send: interned frames plus
+ * weighted stacks (root first).  The daemon builds one per dump request,
+ * the protocol carries it to profctl, and every renderer reads it. */
+#ifndef PROFD_STACKSET_H
+#define PROFD_STACKSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+
+/* What a frame is; drives colors in the SVG and filters such as
+ * --python-only.  Values travel on the wire: append only. */
+enum frame_kind {
+	FRAME_UNKNOWN = 0, /* "[module+0x1a2b]" or "[unknown]" */
+	FRAME_KERNEL = 1,  /* "symbol_[k]" */
+	FRAME_NATIVE = 2,  /* demangled symbol */
+	FRAME_PYTHON = 3,  /* "qualname (path:line)" */
+	FRAME_ROOT = 4,    /* synthetic: process or thread root */
+	FRAME_GPU = 5,     /* driver command or CUDA entry point */
+	FRAME_KIND_MAX
+};
+
+struct ss_frame {
+	char *name;
+	uint32_t kind;
+};
+
+struct ss_stack {
+	uint64_t count;
+	uint32_t depth;
+	uint32_t *frames; /* frame ids, root first */
+};
+
+struct stackset {
+	struct ss_frame *frames;
+	size_t nframes, frames_cap;
+	struct ss_stack *stacks;
+	size_t nstacks, stacks_cap;
+	uint64_t total; /* sum of counts */
+
+	/* What the profile is, for titles and metadata. */
+	char *title;      /* e.g. "python3 (pid 1234)" */
+	char *unit;       /* "samples", "nanoseconds", "calls" */
+	char *type;       /* "cpu", "gpu-driver", "cuda" */
+	uint64_t start_ns, end_ns; /* wall-clock window, CLOCK_REALTIME */
+	uint32_t rate_hz;
+
+	struct hashmap frame_index; /* hash(kind,name) -> id+1 */
+	struct hashmap stack_index; /* hash(frames) -> index+1 */
+};
+
+struct stackset *stackset_new(void);
+void stackset_free(struct stackset *ss);
+/* Returns the frame id, or -ENOMEM. */
+int64_t stackset_intern(struct stackset *ss, uint32_t kind, const char *name);
+/* Adds count to the stack (merging identical ones). 0 or -errno. */
+int stackset_add(struct stackset *ss, const uint32_t *frames, uint32_t depth, uint64_t count);
+/* Convenience: intern each (kind,name) pair then add. */
+int stackset_add_named(struct stackset *ss, const uint32_t *kinds, const char *const *names,
+		       uint32_t depth, uint64_t count);
+/* Replace a metadata string (title/unit/type); 0 or -ENOMEM. */
+int stackset_set_str(char **field, const char *value);
+/* The counts of `after` minus those of the same stacks (by frame kinds
+ * and names) in `before`, as a new stackset with after's metadata; stacks
+ * that did not grow are left out.  For exact windows from two cumulative
+ * dumps (profctl record, top).  NULL on allocation failure. */
+struct stackset *stackset_subtract(const struct stackset *after, const struct stackset *before);
+/* The count of the stack whose frames (kinds and names) equal those of
+ * stack i of other, or 0. */
+uint64_t stackset_count_like(const struct stackset *ss, const struct stackset *other, size_t i);
+
+/* Sort stacks lexicographically by frame names (stable, deterministic
+ * output for folded and golden tests). */
+void stackset_sort(struct stackset *ss);
+
+#endif

@@ -1,0 +1,59 @@
+/* symbolize: names for native and kernel frames, the per-frame entry
+ * point of the daemon.  Names follow the frame-name contract:
+ *   kernel  "symbol_[k]"             (FRAME_KERNEL; "[unknown]_[k]")
+ *   native  demangled symbol         (FRAME_NATIVE)
+ *   unknown "[libfoo.so+0x1a2b]"     (FRAME_UNKNOWN; the offset is an
+ *           ELF vaddr, what `addr2line -e libfoo.so 0x1a2b` accepts),
+ *           "[anon]", "[heap]"-style mapping names, or "[unknown]".
+ * Not thread-safe: one symbolizer per thread, or a lock around it. */
+#ifndef PROFD_SYMBOLIZE_H
+#define PROFD_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "procmaps.h"
+#include "stackset.h"
+
+#define SYMBOLIZER_DEFAULT_MAX_FILES 512
+
+struct symbolizer_opts {
+	size_t max_files;          /* ELF files cached; 0: the default */
+	const char *kallsyms_path; /* NULL: /proc/kallsyms */
+	const char *proc_root;     /* NULL: "/proc" (tests point elsewhere) */
+};
+
+struct symbolizer_counters {
+	uint64_t files_cached;    /* ELF files held, with symbols */
+	uint64_t files_failed;    /* failures cached (bad or unreadable) */
+	uint64_t evictions;
+	uint64_t open_failures, parse_failures;
+	uint64_t lookups, misses; /* user frames; misses got no symbol */
+	uint64_t kernel_lookups, kernel_misses;
+	uint64_t perfmap_loads;
+	uint64_t kallsyms_symbols; /* 0 when /proc/kallsyms was unusable */
+};
+
+struct symbolizer;
+
+/* NULL + errno.  An unreadable kallsyms only warns (kernel frames then
+ * show as "[unknown]_[k]"). */
+struct symbolizer *symbolizer_new(const struct symbolizer_opts *o);
+void symbolizer_free(struct symbolizer *s);
+
+/* Kernel frame.  0, or -ENOMEM when name could not grow. */
+int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct buf *name, uint32_t *kind);
+/* User frame ip of process pid whose maps are m (may be NULL).
+ * is_return_addr: true for every frame but the leaf; ip - 1 is looked
+ * up so a call at the very end of a function names that function.
+ * JIT code is named from <proc_root>/PID/root/tmp/perf-NSPID.map.
+ * 0, or -ENOMEM when name could not grow. */
+int symbolizer_user(struct symbolizer *s, int pid, const struct procmaps *m, uint64_t ip,
+		    bool is_return_addr, struct buf *name, uint32_t *kind);
+/* Drop per-process state (its perf map); call when pid exits. */
+void symbolizer_forget_pid(struct symbolizer *s, int pid);
+void symbolizer_stats(const struct symbolizer *s, struct symbolizer_counters *out);
+
+#endif

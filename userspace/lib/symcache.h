@@ -1,0 +1,40 @@
+/* symcache: parsed ELF symbol tables keyed by file identity (device and
+ * inode from the maps line, confirmed by fstat), so every process that
+ * maps libc shares one copy.  Bounded, least-recently-used eviction;
+ * files that fail to open or parse are cached as failures too, so a
+ * corrupt file is not re-read on every sample. */
+#ifndef PROFD_SYMCACHE_H
+#define PROFD_SYMCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elfsym.h"
+#include "procmaps.h"
+
+/* A file that could not be opened is tried again after this long (it
+ * may have been a permission or a race); a parse failure is final. */
+#define SYMCACHE_RETRY_NS (10ull * 1000000000ull)
+
+struct symcache_stats {
+	uint64_t files;          /* entries holding symbols */
+	uint64_t failed;         /* entries caching a failure */
+	uint64_t hits, loads;
+	uint64_t evictions;
+	uint64_t open_failures, parse_failures;
+};
+
+struct symcache;
+
+/* NULL + errno (EINVAL when max_files is 0). */
+struct symcache *symcache_new(size_t max_files);
+void symcache_free(struct symcache *c);
+/* Symbols of the file behind file mapping m of pid, opened through
+ * <proc_root>/<pid>/root/<path>, else <proc_root>/<pid>/map_files/.
+ * NULL + errno when unusable.  The result stays valid until the next
+ * symcache_get or symcache_free. */
+const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int pid,
+				  const struct procmap *m);
+void symcache_stats(const struct symcache *c, struct symcache_stats *out);
+
+#endif

@@ -1,0 +1,515 @@
+#include "unwinder.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "rootfs.h"
+#include "unwinder_int.h"
+
+#define DEFAULT_TABLE_BYTES (32ull << 20)
+#define DEFAULT_MAX_MAPPINGS 65536u
+#define DEFAULT_MAX_PROCS 8192u
+
+_Static_assert(sizeof(struct profd_unwind_row) == 8, "row stride in the mmapped array");
+_Static_assert(sizeof(struct profd_unwind_mapping) % 8 == 0, "mapping stride in the mmapped array");
+
+uint64_t unwinder_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void resolve_opts(const struct unwinder_opts *in, struct unwinder_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (in)
+		*o = *in;
+	if (!o->table_bytes)
+		o->table_bytes = DEFAULT_TABLE_BYTES;
+	if (!o->max_mappings)
+		o->max_mappings = DEFAULT_MAX_MAPPINGS;
+	if (!o->max_procs)
+		o->max_procs = DEFAULT_MAX_PROCS;
+	if (!o->proc_root)
+		o->proc_root = "/proc";
+}
+
+static uint32_t rows_for(const struct unwinder_opts *o)
+{
+	uint64_t n = o->table_bytes / sizeof(struct profd_unwind_row);
+
+	return n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (n ? (uint32_t)n : 1);
+}
+
+int unwinder_size_maps(const struct unwinder_maps *maps, const struct unwinder_opts *opts)
+{
+	struct unwinder_opts o;
+	int err;
+
+	resolve_opts(opts, &o);
+	err = bpf_map__set_max_entries(maps->rows, rows_for(&o));
+	if (!err)
+		err = bpf_map__set_max_entries(maps->mappings, o.max_mappings);
+	if (!err)
+		err = bpf_map__set_max_entries(maps->procs, o.max_procs);
+	if (err)
+		log_warn("unwinder: failed to size maps: %s", strerror(-err));
+	return err;
+}
+
+static void *map_mmap(struct bpf_map *m, size_t value_size, size_t *len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (bpf_map__value_size(m) != value_size || !(bpf_map__map_flags(m) & BPF_F_MMAPABLE)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	*len = ((size_t)bpf_map__max_entries(m) * value_size + page - 1) / page * page;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+struct unwinder *unwinder_new(const struct unwinder_opts *opts, const struct unwinder_maps *maps)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+	struct unwinder_opts o;
+	int err;
+
+	if (!u)
+		return NULL;
+	resolve_opts(opts, &o);
+	u->maps = *maps;
+	snprintf(u->proc_root, sizeof(u->proc_root), "%s", o.proc_root);
+	hashmap_init(&u->files);
+	hashmap_init(&u->procs);
+	u->rows_mem = map_mmap(maps->rows, sizeof(struct profd_unwind_row), &u->rows_len);
+	u->maps_mem = map_mmap(maps->mappings, sizeof(struct profd_unwind_mapping), &u->maps_len);
+	if (!u->rows_mem || !u->maps_mem) {
+		log_warn("unwinder: cannot mmap the unwind maps: %s", strerror(errno));
+		goto fail;
+	}
+	if (rangealloc_init(&u->rows, bpf_map__max_entries(maps->rows)) ||
+	    rangealloc_init(&u->mappings, bpf_map__max_entries(maps->mappings))) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	u->st.table_bytes_limit = (uint64_t)u->rows.size * sizeof(struct profd_unwind_row);
+	u->st.mappings_limit = u->mappings.size;
+	return u;
+fail:
+	err = errno;
+	unwinder_free(u);
+	errno = err;
+	return NULL;
+}
+
+static void proc_free(struct uw_proc *p)
+{
+	if (p) {
+		free(p->files);
+		free(p);
+	}
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	uint64_t k, v;
+	size_t it;
+
+	if (!u)
+		return;
+	for (it = 0; hashmap_next(&u->procs, &it, &k, &v);)
+		proc_free((struct uw_proc *)(uintptr_t)v);
+	for (it = 0; hashmap_next(&u->files, &it, &k, &v);)
+		uwfile_free((struct uw_file *)(uintptr_t)v);
+	hashmap_free(&u->procs);
+	hashmap_free(&u->files);
+	rangealloc_destroy(&u->rows);
+	rangealloc_destroy(&u->mappings);
+	if (u->rows_mem)
+		munmap(u->rows_mem, u->rows_len);
+	if (u->maps_mem)
+		munmap(u->maps_mem, u->maps_len);
+	free(u);
+}
+
+/* ---- processes ---- */
+
+/* A process's new mapping list before it is published. */
+struct plan {
+	struct profd_unwind_mapping *ml;
+	struct uw_file **files;
+	uint32_t n;
+};
+
+static uint64_t exec_maps_hash(const struct procmaps *pm)
+{
+	uint64_t h = 0x70726f6664ull;
+	size_t i;
+
+	for (i = 0; i < pm->n; i++) {
+		const struct procmap *m = &pm->maps[i];
+
+		if (!(m->prot & PROT_EXEC))
+			continue;
+		h = hash64_mix(h ^ m->start) ^ m->end;
+		h = hash64_mix(h ^ m->offset) ^ m->inode;
+		h = hash64_mix(h ^ ((uint64_t)m->dev_major << 32 | m->dev_minor));
+	}
+	return h;
+}
+
+/* ip - bias is the row pc: ip -> file offset -> ELF vaddr -> - pc_base. */
+static bool mapping_bias(const struct uw_file *f, const struct procmap *m, uint64_t *bias)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t i;
+
+	for (i = 0; i < f->nsegs; i++) {
+		const struct unwind_segment *s = &f->segs[i];
+
+		if (m->offset < (s->offset & ~(page - 1)) || m->offset >= s->offset + s->filesz)
+			continue;
+		*bias = m->start - m->offset + s->offset - s->vaddr + f->pc_base;
+		return true;
+	}
+	return false;
+}
+
+static void fill_mapping(struct profd_unwind_mapping *out, const struct uw_file *f,
+			 const struct procmap *m)
+{
+	uint64_t bias;
+
+	*out = (struct profd_unwind_mapping){.start = m->start, .end = m->end, .file_id = f->id};
+	if (f->state == FILE_LOADED && mapping_bias(f, m, &bias)) {
+		out->bias = bias;
+		out->row_start = f->row_start;
+		out->row_count = f->nrows;
+	} else {
+		out->flags = PROFD_UNWIND_MAP_FP;
+	}
+}
+
+static void plan_release(struct unwinder *u, struct plan *pl)
+{
+	uint32_t i;
+
+	for (i = 0; i < pl->n; i++)
+		uwfile_unref(u, pl->files[i]);
+	free(pl->ml);
+	free(pl->files);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/* Files and mapping entries for every executable file mapping, sorted by
+ * start as procmaps keeps them; anonymous code is left out so the walk
+ * stops there.  Every file is referenced before any table is built, so
+ * making room for one never evicts another this process maps. */
+static int plan_build(struct unwinder *u, int pid, const struct procmaps *pm, struct plan *pl)
+{
+	const struct procmap **src = calloc(pm->n ? pm->n : 1, sizeof(*src));
+	uint32_t k;
+	size_t i;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->ml = calloc(pm->n ? pm->n : 1, sizeof(*pl->ml));
+	pl->files = calloc(pm->n ? pm->n : 1, sizeof(*pl->files));
+	if (!src || !pl->ml || !pl->files) {
+		free(src);
+		plan_release(u, pl);
+		return -ENOMEM;
+	}
+	for (i = 0; i < pm->n; i++) {
+		const struct procmap *m = &pm->maps[i];
+		struct uw_file *f;
+
+		if (!(m->prot & PROT_EXEC))
+			continue;
+		if (pl->n == PROFD_UNWIND_MAX_PROC_MAPPINGS) {
+			u->st.mappings_dropped++;
+			continue;
+		}
+		f = uwfile_get(u, pid, m);
+		if (!f)
+			continue;
+		f->refs++;
+		src[pl->n] = m;
+		pl->files[pl->n++] = f;
+	}
+	for (k = 0; k < pl->n; k++) {
+		uwfile_load(u, pl->files[k], pid, src[k]);
+		fill_mapping(&pl->ml[k], pl->files[k], src[k]);
+	}
+	free(src);
+	return 0;
+}
+
+/* Write the list into the mappings map, then point the process at it. */
+static int plan_publish(struct unwinder *u, int pid, const struct plan *pl, uint64_t start_stack,
+			uint32_t *start)
+{
+	struct profd_unwind_proc v;
+	int err;
+
+	*start = 0;
+	if (pl->n && rangealloc_alloc_wait(&u->mappings, pl->n, start, unwinder_now_ns))
+		return -ENOSPC;
+	memcpy(u->maps_mem + *start, pl->ml, pl->n * sizeof(*pl->ml));
+	/* Rows and mappings must be visible before the entry that leads a
+	 * walk to them. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	v = (struct profd_unwind_proc){*start, pl->n, start_stack};
+	if (bpf_map_update_elem(bpf_map__fd(u->maps.procs), &pid, &v, BPF_ANY)) {
+		err = -errno;
+		rangealloc_free(&u->mappings, *start, pl->n);
+		return err;
+	}
+	return 0;
+}
+
+static struct uw_proc *proc_find(struct unwinder *u, int pid)
+{
+	uint64_t v;
+
+	return hashmap_get(&u->procs, (uint64_t)pid, &v) ? (struct uw_proc *)(uintptr_t)v : NULL;
+}
+
+/* Let go of what p's previous list held: its slice after the grace
+ * period, its file references now. */
+static void proc_retire(struct unwinder *u, struct uw_proc *p)
+{
+	struct plan old = {NULL, p->files, p->map_count};
+
+	rangealloc_free_later(&u->mappings, p->map_start, p->map_count,
+			      unwinder_now_ns() + UNWINDER_GRACE_NS);
+	plan_release(u, &old);
+	p->files = NULL;
+	p->map_count = 0;
+}
+
+static int proc_install(struct unwinder *u, int pid, struct plan *pl, uint64_t hash,
+			uint64_t start_stack)
+{
+	struct uw_proc *p = proc_find(u, pid);
+	bool fresh = !p;
+	uint32_t start;
+	int err;
+
+	if (fresh) {
+		p = calloc(1, sizeof(*p));
+		if (!p || hashmap_put(&u->procs, (uint64_t)pid, (uint64_t)(uintptr_t)p)) {
+			free(p);
+			return -ENOMEM;
+		}
+		p->pid = pid;
+	}
+	err = plan_publish(u, pid, pl, start_stack, &start);
+	if (err) {
+		if (fresh) {
+			hashmap_del(&u->procs, (uint64_t)pid);
+			free(p);
+		}
+		return err;
+	}
+	if (!fresh)
+		proc_retire(u, p);
+	p->map_start = start;
+	p->map_count = pl->n;
+	p->files = pl->files;
+	p->maps_hash = hash;
+	p->start_stack = start_stack;
+	free(pl->ml);
+	return 0;
+}
+
+/* mm->start_stack: field 28 of /proc/PID/stat, counted after the
+ * parenthesised command name (which may hold spaces and parentheses). */
+static int read_start_stack(const char *proc_root, int pid, uint64_t *out)
+{
+	char path[PATH_MAX], *text = NULL, *p;
+	size_t len;
+	int i, err;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, pid);
+	err = rootfs_read_file(NULL, path, 4096, &text, &len);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	p = strrchr(text, ')');
+	for (i = 2; p && i < 28; i++) /* p sits before field i + 1 */
+		p = strchr(p + 1, ' ');
+	*out = p ? strtoull(p + 1, NULL, 10) : 0;
+	free(text);
+	/* 0: a kernel thread, a zombie, or no ptrace access to the process */
+	return *out ? 0 : -EPERM;
+}
+
+/* Whether a table this process wanted did not fit last time. */
+static bool proc_has_refused(const struct uw_proc *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->map_count; i++)
+		if (p->files[i]->state == FILE_REFUSED)
+			return true;
+	return false;
+}
+
+static int sync_process(struct unwinder *u, int pid)
+{
+	struct uw_proc *p = proc_find(u, pid);
+	uint64_t hash, start_stack;
+	struct procmaps pm;
+	struct plan pl;
+	int err;
+
+	err = read_start_stack(u->proc_root, pid, &start_stack);
+	if (!err)
+		err = procmaps_read_at(u->proc_root, pid, &pm);
+	if (err)
+		return err;
+	hash = exec_maps_hash(&pm);
+	if (p && p->maps_hash == hash && p->start_stack == start_stack && !proc_has_refused(p)) {
+		procmaps_free(&pm);
+		return 0;
+	}
+	err = plan_build(u, pid, &pm, &pl);
+	procmaps_free(&pm);
+	if (err)
+		return err;
+	err = proc_install(u, pid, &pl, hash, start_stack);
+	if (err) {
+		log_warn("unwinder: pid %d: cannot publish %u mappings: %s", pid, pl.n,
+			 strerror(-err));
+		plan_release(u, &pl);
+	}
+	return err;
+}
+
+int unwinder_add_process(struct unwinder *u, int pid)
+{
+	return sync_process(u, pid);
+}
+
+int unwinder_refresh_process(struct unwinder *u, int pid)
+{
+	return sync_process(u, pid);
+}
+
+int unwinder_remove_process(struct unwinder *u, int pid)
+{
+	struct uw_proc *p = proc_find(u, pid);
+
+	if (!p)
+		return -ENOENT;
+	bpf_map_delete_elem(bpf_map__fd(u->maps.procs), &pid);
+	proc_retire(u, p);
+	hashmap_del(&u->procs, (uint64_t)pid);
+	proc_free(p);
+	return 0;
+}
+
+/* ---- reporting ---- */
+
+void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out)
+{
+	uint64_t k, v;
+	size_t it;
+
+	*out = u->st;
+	out->procs = (uint32_t)u->procs.len;
+	out->mappings_used = u->mappings.used;
+	for (it = 0; hashmap_next(&u->files, &it, &k, &v);) {
+		const struct uw_file *f = (const struct uw_file *)(uintptr_t)v;
+
+		out->files++;
+		out->files_loaded += f->state == FILE_LOADED;
+		out->files_no_cfi += f->state == FILE_NO_CFI;
+		out->files_failed += f->state == FILE_FAILED;
+		if (f->state == FILE_LOADED)
+			out->rows_loaded += f->nrows;
+	}
+	out->table_bytes_used = out->rows_loaded * sizeof(struct profd_unwind_row);
+}
+
+void unwinder_for_each_file(const struct unwinder *u, unwinder_file_fn fn, void *ctx)
+{
+	uint64_t k, v;
+	size_t it;
+
+	for (it = 0; hashmap_next(&u->files, &it, &k, &v);) {
+		const struct uw_file *f = (const struct uw_file *)(uintptr_t)v;
+		struct unwinder_file_info fi = {
+		    .path = f->path,
+		    .id = f->id,
+		    .refs = f->refs,
+		    .rows = f->state == FILE_LOADED ? f->nrows : 0,
+		    .build_ns = f->build_ns,
+		    .state = uwfile_state_name(f->state),
+		};
+
+		fi.bytes = (uint64_t)fi.rows * sizeof(struct profd_unwind_row);
+		fn(ctx, &fi);
+	}
+}
+
+int unwinder_counters(const struct unwinder *u, uint64_t out[PROFD_UNWIND_CNT_MAX])
+{
+	int ncpus = libbpf_num_possible_cpus(), err = 0;
+	uint64_t *vals;
+	uint32_t i;
+
+	memset(out, 0, sizeof(uint64_t) * PROFD_UNWIND_CNT_MAX);
+	if (!u->maps.counters)
+		return -ENOENT;
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < PROFD_UNWIND_CNT_MAX && !err; i++) {
+		int c;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(u->maps.counters), &i, vals)) {
+			err = -errno;
+			break;
+		}
+		for (c = 0; c < ncpus; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return err;
+}
+
+const char *unwinder_counter_name(int which)
+{
+	static const char *const names[PROFD_UNWIND_CNT_MAX] = {
+	    [PROFD_UNWIND_CNT_CALLS] = "unwind_calls",
+	    [PROFD_UNWIND_CNT_NO_PROC] = "unwind_no_proc",
+	    [PROFD_UNWIND_CNT_COMPLETE] = "unwind_complete",
+	    [PROFD_UNWIND_CNT_FRAMES] = "unwind_frames",
+	    [PROFD_UNWIND_CNT_FP_USED] = "unwind_fp_used",
+	    [PROFD_UNWIND_CNT_DEPTH] = "unwind_trunc_depth",
+	    [PROFD_UNWIND_CNT_UNKNOWN] = "unwind_trunc_unknown",
+	    [PROFD_UNWIND_CNT_GAP] = "unwind_trunc_gap",
+	    [PROFD_UNWIND_CNT_STOP] = "unwind_trunc_stop",
+	    [PROFD_UNWIND_CNT_READ] = "unwind_trunc_read",
+	    [PROFD_UNWIND_CNT_BAD] = "unwind_trunc_bad",
+	    [PROFD_UNWIND_CNT_STALE] = "unwind_stale",
+	};
+
+	return which >= 0 && which < PROFD_UNWIND_CNT_MAX && names[which] ? names[which] : "?";
+}

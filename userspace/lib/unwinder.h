@@ -1,0 +1,96 @@
+/* unwinder: feeds the in-kernel .eh_frame unwinder (bpf/unwind.bpf.h).
+ * For each process it reads /proc/PID/maps, builds (or reuses) the unwind
+ * table of every executable file it maps, keyed by file identity so that
+ * every process mapping libc shares one copy, writes the rows and the
+ * process's mapping list into the BPF maps, and keeps the table memory
+ * under a fixed cap: unused tables are evicted first, then new ones are
+ * refused (those files fall back to frame pointers) and counted.
+ *
+ * It works with any skeleton that includes unwind.bpf.h: pass the maps.
+ * Not thread-safe: call it from one thread (the daemon's main loop). */
+#ifndef PROFD_UNWINDER_H
+#define PROFD_UNWINDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd_abi_unwind.h"
+
+struct bpf_map;
+struct unwinder;
+
+struct unwinder_opts {
+	uint64_t table_bytes;  /* cap on row memory (the unwind_rows map); default 32 MiB */
+	uint32_t max_mappings; /* executable mappings of all processes together; default 65536 */
+	uint32_t max_procs;    /* processes with tables at once; default 8192 */
+	const char *proc_root; /* default "/proc" */
+};
+
+/* The skeleton's maps from unwind.bpf.h (skel->maps.unwind_rows, ...). */
+struct unwinder_maps {
+	struct bpf_map *rows;
+	struct bpf_map *mappings;
+	struct bpf_map *procs;
+	struct bpf_map *counters; /* may be NULL: no BPF counters in stats */
+};
+
+/* Before the skeleton's __load(): size the maps from opts (may be NULL).
+ * 0 or -errno. */
+int unwinder_size_maps(const struct unwinder_maps *maps, const struct unwinder_opts *opts);
+
+/* After __load(), with the same opts.  NULL + errno.  The rows and
+ * mappings maps are written through mmap (they are BPF_F_MMAPABLE). */
+struct unwinder *unwinder_new(const struct unwinder_opts *opts, const struct unwinder_maps *maps);
+/* Frees our state only; what is in the maps stays until the skeleton
+ * goes. */
+void unwinder_free(struct unwinder *u);
+
+/* Start unwinding pid with tables: at process discovery and after exec.
+ * Calling it for a known pid is the same as refresh.  0, or -errno
+ * (-ESRCH gone, -ENOSPC no room for its mapping list); files whose table
+ * cannot be built or does not fit degrade to frame pointers, not errors. */
+int unwinder_add_process(struct unwinder *u, int pid);
+/* Re-read the maps (after dlopen, or when BPF reported an unknown pc);
+ * cheap when nothing changed.  Same returns as add. */
+int unwinder_refresh_process(struct unwinder *u, int pid);
+/* Forget pid (exit).  0 or -ENOENT. */
+int unwinder_remove_process(struct unwinder *u, int pid);
+
+struct unwinder_stats {
+	uint64_t table_bytes_used;  /* rows in use * row size */
+	uint64_t table_bytes_limit; /* the cap */
+	uint32_t mappings_used, mappings_limit;
+	uint32_t procs;
+	uint32_t files;	       /* files known (with or without table) */
+	uint32_t files_loaded; /* files whose table is in the BPF map */
+	uint32_t files_no_cfi; /* no .eh_frame: frame pointers */
+	uint32_t files_failed; /* unreadable or not ELF: frame pointers */
+	uint64_t rows_loaded;
+	uint64_t tables_built;
+	uint64_t build_ns_total, build_ns_max;
+	uint64_t evictions;	   /* unused tables dropped to make room */
+	uint64_t refusals;	   /* tables that did not fit: frame pointers instead */
+	uint64_t mappings_dropped; /* mappings beyond PROFD_UNWIND_MAX_PROC_MAPPINGS */
+};
+
+void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out);
+
+/* One file, for `profctl stats` and tests. */
+struct unwinder_file_info {
+	const char *path; /* as first seen */
+	uint32_t id;
+	uint32_t refs; /* mappings using it now */
+	uint32_t rows; /* 0 unless loaded */
+	uint64_t bytes;
+	uint64_t build_ns;
+	const char *state; /* "loaded", "no-cfi", "failed", "refused", "evicted" */
+};
+
+typedef void (*unwinder_file_fn)(void *ctx, const struct unwinder_file_info *fi);
+void unwinder_for_each_file(const struct unwinder *u, unwinder_file_fn fn, void *ctx);
+
+/* The BPF side's counters summed over CPUs.  0 or -errno. */
+int unwinder_counters(const struct unwinder *u, uint64_t out[PROFD_UNWIND_CNT_MAX]);
+const char *unwinder_counter_name(int which);
+
+#endif

@@ -1,0 +1,80 @@
+/* unwinder_int.h: what unwinder.c (processes, maps, reporting) and
+ * unwinder_file.c (the per-file table cache) share.  Internal. */
+#ifndef PROFD_UNWINDER_INT_H
+#define PROFD_UNWINDER_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+#include "procmaps.h"
+#include "rangealloc.h"
+#include "unwind_table.h"
+#include "unwinder.h"
+
+/* A walk that found a slice through a map entry we just replaced or
+ * deleted may still read it: BPF programs run to completion in
+ * microseconds, so freed slices wait this long before reuse (and an
+ * allocation that needs them waits at most this long). */
+#define UNWINDER_GRACE_NS (5ull * 1000 * 1000)
+
+enum file_state { FILE_LOADED, FILE_NO_CFI, FILE_FAILED, FILE_REFUSED, FILE_EVICTED };
+
+/* Identity of a file: what /proc/PID/map_files/ stat()s to.  The vdso
+ * has its own key. */
+struct file_key {
+	uint64_t dev, ino, size, mtime_ns;
+};
+
+struct uw_file {
+	struct file_key key;
+	char *path;
+	uint32_t id;
+	enum file_state state;
+	uint32_t refs;	    /* mappings of live processes using it */
+	uint32_t row_start; /* valid when LOADED */
+	uint32_t nrows;	    /* known once built, kept when evicted/refused */
+	uint64_t pc_base;
+	struct unwind_segment segs[UNWIND_TABLE_MAX_SEGMENTS];
+	size_t nsegs;
+	uint64_t build_ns;
+	uint64_t last_used;
+	uint64_t unref_ns; /* when refs last fell to 0 */
+};
+
+struct uw_proc {
+	int pid;
+	uint32_t map_start, map_count;
+	struct uw_file **files; /* one per mapping: the references it holds */
+	uint64_t maps_hash;     /* of the executable mappings last published */
+	uint64_t start_stack;   /* mm->start_stack: changes with every exec */
+};
+
+struct unwinder {
+	struct unwinder_maps maps;
+	char proc_root[256];
+	struct profd_unwind_row *rows_mem;
+	struct profd_unwind_mapping *maps_mem;
+	size_t rows_len, maps_len; /* mmapped bytes */
+	struct rangealloc rows, mappings;
+	struct hashmap files; /* hash of key -> struct uw_file * */
+	struct hashmap procs; /* pid -> struct uw_proc * */
+	uint32_t next_file_id;
+	uint64_t clock; /* LRU ticks */
+	struct unwinder_stats st;
+};
+
+uint64_t unwinder_now_ns(void);
+/* The file of an executable mapping, known or new (then not built yet);
+ * NULL for anonymous code or no memory.  The caller takes a reference. */
+struct uw_file *uwfile_get(struct unwinder *u, int pid, const struct procmap *m);
+/* Build and load f's table if it is not loaded; on failure or no room f
+ * settles on frame pointers.  m is a mapping of f in process pid. */
+void uwfile_load(struct unwinder *u, struct uw_file *f, int pid, const struct procmap *m);
+/* Drop a reference; a file no one maps keeps only a loaded table. */
+void uwfile_unref(struct unwinder *u, struct uw_file *f);
+void uwfile_free(struct uw_file *f);
+const char *uwfile_state_name(enum file_state s);
+
+#endif

@@ -1,0 +1,91 @@
+/* profctl list: processes profd has samples for. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "protocol.h"
+
+static void print_json(const struct proto_list *l)
+{
+	struct buf b;
+	size_t i;
+
+	buf_init(&b);
+	buf_puts(&b, "[");
+	for (i = 0; i < l->n; i++) {
+		const struct proto_proc *p = &l->procs[i];
+
+		buf_printf(&b, "%s\n  {\"pid\": %u, \"uid\": %u, \"start_time\": %llu, \"samples\": %llu, "
+			       "\"exited\": %s, \"comm\": ",
+			   i ? "," : "", p->pid, p->uid, (unsigned long long)p->start_time,
+			   (unsigned long long)p->samples,
+			   p->flags & PROTO_PROC_EXITED ? "true" : "false");
+		buf_put_json_str(&b, p->comm ? p->comm : "");
+		buf_puts(&b, ", \"exe\": ");
+		buf_put_json_str(&b, p->exe ? p->exe : "");
+		buf_puts(&b, "}");
+	}
+	buf_puts(&b, l->n ? "\n]\n" : "]\n");
+	if (buf_cstr(&b))
+		fputs(b.data, stdout);
+	buf_free(&b);
+}
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct proto_proc *x = a, *y = b;
+
+	return (x->samples < y->samples) - (x->samples > y->samples);
+}
+
+static void print_table(const struct proto_list *l)
+{
+	size_t i;
+
+	printf("%8s %10s  %-16s %-7s %s\n", "PID", "SAMPLES", "COMM", "STATE", "EXE");
+	for (i = 0; i < l->n; i++) {
+		const struct proto_proc *p = &l->procs[i];
+
+		printf("%8u %10llu  %-16s %-7s %s\n", p->pid, (unsigned long long)p->samples,
+		       p->comm ? p->comm : "", p->flags & PROTO_PROC_EXITED ? "exited" : "running",
+		       p->exe ? p->exe : "");
+	}
+}
+
+int cmd_list(const struct ctl *ctl, int argc, char **argv)
+{
+	struct proto_list l = { 0 };
+	struct buf req, resp;
+	int rc = 1;
+
+	if (argc > 1) {
+		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+			printf("usage: profctl [--json] list\n"
+			       "Processes profd holds samples for, busiest first.\n");
+			return 0;
+		}
+		fprintf(stderr, "profctl list: unexpected argument '%s'\n", argv[1]);
+		return 2;
+	}
+	buf_init(&req);
+	buf_init(&resp);
+	if (client_call(ctl, PROTO_REQ_LIST, &req, PROTO_RESP_LIST, &resp))
+		goto out;
+	if (proto_decode_list(resp.data, resp.len, &l)) {
+		client_error(ctl, "malformed list reply from profd");
+		goto out;
+	}
+	qsort(l.procs, l.n, sizeof(*l.procs), by_samples);
+	if (ctl->json)
+		print_json(&l);
+	else
+		print_table(&l);
+	rc = 0;
+out:
+	proto_list_free(&l);
+	buf_free(&req);
+	buf_free(&resp);
+	return rc;
+}

@@ -1,0 +1,685 @@
+/* control.c: the daemon's side of the control socket.  One request per
+ * connection, handled synchronously with short deadlines so a stuck client
+ * cannot stall sampling for long (the ringbuf absorbs the pause).
+ * SO_PEERCRED decides what a caller may see: root everything, anyone
+ * else only processes running under its own uid. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "buf.h"
+#include "hashmap.h"
+#include "daemon.h"
+#include "gpu.h"
+#include "log.h"
+#include "protocol.h"
+#include "sockperm.h"
+#include "unwinder.h"
+
+#define RECV_TIMEOUT_MS 2000
+#define SEND_TIMEOUT_MS 10000
+
+static int make_parent_dir(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int control_listen(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd, err;
+
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		log_error("control: socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(addr.sun_path, path);
+	err = make_parent_dir(path);
+	if (err) {
+		log_error("control: cannot create the directory of %s: %s", path, strerror(-err));
+		return err;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(path); /* a stale socket from a previous run */
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 16)) {
+		err = -errno;
+		log_error("control: cannot listen on %s: %s", path, strerror(errno));
+		close(fd);
+		return err;
+	}
+	/* 0660 group profd, else 0666 (logged); SO_PEERCRED limits what each
+	 * caller sees.  On failure it is left root-only, and said so. */
+	control_socket_perms(path);
+	return fd;
+}
+
+struct caller {
+	uid_t uid;
+	pid_t pid;
+};
+
+static bool may_see(const struct caller *c, const struct proc *p)
+{
+	return c->uid == 0 || p->uid == c->uid;
+}
+
+/* Anything to show: CPU samples or other profile types. */
+static bool has_data(const struct proc *p)
+{
+	return p->samples || p->events;
+}
+
+static int reply_error(int fd, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int reply_error(int fd, int code, const char *fmt, ...)
+{
+	struct buf b;
+	char msg[512];
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	buf_init(&b);
+	proto_encode_error(&b, code, msg);
+	err = proto_send(fd, PROTO_RESP_ERROR, &b, SEND_TIMEOUT_MS);
+	buf_free(&b);
+	return err;
+}
+
+struct list_ctx {
+	struct proto_list *l;
+	size_t cap;
+	const struct caller *c;
+	struct hashmap seen; /* hash(pid, start_time) of processes listed */
+};
+
+static uint64_t proc_key(uint32_t pid, uint64_t start_time)
+{
+	return hash64_mix((uint64_t)pid << 32 ^ start_time);
+}
+
+/* Strings are copied: history's live only during its callback. */
+static int list_add(struct list_ctx *x, uint32_t pid, uint32_t uid, uint32_t flags,
+		    uint64_t start_time, uint64_t samples, const char *comm, const char *exe)
+{
+	struct proto_proc *e;
+
+	if (hashmap_get(&x->seen, proc_key(pid, start_time), NULL))
+		return 0;
+	if (array_grow((void **)&x->l->procs, &x->cap, x->l->n + 1, sizeof(*e)) ||
+	    hashmap_put(&x->seen, proc_key(pid, start_time), 1))
+		return -ENOMEM;
+	e = &x->l->procs[x->l->n];
+	e->comm = strdup(comm ? comm : "");
+	e->exe = strdup(exe ? exe : "");
+	if (!e->comm || !e->exe) {
+		free(e->comm);
+		free(e->exe);
+		return -ENOMEM;
+	}
+	e->pid = pid;
+	e->uid = uid;
+	e->flags = flags;
+	e->start_time = start_time;
+	e->samples = samples;
+	x->l->n++;
+	return 0;
+}
+
+/* Processes only history remembers (from before a restart). */
+static int list_history_proc(const struct history_proc *hp, uint64_t samples, void *ctx)
+{
+	struct list_ctx *x = ctx;
+
+	if (x->c->uid != 0 && hp->uid != x->c->uid)
+		return 0;
+	return list_add(x, hp->pid, hp->uid, hp->exited_ns ? PROTO_PROC_EXITED : 0,
+			hp->start_time, samples, hp->comm, hp->exe);
+}
+
+static int handle_list(struct daemon *d, int fd, const struct caller *c)
+{
+	struct proto_list l = { 0 };
+	struct list_ctx x = { &l, 0, c, { 0 } };
+	struct buf b;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < d->pt.n && !err; i++) {
+		const struct proc *p = d->pt.all[i];
+
+		if (may_see(c, p) && has_data(p))
+			err = list_add(&x, p->pid, p->uid, p->exited ? PROTO_PROC_EXITED : 0,
+				       p->start_time, p->samples, p->comm, p->exe);
+	}
+	if (!err && d->hist)
+		err = history_procs(d->hist, daemon_realtime_ns() - d->cfg.retention_ns,
+				    list_history_proc, &x);
+	buf_init(&b);
+	if (!err)
+		err = proto_encode_list(&b, &l);
+	err = err ? reply_error(fd, -err, "listing failed: %s", strerror(-err))
+		  : proto_send(fd, PROTO_RESP_LIST, &b, SEND_TIMEOUT_MS);
+	buf_free(&b);
+	proto_list_free(&l); /* frees the copied strings too */
+	hashmap_free(&x.seen);
+	return err;
+}
+
+static uint64_t rss_bytes(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "re");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%lu %lu", &size, &resident);
+	fclose(f);
+	return n == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+static void add_bpf_stats(struct daemon *d, struct proto_stats *s)
+{
+	uint64_t cnt[PROFD_CNT_MAX];
+	int i;
+
+	if (sampler_counters(d->sampler, cnt))
+		return;
+	for (i = 0; i < PROFD_CNT_MAX; i++)
+		proto_stats_add(s, sampler_counter_name(i), cnt[i]);
+	proto_stats_add(s, "bpf_map_bytes", sampler_map_bytes(d->sampler));
+	proto_stats_add(s, "cpus_sampled", (uint64_t)sampler_ncpus(d->sampler));
+}
+
+static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
+{
+	const struct ingest_counters *c = &d->in.c;
+
+	proto_stats_add(s, "samples_received", c->samples);
+	proto_stats_add(s, "samples_aggregated", c->aggregated);
+	proto_stats_add(s, "samples_dropped_nomem", c->dropped_nomem);
+	proto_stats_add(s, "samples_dropped_proc_table_full", c->dropped_noproc);
+	proto_stats_add(s, "stacks_lost", c->stack_lost);
+	proto_stats_add(s, "stacks_copied", c->stack_reads);
+	proto_stats_add(s, "bad_events", c->bad_events);
+	proto_stats_add(s, "proc_execs", c->proc_execs);
+	proto_stats_add(s, "proc_exits", c->proc_exits);
+	proto_stats_add(s, "maps_reloads", c->maps_reloads);
+	proto_stats_add(s, "user_frames_symbolized", c->user_frames);
+	proto_stats_add(s, "user_frames_unknown", c->user_frames_unknown);
+	proto_stats_add(s, "python_processes", c->py_processes);
+	proto_stats_add(s, "python_samples", c->py_samples);
+	proto_stats_add(s, "python_frames_unreadable", c->py_frames_unreadable);
+	proto_stats_add(s, "python_uprobes", (uint64_t)sampler_py_uprobes(d->sampler));
+}
+
+static void add_unwind_stats(struct daemon *d, struct proto_stats *s)
+{
+	struct unwinder *u = sampler_unwinder(d->sampler);
+	uint64_t cnt[PROFD_UNWIND_CNT_MAX];
+	struct unwinder_stats us;
+	char name[64];
+	int i;
+
+	unwinder_stats(u, &us);
+	proto_stats_add(s, "unwind_table_bytes_used", us.table_bytes_used);
+	proto_stats_add(s, "unwind_table_bytes_limit", us.table_bytes_limit);
+	proto_stats_add(s, "unwind_processes", us.procs);
+	proto_stats_add(s, "unwind_files", us.files);
+	proto_stats_add(s, "unwind_files_with_table", us.files_loaded);
+	proto_stats_add(s, "unwind_files_without_cfi", us.files_no_cfi);
+	proto_stats_add(s, "unwind_files_failed", us.files_failed);
+	proto_stats_add(s, "unwind_rows", us.rows_loaded);
+	proto_stats_add(s, "unwind_tables_built", us.tables_built);
+	proto_stats_add(s, "unwind_build_ns_total", us.build_ns_total);
+	proto_stats_add(s, "unwind_build_ns_max", us.build_ns_max);
+	proto_stats_add(s, "unwind_tables_evicted", us.evictions);
+	proto_stats_add(s, "unwind_tables_refused", us.refusals);
+	proto_stats_add(s, "unwind_refreshes", d->in.c.unwind_refreshes);
+	proto_stats_add(s, "user_stacks_by_frame_pointers", d->in.c.ustack_fp);
+	if (unwinder_counters(u, cnt) == 0) {
+		for (i = 0; i < PROFD_UNWIND_CNT_MAX; i++) {
+			snprintf(name, sizeof(name), "bpf_%s", unwinder_counter_name(i));
+			proto_stats_add(s, name, cnt[i]);
+		}
+	}
+}
+
+static void add_push_stats(struct daemon *d, struct proto_stats *s)
+{
+	struct push_stats ps;
+
+	if (!d->pusher)
+		return;
+	push_stats(d->pusher, &ps);
+	proto_stats_add(s, "push_windows_enqueued", ps.enqueued);
+	proto_stats_add(s, "push_windows_sent", ps.sent);
+	proto_stats_add(s, "push_bytes_sent", ps.bytes_sent);
+	proto_stats_add(s, "push_failed_attempts", ps.failed_attempts);
+	proto_stats_add(s, "push_retried", ps.retried);
+	proto_stats_add(s, "push_dropped_queue_full", ps.dropped_queue_full);
+	proto_stats_add(s, "push_dropped_after_retries", ps.dropped_after_retries);
+	proto_stats_add(s, "push_dropped_rejected", ps.dropped_rejected);
+	proto_stats_add(s, "push_render_errors", ps.render_errors);
+	proto_stats_add(s, "push_queue_len", ps.queue_len);
+	proto_stats_add(s, "push_queue_bytes", ps.queue_bytes);
+}
+
+static void add_gpu_stats(struct daemon *d, struct proto_stats *s)
+{
+	struct gpu_stats gs;
+	int i;
+
+	gpu_get_stats(d->gpu, &gs);
+	proto_stats_add(s, "gpu_devices_watched", gs.devices);
+	proto_stats_add(s, "gpu_events_received", gs.events);
+	proto_stats_add(s, "gpu_events_aggregated", gs.aggregated);
+	proto_stats_add(s, "gpu_events_dropped_nomem", gs.dropped_nomem);
+	proto_stats_add(s, "gpu_bad_events", gs.bad_events);
+	proto_stats_add(s, "cuda_library_reports", gs.libmaps);
+	proto_stats_add(s, "cuda_uprobe_files", gs.uprobe_files);
+	proto_stats_add(s, "cuda_uprobes", gs.uprobes);
+	proto_stats_add(s, "cuda_uprobe_failures", gs.uprobe_failures);
+	for (i = 0; i < PROFD_GPU_CNT_MAX; i++)
+		proto_stats_add(s, gpu_counter_name(i), gs.bpf[i]);
+}
+
+static void add_history_stats(struct daemon *d, struct proto_stats *s)
+{
+	struct history_stats hs;
+
+	proto_stats_add(s, "history_enabled", d->hist != NULL);
+	if (!d->hist || history_stats(d->hist, &hs))
+		return;
+	proto_stats_add(s, "history_file_bytes", hs.file_bytes);
+	proto_stats_add(s, "history_samples", hs.samples);
+	proto_stats_add(s, "history_rows", hs.sample_rows);
+	proto_stats_add(s, "history_stacks", hs.stacks);
+	proto_stats_add(s, "history_processes", hs.procs);
+	proto_stats_add(s, "history_flushes", d->flushes);
+	proto_stats_add(s, "history_flush_errors", d->flush_errors);
+	proto_stats_add(s, "history_rows_written", d->flush_rows);
+	proto_stats_add(s, "history_rows_refused", d->flush_refused);
+	proto_stats_add(s, "history_last_flush_ns", d->flush_ns_last);
+	proto_stats_add(s, "history_rows_pruned", hs.rows_pruned);
+	proto_stats_add(s, "history_bytes_pruned", hs.bytes_pruned);
+	proto_stats_add(s, "history_errors", hs.errors);
+	proto_stats_add(s, "history_files_reset", hs.resets);
+}
+
+static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
+{
+	struct symbolizer_counters sc;
+	struct rusage ru;
+	size_t live = d->pt.live.len;
+
+	proto_stats_add(s, "rate_hz", d->cfg.rate_hz);
+	proto_stats_add(s, "uptime_ns", daemon_mono_ns() - d->start_mono_ns);
+	proto_stats_add(s, "startup_ns", d->ready_mono_ns - d->start_mono_ns);
+	if (d->in.c.first_sample_mono_ns > d->start_mono_ns)
+		proto_stats_add(s, "first_sample_after_ns",
+				d->in.c.first_sample_mono_ns - d->start_mono_ns);
+	proto_stats_add(s, "processes_tracked", d->pt.n);
+	proto_stats_add(s, "processes_live", live);
+	proto_stats_add(s, "processes_evicted", d->pt.evicted);
+	proto_stats_add(s, "processes_expired", d->pt.expired);
+	proto_stats_add(s, "stacks_stored", d->agg.stacks);
+	proto_stats_add(s, "cells_stored", d->agg.cells);
+	proto_stats_add(s, "samples_in_stack_overflow", d->agg.stacks_overflow);
+	proto_stats_add(s, "frames_interned", d->agg.dict->nframes);
+	symbolizer_stats(d->sym, &sc);
+	proto_stats_add(s, "symbol_files_cached", sc.files_cached);
+	proto_stats_add(s, "symbol_files_evicted", sc.evictions);
+	proto_stats_add(s, "symbol_file_failures", sc.files_failed);
+	proto_stats_add(s, "kernel_symbols", sc.kallsyms_symbols);
+	proto_stats_add(s, "perf_maps_loaded", sc.perfmap_loads);
+	proto_stats_add(s, "rss_bytes", rss_bytes());
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		proto_stats_add(s, "cpu_user_us", (uint64_t)ru.ru_utime.tv_sec * 1000000 +
+							  (uint64_t)ru.ru_utime.tv_usec);
+		proto_stats_add(s, "cpu_system_us", (uint64_t)ru.ru_stime.tv_sec * 1000000 +
+							    (uint64_t)ru.ru_stime.tv_usec);
+	}
+	proto_stats_add(s, "requests", d->requests);
+	proto_stats_add(s, "request_errors", d->request_errors);
+}
+
+static int handle_stats(struct daemon *d, int fd)
+{
+	struct proto_stats s = { 0 };
+	struct buf b;
+	int err;
+
+	add_bpf_stats(d, &s);
+	add_ingest_stats(d, &s);
+	add_unwind_stats(d, &s);
+	add_history_stats(d, &s);
+	add_daemon_stats(d, &s);
+	add_gpu_stats(d, &s);
+	add_push_stats(d, &s);
+	buf_init(&b);
+	err = proto_encode_stats(&b, &s);
+	if (!err)
+		err = proto_send(fd, PROTO_RESP_STATS, &b, SEND_TIMEOUT_MS);
+	buf_free(&b);
+	proto_stats_free(&s);
+	return err;
+}
+
+/* The process a dump of pid means: the live one, else the latest exited. */
+static struct proc *find_for_dump(struct daemon *d, uint32_t pid)
+{
+	struct proc *best = proctable_find_live(&d->pt, pid);
+	size_t i;
+
+	if (best)
+		return best;
+	for (i = 0; i < d->pt.n; i++) {
+		struct proc *p = d->pt.all[i];
+
+		if (p->pid == pid && has_data(p) && (!best || p->exit_ns > best->exit_ns))
+			best = p;
+	}
+	return best;
+}
+
+static int explain_missing(int fd, uint32_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if (access(path, F_OK))
+		return reply_error(fd, ESRCH, "no such process: %u (not running, and no profile kept)",
+				   pid);
+	return reply_error(fd, ENODATA,
+			   "process %u has no samples yet (idle, just started, or not selected "
+			   "by profd --pid)",
+			   pid);
+}
+
+static void set_meta(struct stackset *ss, const struct proto_dump_req *r, struct proc **sel,
+		     size_t nsel, uint32_t rate)
+{
+	char title[256];
+	size_t i;
+
+	if (nsel == 1)
+		snprintf(title, sizeof(title), "%s (pid %u)", sel[0]->comm, sel[0]->pid);
+	else
+		snprintf(title, sizeof(title), "%zu processes", nsel);
+	stackset_set_str(&ss->title, title);
+	ss->rate_hz = rate;
+	ss->start_ns = r->since_ns;
+	ss->end_ns = r->until_ns;
+	for (i = 0; i < nsel; i++) {
+		if (!r->since_ns && (!ss->start_ns || sel[i]->first_ns < ss->start_ns))
+			ss->start_ns = sel[i]->first_ns;
+		if (!r->until_ns && sel[i]->last_ns > ss->end_ns)
+			ss->end_ns = sel[i]->last_ns;
+	}
+}
+
+static bool selected_already(struct proc **sel, size_t n, const struct proc *p)
+{
+	while (n--)
+		if (sel[n] == p)
+			return true;
+	return false;
+}
+
+/* --exe matches the full path or the file name. */
+static bool exe_matches(const struct proc *p, const char *exe)
+{
+	const char *base;
+
+	if (!p->exe)
+		return false;
+	base = strrchr(p->exe, '/');
+	return !strcmp(p->exe, exe) || (base && !strcmp(base + 1, exe));
+}
+
+static bool matches(const struct proto_dump_req *r, const struct proc *p)
+{
+	if (r->flags & PROTO_DUMP_ALL)
+		return true;
+	if (r->comm && strcmp(p->comm, r->comm) == 0)
+		return true;
+	return r->exe && exe_matches(p, r->exe);
+}
+
+/* Which processes a dump covers; replies with an error itself when one is
+ * missing or not the caller's.  Returns the count, or -1 after replying. */
+static ssize_t select_procs(struct daemon *d, int fd, const struct caller *c,
+			    const struct proto_dump_req *r, struct proc **sel, uint32_t *hist_pids,
+			    size_t *nhist)
+{
+	size_t n = 0, i;
+
+	if ((r->flags & PROTO_DUMP_ALL) || r->comm || r->exe) {
+		for (i = 0; i < d->pt.n; i++)
+			if (may_see(c, d->pt.all[i]) && has_data(d->pt.all[i]) &&
+			    matches(r, d->pt.all[i]))
+				sel[n++] = d->pt.all[i];
+		if (!n && !r->npids && !(r->flags & PROTO_DUMP_ALL)) {
+			reply_error(fd, ENOENT, "no process with samples matches %s%s%s%s",
+				    r->comm ? "comm " : "", r->comm ? r->comm : "",
+				    r->exe ? " exe " : "", r->exe ? r->exe : "");
+			return -1;
+		}
+		if (!r->npids)
+			return (ssize_t)n;
+	}
+	for (i = 0; i < r->npids; i++) {
+		struct proc *p = find_for_dump(d, r->pids[i]);
+
+		if (!p || !has_data(p)) {
+			if (d->hist) { /* maybe from before a restart */
+				hist_pids[(*nhist)++] = r->pids[i];
+				continue;
+			}
+			explain_missing(fd, r->pids[i]);
+			return -1;
+		}
+		if (!may_see(c, p)) {
+			reply_error(fd, EACCES, "permission denied: process %u belongs to uid %u",
+				    p->pid, p->uid);
+			return -1;
+		}
+		if (!selected_already(sel, n, p))
+			sel[n++] = p;
+	}
+	return (ssize_t)n;
+}
+
+/* The flushed part of the selection from history (memory then adds the
+ * rest with AGG_UNFLUSHED): per process, or all at once for --all. */
+static int dump_history(struct daemon *d, const struct caller *c, const struct proto_dump_req *r,
+			struct proc **sel, size_t nsel, const uint32_t *hist_pids, size_t nhist,
+			const struct agg_query *q, struct stackset *ss)
+{
+	struct history_query hq = {
+		.since_ns = r->since_ns, .until_ns = r->until_ns,
+		.by_thread = q->flags & AGG_BY_THREAD, .python_only = q->flags & AGG_PYTHON_ONLY,
+		.process_root = q->flags & AGG_PROCESS_ROOT, .type = aggregate_type_name(q->type),
+		.by_uid = c->uid != 0, .uid = c->uid,
+	};
+	size_t i;
+	int err = 0;
+
+	if (r->flags & PROTO_DUMP_ALL)
+		return history_query(d->hist, &hq, ss);
+	for (i = 0; i < nsel && !err; i++) {
+		hq.pids = &sel[i]->pid;
+		hq.start_times = &sel[i]->start_time;
+		hq.npids = 1;
+		err = history_query(d->hist, &hq, ss);
+	}
+	if (!err && nhist) {
+		hq.pids = hist_pids; /* not in memory: every instance history has */
+		hq.start_times = NULL;
+		hq.npids = nhist;
+		err = history_query(d->hist, &hq, ss);
+	}
+	return err;
+}
+
+static int send_dump(struct daemon *d, int fd, const struct caller *c,
+		     const struct proto_dump_req *r, struct proc **sel, size_t nsel,
+		     const uint32_t *hist_pids, size_t nhist, int type)
+{
+	struct agg_query q = { r->since_ns, r->until_ns, 0, type };
+	struct stackset *ss = stackset_new();
+	struct buf b;
+	size_t i;
+	int err = 0;
+
+	if (!ss)
+		return reply_error(fd, ENOMEM, "out of memory");
+	if (r->flags & PROTO_DUMP_BY_THREAD)
+		q.flags |= AGG_BY_THREAD;
+	if (r->flags & PROTO_DUMP_PYTHON_ONLY)
+		q.flags |= AGG_PYTHON_ONLY;
+	if (nsel + nhist > 1 || (r->flags & PROTO_DUMP_ALL) || r->comm || r->exe)
+		q.flags |= AGG_PROCESS_ROOT;
+	if (d->hist) {
+		q.flags |= AGG_UNFLUSHED;
+		err = dump_history(d, c, r, sel, nsel, hist_pids, nhist, &q, ss);
+	}
+	for (i = 0; i < nsel && !err; i++)
+		err = aggregate_dump(&d->agg, sel[i], &q, ss);
+	if (err) {
+		stackset_free(ss);
+		return reply_error(fd, -err, "building the profile failed: %s", strerror(-err));
+	}
+	if (!ss->total && nhist && !nsel) {
+		stackset_free(ss);
+		return explain_missing(fd, hist_pids[0]);
+	}
+	set_meta(ss, r, sel, nsel, d->cfg.rate_hz);
+	stackset_set_str(&ss->type, aggregate_type_name(type));
+	stackset_set_str(&ss->unit, aggregate_type_unit(type));
+	buf_init(&b);
+	err = proto_encode_stackset(&b, ss);
+	if (!err)
+		err = proto_send(fd, PROTO_RESP_DUMP, &b, SEND_TIMEOUT_MS);
+	buf_free(&b);
+	stackset_free(ss);
+	return err;
+}
+
+static int handle_dump(struct daemon *d, int fd, const struct caller *c, const struct buf *payload)
+{
+	struct proto_dump_req r = { 0 };
+	struct proc **sel = NULL;
+	uint32_t *hist_pids = NULL;
+	size_t nhist = 0;
+	ssize_t nsel;
+	int err, type;
+
+	err = proto_decode_dump_req(payload->data, payload->len, &r);
+	if (err)
+		return reply_error(fd, EINVAL, "malformed dump request");
+	if (r.flags & ~PROTO_DUMP_KNOWN_FLAGS) {
+		err = reply_error(fd, EOPNOTSUPP, "dump flags 0x%x not understood: upgrade profd",
+				  r.flags & ~PROTO_DUMP_KNOWN_FLAGS);
+		goto out;
+	}
+	type = r.type ? aggregate_type_from_name(r.type) : AGG_CPU;
+	if (type < 0) {
+		err = reply_error(fd, EINVAL, "unknown profile type '%s' (known: %s)", r.type,
+				  aggregate_type_names());
+		goto out;
+	}
+	if (!r.npids && !r.comm && !r.exe && !(r.flags & PROTO_DUMP_ALL)) {
+		err = reply_error(fd, EINVAL, "no process selected: give --pid, --comm, --exe or --all");
+		goto out;
+	}
+	sel = calloc(2 * d->pt.n + r.npids + 1, sizeof(*sel));
+	hist_pids = calloc(r.npids + 1, sizeof(*hist_pids));
+	if (!sel || !hist_pids) {
+		err = reply_error(fd, ENOMEM, "out of memory");
+		goto out;
+	}
+	nsel = select_procs(d, fd, c, &r, sel, hist_pids, &nhist);
+	if (nsel >= 0)
+		err = send_dump(d, fd, c, &r, sel, (size_t)nsel, hist_pids, nhist, type);
+out:
+	free(sel);
+	free(hist_pids);
+	proto_dump_req_free(&r);
+	return err;
+}
+
+static void serve(struct daemon *d, int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct caller c;
+	struct buf payload;
+	uint16_t type;
+	int err;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		log_warn("control: SO_PEERCRED failed: %s", strerror(errno));
+		return;
+	}
+	c.uid = cred.uid;
+	c.pid = cred.pid;
+	buf_init(&payload);
+	err = proto_recv(fd, &type, &payload, PROTO_MAX_REQUEST, RECV_TIMEOUT_MS);
+	if (err) {
+		d->request_errors++;
+		log_info("control: bad request from pid %d: %s", c.pid, proto_strerror(err));
+		if (err != -ECONNRESET && err != -ETIMEDOUT)
+			reply_error(fd, EPROTO, "%s", proto_strerror(err));
+		goto out;
+	}
+	/* Serve the freshest data: drain what the ringbuf holds first. */
+	sampler_consume(d->sampler);
+	switch (type) {
+	case PROTO_REQ_LIST: err = handle_list(d, fd, &c); break;
+	case PROTO_REQ_STATS: err = handle_stats(d, fd); break;
+	case PROTO_REQ_DUMP: err = handle_dump(d, fd, &c, &payload); break;
+	default: err = reply_error(fd, EPROTO, "unknown request type %u", type);
+	}
+	if (err)
+		d->request_errors++;
+out:
+	buf_free(&payload);
+}
+
+void control_handle(struct daemon *d, int listen_fd)
+{
+	int fd;
+
+	while ((fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		d->requests++;
+		serve(d, fd);
+		close(fd);
+	}
+}

@@ -1,0 +1,711 @@
+/* profd: the system-wide sampling daemon.  Parses options, loads the BPF
+ * sampler, then runs one event loop over the ringbuf, the control socket,
+ * signals and a housekeeping timer. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "duration.h"
+#include "gpu.h"
+#include "log.h"
+#include "sdnotify.h"
+#include "unwinder.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: profd [--all-processes | --pid PID ...] [options]\n"
+		"\n"
+		"Samples every online CPU with BPF and keeps per-process profiles that\n"
+		"profctl reads over a Unix socket.\n"
+		"\n"
+		"  -a, --all-processes      sample every process (the default)\n"
+		"  -p, --pid PID            sample only PID and its threads (repeatable)\n"
+		"  -r, --rate HZ            samples per second per CPU (default 99)\n"
+		"  -s, --socket PATH        control socket (default %s)\n"
+		"      --retention DUR      keep exited processes this long (default 24h)\n"
+		"      --bucket DUR         time bucket width (default 10s)\n"
+		"      --max-procs N        processes tracked at most (default 65536)\n"
+		"      --max-stacks-per-process N  distinct stacks kept per process (200000)\n"
+		"      --state-dir DIR      history database directory (default /var/lib/profd)\n"
+		"      --history-max-size BYTES  cap on the history file (default 1G)\n"
+		"      --flush-interval DUR write profiles to history this often (default 5s)\n"
+		"      --no-history         keep profiles in memory only\n"
+		"      --ringbuf-size BYTES BPF ring buffer size, power of two (default 4M)\n"
+		"      --stack-map-entries N unread stacks the BPF map holds (default 4096)\n"
+		"      --python-uprobe      also find Python threads with a uprobe on the eval\n"
+		"                           loop (costs the program ~1us per C->Python call)\n"
+		"      --unwind-table-bytes N memory for .eh_frame unwind tables (default 32M)\n"
+		"      --gpu auto|on|off    GPU driver calls and CUDA entry points: auto traces\n"
+		"                           the accelerator drivers loaded (CUDA with NVIDIA's),\n"
+		"                           on also probes CUDA libraries without a driver\n"
+		"      --gpu-device PATH[=CLASS] also watch this character device; CLASS\n"
+		"                           (nvidia, uvm, kfd, drm) names its commands\n"
+		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
+		"      --push-interval DUR  how often to send them (default 10s)\n"
+		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
+		"      --config PATH        settings file (default %s)\n"
+		"  -v, --verbose            more logging (repeat for debug)\n"
+		"  -h, --help               this help\n"
+		"\n"
+		"Durations take a unit: 500ms, 10s, 5m, 24h.\n",
+		PROFD_DEFAULT_SOCKET, CONFIG_DEFAULT_PATH);
+}
+
+enum {
+	OPT_RETENTION = 256,
+	OPT_BUCKET,
+	OPT_MAX_PROCS,
+	OPT_RINGBUF,
+	OPT_STACKMAP,
+	OPT_DURATION,
+	OPT_PY_UPROBE,
+	OPT_UNWIND_BYTES,
+	OPT_CONFIG,
+	OPT_PUSH,
+	OPT_PUSH_INTERVAL,
+	OPT_MAX_STACKS,
+	OPT_STATE_DIR,
+	OPT_NO_HISTORY,
+	OPT_HISTORY_MAX,
+	OPT_FLUSH_INTERVAL,
+	OPT_GPU,
+	OPT_GPU_DEVICE,
+};
+
+#define SHORT_OPTS "ap:r:s:vh"
+
+static const struct option long_opts[] = {
+	{ "all-processes", no_argument, NULL, 'a' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "retention", required_argument, NULL, OPT_RETENTION },
+	{ "bucket", required_argument, NULL, OPT_BUCKET },
+	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ "stack-map-entries", required_argument, NULL, OPT_STACKMAP },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "python-uprobe", no_argument, NULL, OPT_PY_UPROBE },
+	{ "unwind-table-bytes", required_argument, NULL, OPT_UNWIND_BYTES },
+	{ "max-stacks-per-process", required_argument, NULL, OPT_MAX_STACKS },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+	{ "no-history", no_argument, NULL, OPT_NO_HISTORY },
+	{ "history-max-size", required_argument, NULL, OPT_HISTORY_MAX },
+	{ "flush-interval", required_argument, NULL, OPT_FLUSH_INTERVAL },
+	{ "gpu", required_argument, NULL, OPT_GPU },
+	{ "gpu-device", required_argument, NULL, OPT_GPU_DEVICE },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || v < min || v > max || *s == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int add_pid(struct daemon_config *c, const char *arg)
+{
+	uint64_t pid;
+	uint32_t *p;
+	char path[64];
+
+	if (parse_u64(arg, 1, 0x3fffffff, &pid)) {
+		fprintf(stderr, "profd: --pid: '%s' is not a process id\n", arg);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)pid);
+	if (access(path, F_OK)) {
+		fprintf(stderr, "profd: --pid %llu: no such process\n", (unsigned long long)pid);
+		return -ESRCH;
+	}
+	p = realloc(c->pids, (c->npids + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	c->pids = p;
+	c->pids[c->npids++] = (uint32_t)pid;
+	return 0;
+}
+
+/* --gpu MODE and --gpu-device PATH[=CLASS] (checked when GPU tracing
+ * starts: the device must exist then). */
+static int opt_gpu(struct daemon_config *c, int opt, const char *arg)
+{
+	static const char *const modes[] = { [GPU_MODE_AUTO] = "auto", [GPU_MODE_ON] = "on",
+					     [GPU_MODE_OFF] = "off" };
+	const char **devs;
+	int i;
+
+	if (opt == OPT_GPU_DEVICE) {
+		devs = realloc(c->gpu_devices, (c->ngpu_devices + 1) * sizeof(*devs));
+		if (!devs)
+			return -ENOMEM;
+		c->gpu_devices = devs;
+		c->gpu_devices[c->ngpu_devices++] = arg;
+		return 0;
+	}
+	for (i = 0; i < 3; i++) {
+		if (strcmp(arg, modes[i]) == 0) {
+			c->gpu_mode = i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "profd: --gpu: '%s' must be auto, on or off\n", arg);
+	return -EINVAL;
+}
+
+static int opt_duration(const char *name, const char *arg, uint64_t *out)
+{
+	if (duration_parse(arg, out) == 0)
+		return 0;
+	fprintf(stderr, "profd: --%s: '%s' is not a duration (e.g. 10s, 5m, 24h)\n", name, arg);
+	return -EINVAL;
+}
+
+static int opt_number(const char *name, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (parse_u64(arg, min, max, out) == 0)
+		return 0;
+	fprintf(stderr, "profd: --%s: '%s' must be a number from %llu to %llu\n", name, arg,
+		(unsigned long long)min, (unsigned long long)max);
+	return -EINVAL;
+}
+
+/* Says where a rejected value came from when the config file set it. */
+static void parse_error_origin(const struct config_argv *ca, int index)
+{
+	unsigned line = config_argv_line(ca, index);
+
+	if (line)
+		fprintf(stderr, "profd: (set at %s:%u)\n", ca->path, line);
+}
+
+/* One getopt pass over the config file's options, then the command
+ * line's (config_to_argv).  A --pid or --all-processes on the command
+ * line replaces the file's pids rather than adding to them.
+ * Returns 0 to run, 1 to exit successfully (--help), -1 on a usage error. */
+static int parse_args(const struct config_argv *ca, struct daemon_config *c)
+{
+	int argc = ca->argc, file_end = ca->nfile + 1, opt;
+	char **argv = ca->argv;
+	bool cli_pids = false;
+	uint64_t v;
+
+	optind = 0; /* glibc: a full reset, also for a reload */
+	c->rate_hz = 99;
+	c->socket_path = PROFD_DEFAULT_SOCKET;
+	c->retention_ns = 24ull * 3600 * 1000000000ull;
+	c->bucket_ns = 10ull * 1000000000ull;
+	c->flush_interval_ns = 5ull * 1000000000ull;
+	c->history_max_bytes = 1ull << 30;
+	c->push_interval_ns = 10ull * 1000000000ull;
+	while ((opt = getopt_long(argc, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
+		int err = 0;
+
+		if ((opt == 'a' || opt == 'p') && optind > file_end && !cli_pids) {
+			c->npids = 0;
+			cli_pids = true;
+		}
+		switch (opt) {
+		case 'a': break;
+		case 'p': err = add_pid(c, optarg); break;
+		case 'r':
+			err = opt_number("rate", optarg, 1, 100000, &v);
+			c->rate_hz = (uint32_t)v;
+			break;
+		case 's': c->socket_path = optarg; break;
+		case OPT_RETENTION: err = opt_duration("retention", optarg, &c->retention_ns); break;
+		case OPT_BUCKET: err = opt_duration("bucket", optarg, &c->bucket_ns); break;
+		case OPT_DURATION: err = opt_duration("duration", optarg, &c->duration_ns); break;
+		case OPT_MAX_PROCS:
+			err = opt_number("max-procs", optarg, 16, 10000000, &v);
+			c->max_procs = (size_t)v;
+			break;
+		case OPT_RINGBUF:
+			err = opt_number("ringbuf-size", optarg, 4096, 1u << 30, &v);
+			if (!err && (v & (v - 1))) {
+				fprintf(stderr, "profd: --ringbuf-size must be a power of two\n");
+				err = -EINVAL;
+			}
+			c->ringbuf_bytes = (uint32_t)v;
+			break;
+		case OPT_STACKMAP:
+			err = opt_number("stack-map-entries", optarg, 64, 1u << 22, &v);
+			c->stack_map_entries = (uint32_t)v;
+			break;
+		case OPT_PY_UPROBE: c->python_uprobe = true; break;
+		case OPT_STATE_DIR: c->state_dir = optarg; break;
+		case OPT_NO_HISTORY: c->no_history = true; break;
+		case OPT_HISTORY_MAX:
+			err = opt_number("history-max-size", optarg, 1u << 20, 1ull << 44, &c->history_max_bytes);
+			break;
+		case OPT_FLUSH_INTERVAL: err = opt_duration("flush-interval", optarg, &c->flush_interval_ns); break;
+		case OPT_MAX_STACKS:
+			err = opt_number("max-stacks-per-process", optarg, 16, 100000000, &c->max_stacks);
+			break;
+		case OPT_UNWIND_BYTES:
+			err = opt_number("unwind-table-bytes", optarg, 1u << 20, 1ull << 34, &v);
+			c->unwind_table_bytes = v;
+			break;
+		case OPT_CONFIG: break; /* read already, by config_find_path */
+		case OPT_GPU:
+		case OPT_GPU_DEVICE: err = opt_gpu(c, opt, optarg); break;
+		case OPT_PUSH: c->push_url = optarg; break;
+		case OPT_PUSH_INTERVAL:
+			err = opt_duration("push-interval", optarg, &c->push_interval_ns);
+			break;
+		case 'v': c->verbose++; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -1;
+		}
+		if (err) {
+			parse_error_origin(ca, optind - 1);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "profd: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (c->push_interval_ns < 1000000000ull) {
+		fprintf(stderr, "profd: --push-interval must be at least 1s\n");
+		return -1;
+	}
+	if (c->bucket_ns < 1000000000ull) {
+		fprintf(stderr, "profd: --bucket must be at least 1s\n");
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t daemon_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t daemon_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void on_ringbuf_event(void *ctx, const void *data, size_t len)
+{
+	struct daemon *d = ctx;
+
+	ingest_event(&d->in, data, len);
+}
+
+/* The ingest stage's view of the BPF side. */
+static int be_read_stack(void *ctx, uint64_t id, struct profd_stack *out)
+{
+	return sampler_read_stack(((struct daemon *)ctx)->sampler, id, out);
+}
+
+static int be_del_stack(void *ctx, uint64_t id)
+{
+	return sampler_delete_stack(((struct daemon *)ctx)->sampler, id);
+}
+
+static int be_py_add(void *ctx, uint32_t pid, const struct profd_py_proc *pp, const char *module)
+{
+	struct daemon *d = ctx;
+
+	return d->sampler ? sampler_py_add(d->sampler, pid, pp, module) : 0;
+}
+
+static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
+{
+	struct daemon *d = ctx;
+	struct proc *p = what != INGEST_PROC_EXIT ? proctable_find_live(&d->pt, pid) : NULL;
+
+	/* New mappings may be CUDA libraries (the mmap report covers most). */
+	if (p && p->maps_loaded)
+		gpu_scan_maps(d->gpu, pid, &p->maps);
+	if (what == INGEST_PROC_EXIT)
+		tables_forget(d, pid);
+	else
+		tables_request(d, pid); /* built between events (tables.c) */
+}
+
+static void be_py_del(void *ctx, uint32_t pid)
+{
+	struct daemon *d = ctx;
+
+	if (d->sampler)
+		sampler_py_del(d->sampler, pid);
+}
+
+/* Privileges first, so an unprivileged user gets one clear sentence. */
+static int check_privileges(void)
+{
+	if (geteuid() == 0)
+		return 0;
+	fprintf(stderr, "profd: must run as root: loading BPF programs and opening perf events "
+			"need CAP_BPF and CAP_PERFMON, reading other processes' memory and binaries "
+			"CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, kernel symbols CAP_SYSLOG\n");
+	return -EPERM;
+}
+
+static int daemon_gpu_new(struct daemon *d)
+{
+	struct gpu_opts go = {
+		.mode = (enum gpu_mode)d->cfg.gpu_mode,
+		.devices = d->cfg.gpu_devices,
+		.ndevices = d->cfg.ngpu_devices,
+	};
+
+	d->gpu = gpu_new(&go);
+	if (!d->gpu)
+		return -errno;
+	d->in.gpu = d->gpu;
+	return 0;
+}
+
+static int daemon_start(struct daemon *d)
+{
+	struct sampler_opts so = {
+		.rate_hz = d->cfg.rate_hz,
+		.pids = d->cfg.pids,
+		.npids = d->cfg.npids,
+		.ringbuf_bytes = d->cfg.ringbuf_bytes,
+		.stack_map_entries = d->cfg.stack_map_entries,
+		.python_uprobe = d->cfg.python_uprobe,
+		.unwind_table_bytes = d->cfg.unwind_table_bytes,
+	};
+	struct symbolizer_opts symo = { 0 };
+	struct ingest_backend be = {
+		be_read_stack, be_del_stack, be_py_add, be_py_del, be_proc_event, d,
+	};
+	int npy, err;
+
+	d->listen_fd = -1;
+	proctable_init(&d->pt, d->cfg.max_procs, "/proc");
+	d->pt.on_free = aggregate_proc_free;
+	if (aggregate_init(&d->agg, d->cfg.bucket_ns))
+		return -ENOMEM;
+	if (d->cfg.max_stacks)
+		d->agg.max_stacks_per_proc = d->cfg.max_stacks;
+	d->sym = symbolizer_new(&symo);
+	if (!d->sym)
+		return -errno;
+	if (ingest_init(&d->in, &be, d->sym, &d->pt, &d->agg))
+		return -ENOMEM;
+	if (d->cfg.push_url) {
+		struct push_opts po;
+
+		push_opts_init(&po);
+		po.url = d->cfg.push_url;
+		d->pusher = push_new(&po);
+		d->push_win = d->pusher ? push_window_new(0) : NULL;
+		if (!d->push_win)
+			return d->pusher ? -ENOMEM : -errno;
+		d->push_next_mono_ns = daemon_mono_ns() + d->cfg.push_interval_ns;
+	}
+	d->listen_fd = control_listen(d->cfg.socket_path);
+	if (d->listen_fd < 0)
+		return d->listen_fd;
+	err = daemon_gpu_new(d);
+	if (err)
+		return err;
+	so.gpu = d->gpu;
+	d->sampler = sampler_open(&so, on_ringbuf_event, d);
+	if (!d->sampler)
+		return -errno;
+	/* Python processes already running get their frames from the
+	 * first sample on. */
+	persist_open(d);
+	npy = ingest_scan_python(&d->in);
+	err = sampler_start(d->sampler);
+	if (err)
+		return err;
+	d->ready_mono_ns = daemon_mono_ns();
+	log_info("profd: %d Python processes found at start", npy);
+	log_info("profd: sampling %d CPUs at %u Hz (%s), control socket %s",
+		 sampler_ncpus(d->sampler), d->cfg.rate_hz,
+		 d->cfg.npids ? "selected processes" : "all processes", d->cfg.socket_path);
+	return 0;
+}
+
+/* What config_to_argv and parse_args allocated, for the exits before
+ * the daemon starts (daemon_stop frees them after). */
+static void free_args(struct daemon *d)
+{
+	free(d->cfg.pids);
+	free(d->cfg.gpu_devices);
+	config_argv_free(&d->args);
+}
+
+static void daemon_stop(struct daemon *d)
+{
+	/* Detach first so nothing new arrives while tearing down. */
+	sampler_close(d->sampler);
+	gpu_free(d->gpu);
+	persist_flush(d); /* what is still in memory: SIGTERM loses nothing */
+	history_close(d->hist);
+	if (d->pusher) /* the last window, then up to 2 s to send the queue */
+		push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt, daemon_realtime_ns(),
+				  d->cfg.rate_hz);
+	push_free(d->pusher);
+	push_window_free(d->push_win);
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		unlink(d->cfg.socket_path);
+	}
+	tables_free(d);
+	ingest_free(&d->in);
+	proctable_free(&d->pt);
+	aggregate_free(&d->agg);
+	symbolizer_free(d->sym);
+	free(d->cfg.pids);
+	free(d->cfg.gpu_devices);
+}
+
+static void housekeeping(struct daemon *d)
+{
+	ingest_sync_clock(&d->in);
+	persist_tick(d);
+	if (d->pusher && daemon_mono_ns() >= d->push_next_mono_ns) {
+		int n = push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt,
+					  daemon_realtime_ns(), d->cfg.rate_hz);
+
+		if (n < 0)
+			log_warn("profd: push: %s", strerror(-n));
+		d->push_next_mono_ns += d->cfg.push_interval_ns;
+		if (d->push_next_mono_ns < daemon_mono_ns())
+			d->push_next_mono_ns = daemon_mono_ns() + d->cfg.push_interval_ns;
+	}
+	/* Before expiry: a process expiring now still gets its last window. */
+	proctable_expire(&d->pt, daemon_realtime_ns(), d->cfg.retention_ns);
+}
+
+static int add_fd(int ep, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int make_signalfd(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	signal(SIGPIPE, SIG_IGN); /* a client that hangs up must not kill us */
+	return signalfd(-1, &mask, SFD_CLOEXEC);
+}
+
+static int make_timer(void)
+{
+	struct itimerspec its = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+
+	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static enum log_level level_for(int verbose)
+{
+	return verbose >= 2 ? LOG_DEBUG : verbose ? LOG_INFO : LOG_WARN;
+}
+
+static void keep_setting(const char *name, bool changed)
+{
+	if (changed)
+		log_warn("profd: reload: '%s' changed; it takes effect on restart", name);
+}
+
+/* SIGHUP: the config file again, with the command line on top.  What
+ * can change while running is applied; the rest is said to need a
+ * restart.  A rejected file changes nothing. */
+static void daemon_reload(struct daemon *d)
+{
+	struct daemon_config nc = { 0 };
+	struct config_argv args;
+	const struct daemon_config *c = &d->cfg;
+	bool pids_changed;
+
+	sdnotify_send("RELOADING=1");
+	if (config_to_argv(d->config_path, long_opts, d->config_flags, d->argc, d->argv, &args) ||
+	    parse_args(&args, &nc) != 0) {
+		log_error("profd: reload: configuration rejected; nothing changed");
+		sdnotify_send("READY=1\nSTATUS=reload failed: configuration rejected");
+		goto out;
+	}
+	d->cfg.retention_ns = nc.retention_ns;
+	d->cfg.verbose = nc.verbose;
+	log_set_level(level_for(nc.verbose));
+	pids_changed = nc.npids != c->npids ||
+		       (nc.npids && memcmp(nc.pids, c->pids, nc.npids * sizeof(*nc.pids)));
+	keep_setting("rate", nc.rate_hz != c->rate_hz);
+	keep_setting("pid", pids_changed);
+	keep_setting("socket", strcmp(nc.socket_path, c->socket_path) != 0);
+	keep_setting("bucket", nc.bucket_ns != c->bucket_ns);
+	keep_setting("max-procs", nc.max_procs != c->max_procs);
+	keep_setting("ringbuf-size", nc.ringbuf_bytes != c->ringbuf_bytes);
+	keep_setting("stack-map-entries", nc.stack_map_entries != c->stack_map_entries);
+	keep_setting("python-uprobe", nc.python_uprobe != c->python_uprobe);
+	keep_setting("unwind-table-bytes", nc.unwind_table_bytes != c->unwind_table_bytes);
+	keep_setting("duration", nc.duration_ns != c->duration_ns);
+	keep_setting("push", (nc.push_url == NULL) != (c->push_url == NULL) ||
+				     (nc.push_url && strcmp(nc.push_url, c->push_url)));
+	keep_setting("push-interval", nc.push_interval_ns != c->push_interval_ns);
+	fprintf(stderr, "profd: reloaded %s\n", args.path ? args.path : "(no config file)");
+	sdnotify_send("READY=1\nSTATUS=configuration reloaded");
+out:
+	free(nc.pids);
+	free(nc.gpu_devices);
+	config_argv_free(&args);
+}
+
+static bool handle_signal(struct daemon *d, int sfd)
+{
+	struct signalfd_siginfo si;
+
+	if (read(sfd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	if (si.ssi_signo == SIGHUP) {
+		daemon_reload(d);
+		return false;
+	}
+	log_info("profd: signal %u, detaching and exiting", si.ssi_signo);
+	return true;
+}
+
+static int run_loop(struct daemon *d, int sfd, int tfd)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC), rbfd = sampler_fd(d->sampler);
+	uint64_t deadline = d->cfg.duration_ns ? daemon_mono_ns() + d->cfg.duration_ns : 0;
+	bool stop = false;
+
+	if (ep < 0 || add_fd(ep, rbfd) || add_fd(ep, d->listen_fd) || add_fd(ep, sfd) ||
+	    add_fd(ep, tfd)) {
+		log_error("profd: epoll setup failed: %s", strerror(errno));
+		return -1;
+	}
+	while (!stop) {
+		struct epoll_event evs[8];
+		/* Pending table builds: poll without sleeping, build between. */
+		int n = epoll_wait(ep, evs, 8, tables_pending(d) ? 0 : 1000), i;
+
+		if (n < 0 && errno != EINTR) {
+			log_error("profd: epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+			uint64_t ticks;
+
+			if (fd == rbfd)
+				sampler_consume(d->sampler);
+			else if (fd == d->listen_fd)
+				control_handle(d, d->listen_fd);
+			else if (fd == sfd)
+				stop = handle_signal(d, sfd);
+			else if (fd == tfd && read(tfd, &ticks, sizeof(ticks)) > 0)
+				housekeeping(d);
+		}
+		tables_work(d);
+		if (deadline && daemon_mono_ns() >= deadline)
+			stop = true;
+	}
+	sampler_consume(d->sampler); /* account for what is already queued */
+	close(ep);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d;
+	int sfd, tfd, rc = 1, err;
+
+	memset(&d, 0, sizeof(d));
+	d.start_mono_ns = daemon_mono_ns();
+	d.argc = argc;
+	d.argv = argv;
+	d.config_path = CONFIG_DEFAULT_PATH;
+	d.config_flags = CONFIG_MISSING_OK;
+	err = config_find_path(argc, argv, SHORT_OPTS, long_opts, OPT_CONFIG, &d.config_path);
+	if (err < 0)
+		return 1;
+	if (err == 1)
+		d.config_flags = 0; /* a file the user named must exist */
+	if (config_to_argv(d.config_path, long_opts, d.config_flags, argc, argv, &d.args))
+		return 2;
+	err = parse_args(&d.args, &d.cfg);
+	if (err) {
+		free_args(&d);
+		return err > 0 ? 0 : 2;
+	}
+	log_set_level(level_for(d.cfg.verbose));
+	log_route_libbpf();
+	if (check_privileges()) {
+		free_args(&d);
+		return 1;
+	}
+	sfd = make_signalfd();
+	tfd = make_timer();
+	if (sfd < 0 || tfd < 0) {
+		fprintf(stderr, "profd: signalfd/timerfd: %s\n", strerror(errno));
+		free_args(&d);
+		return 1;
+	}
+	err = daemon_start(&d);
+	if (err) {
+		fprintf(stderr, "profd: failed to start: %s\n", strerror(-err));
+		goto out;
+	}
+	fprintf(stderr, "profd: ready: %d CPUs at %u Hz, socket %s\n", sampler_ncpus(d.sampler),
+		d.cfg.rate_hz, d.cfg.socket_path);
+	{
+		char status[128];
+
+		snprintf(status, sizeof(status), "READY=1\nSTATUS=sampling %d CPUs at %u Hz",
+			 sampler_ncpus(d.sampler), d.cfg.rate_hz);
+		sdnotify_send(status);
+	}
+	rc = run_loop(&d, sfd, tfd) ? 1 : 0;
+	sdnotify_send("STOPPING=1");
+out:
+	daemon_stop(&d);
+	config_argv_free(&d.args); /* after daemon_stop: socket_path may point here */
+	close(sfd);
+	close(tfd);
+	return rc;
+}

@@ -1,0 +1,68 @@
+/* persist.c: the daemon's history database: open it (and prune) at
+ * start, flush every --flush-interval, prune every minute, flush once more
+ * on exit.  A crash loses at most one flush interval plus the 1 s
+ * housekeeping tick that runs the flush. */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+
+/* Open the history database and drop what is past the retention before
+ * sampling starts (a large first prune must not stall the loop later).
+ * Without it profd still profiles, from memory only. */
+void persist_open(struct daemon *d)
+{
+	struct history_opts ho = { .bucket_ns = d->cfg.bucket_ns };
+	uint64_t now = daemon_realtime_ns();
+
+	if (d->cfg.no_history)
+		return;
+	d->hist = history_open(d->cfg.state_dir, &ho);
+	if (!d->hist) {
+		log_warn("profd: history unavailable (%s): profiles are kept in memory only",
+			 strerror(errno));
+		return;
+	}
+	history_prune(d->hist, now > d->cfg.retention_ns ? now - d->cfg.retention_ns : 0,
+		      d->cfg.history_max_bytes, NULL);
+	d->flush_next_mono_ns = daemon_mono_ns() + d->cfg.flush_interval_ns;
+	d->prune_next_mono_ns = daemon_mono_ns() + 60ull * 1000000000ull;
+}
+
+void persist_flush(struct daemon *d)
+{
+	struct agg_flush_stats fs;
+	uint64_t t0 = daemon_mono_ns();
+
+	if (!d->hist)
+		return;
+	d->flushes++;
+	if (aggregate_flush(&d->agg, &d->pt, d->hist, daemon_realtime_ns(), &fs)) {
+		d->flush_errors++;
+		log_warn("profd: history flush failed: %s (kept in memory, retried)", strerror(-fs.err));
+	}
+	d->flush_rows += fs.rows;
+	d->flush_refused += fs.refused;
+	d->flush_ns_last = daemon_mono_ns() - t0;
+}
+
+void persist_tick(struct daemon *d)
+{
+	uint64_t mono = daemon_mono_ns(), now;
+
+	if (!d->hist)
+		return;
+	if (mono >= d->flush_next_mono_ns) {
+		persist_flush(d);
+		/* On a fixed grid, so flushes do not drift by the tick. */
+		d->flush_next_mono_ns += d->cfg.flush_interval_ns;
+		if (d->flush_next_mono_ns <= mono)
+			d->flush_next_mono_ns = mono + d->cfg.flush_interval_ns;
+	}
+	if (mono >= d->prune_next_mono_ns) {
+		now = daemon_realtime_ns();
+		history_prune(d->hist, now - d->cfg.retention_ns, d->cfg.history_max_bytes, NULL);
+		d->prune_next_mono_ns = mono + 60ull * 1000000000ull;
+	}
+}
