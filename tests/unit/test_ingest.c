@@ -3,18 +3,21 @@
  * returns: frames in order, counts, lost stacks accounted, time windows,
  * per-thread roots, the map entry deleted exactly when BPF says NEW. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "aggregate.h"
 #include "ingest.h"
+#include "procmaps.h"
 #include "proctable.h"
 #include "render_folded.h"
 #include "symbolize.h"
@@ -270,6 +273,59 @@ static void test_stack_cap_counts_overflow(void **state)
 	assert_int_equal(aggregate_stack(&f->agg, p, frames, 1), a);
 }
 
+/* Map this test's own text again at a new address, as a loader mapping a
+ * library after the maps were read would; returns where victim_leaf is in
+ * the new mapping. */
+static uint64_t map_text_again(void **region, size_t *len)
+{
+	uint64_t leaf = (uint64_t)(uintptr_t)&victim_leaf;
+	struct procmaps m = { 0 };
+	const struct procmap *text;
+	uint64_t at;
+	int fd;
+
+	assert_int_equal(procmaps_read(getpid(), &m), 0);
+	text = procmaps_find(&m, leaf);
+	assert_non_null(text);
+	fd = open(text->path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	*len = (size_t)(text->end - text->start);
+	*region = mmap(NULL, *len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, (off_t)text->offset);
+	assert_true(*region != MAP_FAILED);
+	close(fd);
+	at = (uint64_t)(uintptr_t)*region + (leaf - text->start);
+	procmaps_free(&m);
+	return at;
+}
+
+/* An address outside the known maps is not cached as [unknown]: once a
+ * reload (rate-limited) sees the new mapping, samples get the real name. */
+static void test_late_mapping_gets_named(void **state)
+{
+	struct fixture *f = *state;
+	void *region;
+	size_t len;
+	char *folded;
+	uint64_t leaf2;
+
+	prepare_stack(f);
+	f->src.st.ips[0] = 0x10; /* never mapped: a reload finds nothing, backs off */
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	leaf2 = map_text_again(&region, &len);
+	f->src.id++;
+	f->src.present = true;
+	f->src.st.ips[0] = leaf2 + 2;
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100); /* within the backoff */
+	usleep(50 * 1000);
+	f->src.id++;
+	f->src.present = true;
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	folded = dump_folded(f, 0, 0);
+	assert_non_null(strstr(folded, "victim_caller;victim_leaf 1\n"));
+	free(folded);
+	munmap(region, len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +335,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_events_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_keeps_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_cap_counts_overflow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_mapping_gets_named, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,12 @@
 #include "pyruntime.h"
 #include "symbolize.h"
 
-#define MAPS_RELOAD_MIN_NS (200ull * 1000000ull) /* per process */
+/* Re-reading the maps for an address outside them: soon after the last
+ * read (the loader maps libraries right after exec), then backing off
+ * while reloads do not help (a stray address must not cost a read per
+ * sample). */
+#define MAPS_RELOAD_MIN_NS (10ull * 1000000ull)
+#define MAPS_RELOAD_MAX_NS (1000ull * 1000000ull)
 #define EVAL_FRAME "_PyEval_EvalFrameDefault"
 
 static int64_t kernel_frame(struct ingest *in, uint64_t ip, struct buf *name)
@@ -36,21 +41,31 @@ static int64_t kernel_frame(struct ingest *in, uint64_t ip, struct buf *name)
 	return id;
 }
 
-/* Is ip inside any mapping?  If not, the maps are stale (dlopen, a missed
- * exec): reload them, rate-limited, and look for Python again. */
-static void refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono)
+/* Is ip inside the process's mappings?  If not, the maps are stale
+ * (dlopen, the loader still at work when the exec was seen): reload them,
+ * rate-limited with backoff, and look for Python again.  Returns whether
+ * ip is mapped now. */
+static bool refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono)
 {
-	if (p->exited || p->start_time == 0)
-		return;
 	if (p->maps_loaded && procmaps_find(&p->maps, ip))
-		return;
-	if (p->maps_loaded && mono - p->maps_mono_ns < MAPS_RELOAD_MIN_NS)
-		return;
+		return true;
+	if (p->exited || p->start_time == 0)
+		return false;
+	if (p->maps_loaded && mono < p->maps_mono_ns + p->maps_reload_gap_ns)
+		return false;
 	in->c.maps_reloads++;
-	/* New mappings may be libpython (dlopen, or the loader still at
-	 * work when the exec was seen): look again. */
-	if (proctable_reload_maps(in->pt, p, mono) == 0 && !p->py)
-		p->py_checked = false;
+	if (proctable_reload_maps(in->pt, p, mono))
+		return false;
+	if (!p->py)
+		p->py_checked = false; /* new mappings may be libpython */
+	if (procmaps_find(&p->maps, ip)) {
+		p->maps_reload_gap_ns = MAPS_RELOAD_MIN_NS;
+		return true;
+	}
+	p->maps_reload_gap_ns = p->maps_reload_gap_ns ? p->maps_reload_gap_ns * 2 : MAPS_RELOAD_MIN_NS;
+	if (p->maps_reload_gap_ns > MAPS_RELOAD_MAX_NS)
+		p->maps_reload_gap_ns = MAPS_RELOAD_MAX_NS;
+	return false;
 }
 
 static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool is_ret,
@@ -58,11 +73,12 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 {
 	uint64_t key = ip ^ (is_ret ? 1ull << 63 : 0), v;
 	uint32_t kind = FRAME_UNKNOWN;
+	bool mapped;
 	int64_t id;
 
 	if (hashmap_get(&p->user_frames, key, &v))
 		return (int64_t)v - 1;
-	refresh_maps_for(in, p, ip, mono);
+	mapped = refresh_maps_for(in, p, ip, mono);
 	buf_reset(name);
 	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, ip, is_ret, name, &kind) ||
 	    !buf_cstr(name))
@@ -71,7 +87,9 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	if (kind == FRAME_UNKNOWN)
 		in->c.user_frames_unknown++;
 	id = aggregate_frame(in->agg, kind, name->data);
-	if (id >= 0) {
+	/* An address outside the maps is not cached: once a reload finds its
+	 * mapping, the next sample gets the real name. */
+	if (id >= 0 && mapped) {
 		hashmap_put(&p->user_frames, key, (uint64_t)id + 1);
 		if (strcmp(name->data, EVAL_FRAME) == 0)
 			hashmap_put(&in->eval_frames, (uint64_t)id, 1);

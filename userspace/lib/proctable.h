@@ -29,6 +29,7 @@ struct proc {
 	struct procmaps maps;
 	bool maps_loaded;
 	uint64_t maps_mono_ns; /* when maps were last read (CLOCK_MONOTONIC) */
+	uint64_t maps_reload_gap_ns; /* backoff between reloads that find nothing */
 
 	/* Python: checked on the first sample and again when the maps
 	 * change (libpython may be dlopen'ed or exec'ed into). */
