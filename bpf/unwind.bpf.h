@@ -105,48 +105,70 @@ static __always_inline int unwind_regs_from_perf(struct bpf_perf_event_data *ctx
 	return 0;
 }
 
-/* Binary search: the mapping of s->ip among the process's mappings. */
-static __always_inline int unwind_find_mapping(struct unwind_walk *s)
-{
-	__u32 lo = s->map_start, n = s->map_count, i, half, mid;
-	struct profd_unwind_mapping *m;
+/* The binary searches are global functions with scalar arguments: the
+ * verifier checks each once, on its own, instead of walking their loops
+ * again for every state of the unwinding step around them. */
 
-	if (s->ip >= s->m.start && s->ip < s->m.end)
-		return 0;
+/* Index of the last mapping in [lo, lo + n) starting at or below ip. */
+__noinline __u32 unwind_mapping_index(__u32 lo, __u32 n, __u64 ip)
+{
+	struct profd_unwind_mapping *m;
+	__u32 i, half, mid;
+
 	for (i = 0; i < PROFD_UNWIND_MAPPING_BITS + 1 && n > 1; i++) {
 		half = n / 2;
 		mid = lo + half;
 		m = bpf_map_lookup_elem(&unwind_mappings, &mid);
 		if (!m)
-			return -1;
-		if (m->start <= s->ip)
+			return (__u32)-1;
+		if (m->start <= ip)
 			lo = mid;
 		n -= half;
 	}
-	m = bpf_map_lookup_elem(&unwind_mappings, &lo);
-	if (!m || !s->map_count || s->ip < m->start || s->ip >= m->end)
-		return -1;
-	s->m = *m;
-	return 0;
+	return lo;
 }
 
-/* Binary search: the last row with pc <= tpc in the mapping's table. */
-static __always_inline struct profd_unwind_row *unwind_find_row(struct unwind_walk *s, __u32 tpc)
+/* Index of the last row in [lo, lo + n) with pc <= tpc. */
+__noinline __u32 unwind_row_index(__u32 lo, __u32 n, __u32 tpc)
 {
-	__u32 lo = s->m.row_start, n = s->m.row_count, i, half, mid;
 	struct profd_unwind_row *r;
+	__u32 i, half, mid;
 
 	for (i = 0; i < PROFD_UNWIND_ROW_BITS + 1 && n > 1; i++) {
 		half = n / 2;
 		mid = lo + half;
 		r = bpf_map_lookup_elem(&unwind_rows, &mid);
 		if (!r)
-			return NULL;
+			return (__u32)-1;
 		if (r->pc <= tpc)
 			lo = mid;
 		n -= half;
 	}
-	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	return lo;
+}
+
+/* The mapping of s->ip among the process's mappings, into s->m. */
+static __always_inline int unwind_find_mapping(struct unwind_walk *s)
+{
+	struct profd_unwind_mapping *m;
+	__u32 idx;
+
+	if (s->ip >= s->m.start && s->ip < s->m.end)
+		return 0;
+	idx = unwind_mapping_index(s->map_start, s->map_count, s->ip);
+	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
+	if (!m || !s->map_count || s->ip < m->start || s->ip >= m->end)
+		return -1;
+	s->m = *m;
+	return 0;
+}
+
+/* The last row with pc <= tpc in the mapping's table. */
+static __always_inline struct profd_unwind_row *unwind_find_row(struct unwind_walk *s, __u32 tpc)
+{
+	__u32 idx = unwind_row_index(s->m.row_start, s->m.row_count, tpc);
+	struct profd_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &idx);
+
 	if (!r || r->pc > tpc)
 		return NULL;
 	return r;

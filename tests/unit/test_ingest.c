@@ -8,9 +8,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -238,9 +240,19 @@ static void test_exit_keeps_profile(void **state)
 	p = f->pt.all[0];
 	assert_true(p->exited);
 	assert_int_equal(p->samples, 1);
-	/* A new sample for the same pid is a new process entry. */
+	/* A late sample of the same process (same start time in /proc: a
+	 * zombie, or taken on another CPU before the exit) joins the exited
+	 * entry instead of starting a live one. */
+	send_sample(f, f->src.id, 0, 100);
+	assert_int_equal(f->pt.n, 1);
+	assert_int_equal(p->samples, 2);
+	assert_null(proctable_find_live(&f->pt, (uint32_t)getpid()));
+	/* A new process with the pid (another start time) is a new entry. */
+	p->start_time--;
 	send_sample(f, f->src.id, 0, 100);
 	assert_int_equal(f->pt.n, 2);
+	assert_non_null(proctable_find_live(&f->pt, (uint32_t)getpid()));
+	assert_int_equal(p->samples, 2);
 	/* Retention: the exited one goes once it is old enough. */
 	proctable_expire(&f->pt, p->exit_ns + 10, 5);
 	assert_int_equal(f->pt.n, 1);
@@ -326,6 +338,74 @@ static void test_late_mapping_gets_named(void **state)
 	munmap(region, len);
 }
 
+/* A fake /proc/PID/stat with the given start time (field 22). */
+static void write_fake_stat(const char *root, uint32_t pid, uint64_t start)
+{
+	char path[256];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%u", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%u/stat", root, pid);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "%u (fake) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n", pid,
+		(unsigned long long)start);
+	fclose(fp);
+}
+
+static void remove_fake_pid(const char *root, uint32_t pid)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%u/stat", root, pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%u", root, pid);
+	rmdir(path);
+}
+
+/* Identity is (pid, start time): late samples of an exited process stay
+ * with it, whether /proc still shows it (zombie) or not, and neither a
+ * process gone before it was seen nor a reused pid merges into another. */
+static void test_late_samples_and_pid_reuse(void **state)
+{
+	char root[] = "/tmp/profd-fakeproc.XXXXXX";
+	struct proctable pt;
+	struct proc *p, *q;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	proctable_init(&pt, 0, root);
+	write_fake_stat(root, 777, 1000);
+	p = proctable_get(&pt, 777, "fake");
+	assert_non_null(p);
+	assert_int_equal(p->start_time, 1000);
+	p->samples = 1;
+	proctable_exit(&pt, 777, 5);
+	assert_true(p->exited);
+	assert_ptr_equal(proctable_get(&pt, 777, "fake"), p); /* zombie */
+	remove_fake_pid(root, 777);
+	assert_ptr_equal(proctable_get(&pt, 777, "fake"), p); /* reaped */
+	q = proctable_get(&pt, 777, "other"); /* another program, gone already */
+	assert_non_null(q);
+	assert_ptr_not_equal(q, p);
+	assert_true(q->exited);
+	assert_null(proctable_find_live(&pt, 777));
+	write_fake_stat(root, 777, 2000); /* the pid reused */
+	q = proctable_get(&pt, 777, "fake");
+	assert_non_null(q);
+	assert_false(q->exited);
+	assert_int_equal(q->start_time, 2000);
+	assert_int_equal(pt.n, 3);
+	/* Expiring the exited entries leaves the live one findable. */
+	proctable_expire(&pt, 1ull << 62, 1);
+	assert_int_equal(pt.n, 1);
+	assert_ptr_equal(proctable_get(&pt, 777, "fake"), q);
+	proctable_free(&pt);
+	remove_fake_pid(root, 777);
+	rmdir(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +416,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exit_keeps_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_cap_counts_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_mapping_gets_named, setup, teardown),
+		cmocka_unit_test(test_late_samples_and_pid_reuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "log.h"
 
 void proctable_init(struct proctable *pt, size_t max_procs, const char *proc_root)
@@ -37,6 +39,7 @@ void proctable_free(struct proctable *pt)
 		proc_destroy(pt, pt->all[i]);
 	free(pt->all);
 	hashmap_free(&pt->live);
+	hashmap_free(&pt->dead);
 	pt->all = NULL;
 	pt->n = pt->cap = 0;
 }
@@ -112,6 +115,18 @@ int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time
 	return 0;
 }
 
+/* Drop entry i; the table's order does not matter. */
+static void proc_remove(struct proctable *pt, size_t i)
+{
+	struct proc *p = pt->all[i];
+	uint64_t v;
+
+	if (hashmap_get(&pt->dead, p->pid, &v) && (struct proc *)(uintptr_t)v == p)
+		hashmap_del(&pt->dead, p->pid);
+	proc_destroy(pt, p);
+	pt->all[i] = pt->all[--pt->n];
+}
+
 /* Keep max_procs: drop the exited process that ended longest ago. */
 static void evict_one(struct proctable *pt)
 {
@@ -125,39 +140,64 @@ static void evict_one(struct proctable *pt)
 	}
 	if (victim == SIZE_MAX)
 		return;
-	proc_destroy(pt, pt->all[victim]);
-	pt->all[victim] = pt->all[--pt->n];
+	proc_remove(pt, victim);
 	pt->evicted++;
+}
+
+static void retire(struct proctable *pt, struct proc *p, uint64_t now_ns);
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The exited entry a late sample for pid belongs to, or NULL. */
+static struct proc *late_sample_owner(struct proctable *pt, uint32_t pid, bool gone,
+				      uint64_t start_time, const char *comm)
+{
+	struct proc *prev;
+	uint64_t v;
+
+	if (!hashmap_get(&pt->dead, pid, &v))
+		return NULL;
+	prev = (struct proc *)(uintptr_t)v;
+	if (!gone)
+		return prev->start_time == start_time ? prev : NULL;
+	return comm && strncmp(prev->comm, comm, sizeof(prev->comm) - 1) == 0 ? prev : NULL;
 }
 
 static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *comm)
 {
-	struct proc *p;
+	struct proc *p, *prev;
 	int err;
 
-	if (pt->n >= pt->max_procs)
-		evict_one(pt);
-	if (pt->n >= pt->max_procs)
-		return NULL; /* all live: the caller counts the sample as dropped */
-	if (pt->n == pt->cap) {
-		size_t ncap = pt->cap ? pt->cap * 2 : 256;
-		struct proc **all = realloc(pt->all, ncap * sizeof(*all));
-
-		if (!all)
-			return NULL;
-		pt->all = all;
-		pt->cap = ncap;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
 	err = proc_read_identity(pt->proc_root, pid, &p->start_time, &p->uid, p->comm, &p->exe);
+	prev = late_sample_owner(pt, pid, err != 0, p->start_time, comm);
+	if (!prev && pt->n >= pt->max_procs)
+		evict_one(pt);
+	if (prev || pt->n >= pt->max_procs ||
+	    array_grow((void **)&pt->all, &pt->cap, pt->n + 1, sizeof(*pt->all))) {
+		free(p->exe);
+		free(p);
+		return prev; /* NULL when full: the caller counts the sample as dropped */
+	}
 	if (err) {
-		/* Gone before we looked: keep its samples under what we know. */
+		/* Gone before we looked: keep its samples under what we know,
+		 * as an exited process, so a later process with this pid does
+		 * not merge into it. */
 		snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "?");
 		p->start_time = 0;
 		p->uid = UINT32_MAX;
+		pt->all[pt->n++] = p;
+		retire(pt, p, realtime_ns());
+		return p;
 	}
 	if (hashmap_put(&pt->live, pid, (uint64_t)(uintptr_t)p)) {
 		free(p->exe);
@@ -187,6 +227,7 @@ static void retire(struct proctable *pt, struct proc *p, uint64_t now_ns)
 	p->exited = true;
 	p->exit_ns = now_ns;
 	hashmap_del(&pt->live, p->pid);
+	hashmap_put(&pt->dead, p->pid, (uint64_t)(uintptr_t)p); /* best effort */
 	/* Maps of a dead process are useless; free them early. */
 	procmaps_free(&p->maps);
 	p->maps_loaded = false;
@@ -231,8 +272,7 @@ void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns)
 	/* Nothing to keep: an exec storm must not fill the table. */
 	for (i = 0; i < pt->n; i++) {
 		if (pt->all[i] == p) {
-			proc_destroy(pt, p);
-			pt->all[i] = pt->all[--pt->n];
+			proc_remove(pt, i);
 			break;
 		}
 	}
@@ -264,8 +304,7 @@ void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_
 		struct proc *p = pt->all[i];
 
 		if (p->exited && now_ns - p->exit_ns > retention_ns) {
-			proc_destroy(pt, p);
-			pt->all[i] = pt->all[--pt->n];
+			proc_remove(pt, i);
 			pt->expired++;
 			continue;
 		}

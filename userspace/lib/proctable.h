@@ -45,6 +45,7 @@ struct proc {
 
 struct proctable {
 	struct hashmap live; /* pid -> struct proc * */
+	struct hashmap dead; /* pid -> the latest exited struct proc * with it */
 	struct proc **all;   /* every tracked process, live or exited */
 	size_t n, cap;
 	size_t max_procs;
@@ -57,7 +58,11 @@ struct proctable {
 void proctable_init(struct proctable *pt, size_t max_procs, const char *proc_root);
 void proctable_free(struct proctable *pt);
 /* The live process with this pid, creating its entry from /proc when new.
- * comm is the sampled thread's name, used when /proc has nothing. */
+ * A sample that arrives after its process's exit event (taken on another
+ * CPU, or in the kernel's exit path) goes to that exited entry: same start
+ * time in /proc (a zombie), or /proc has the pid no more and the comm
+ * matches.  comm is the sampled thread's name, used when /proc has
+ * nothing. */
 struct proc *proctable_get(struct proctable *pt, uint32_t pid, const char *comm);
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid);
 /* exec(): same process, new program: maps and caches are stale. */

@@ -96,9 +96,16 @@ struct symbolizer *symbolizer_new(const struct symbolizer_opts *o)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* kallsyms loads on the first kernel frame: reading 100k+ symbols
-	 * takes ~150 ms, which would otherwise delay the daemon's start. */
+	/* kallsyms loads on the first kernel frame, or earlier through
+	 * symbolizer_preload_kernel: reading 100k+ symbols takes ~150 ms,
+	 * which must not delay the daemon's start. */
 	return s;
+}
+
+void symbolizer_preload_kernel(struct symbolizer *s)
+{
+	if (!s->ks_loaded_ns)
+		load_kallsyms(s, true);
 }
 
 static void pid_jit_free(struct pid_jit *pj)

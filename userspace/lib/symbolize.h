@@ -45,6 +45,10 @@ void symbolizer_free(struct symbolizer *s);
 
 /* Kernel frame.  0, or -ENOMEM when name could not grow. */
 int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct buf *name, uint32_t *kind);
+/* Read kallsyms now instead of on the first kernel frame.  The daemon runs
+ * it on a second thread while the kernel verifies its BPF programs; no
+ * other call may use s until it returns. */
+void symbolizer_preload_kernel(struct symbolizer *s);
 /* User frame ip of process pid whose maps are m (may be NULL).
  * is_return_addr: true for every frame but the leaf; ip - 1 is looked
  * up so a call at the very end of a function names that function.

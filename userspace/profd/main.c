@@ -3,6 +3,7 @@
  * signals and a housekeeping timer. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,6 +391,30 @@ static int daemon_gpu_new(struct daemon *d)
 	return 0;
 }
 
+static void *preload_kernel_symbols(void *sym)
+{
+	symbolizer_preload_kernel(sym);
+	return NULL;
+}
+
+/* The kernel verifies the sampling program for a few hundred ms: read
+ * kallsyms on another thread meanwhile, so the first samples do not wait
+ * for it.  Without the thread, the first kernel frame reads it. */
+static struct sampler *open_sampler_preloading(struct daemon *d, const struct sampler_opts *so)
+{
+	struct sampler *s;
+	pthread_t t;
+	bool threaded = pthread_create(&t, NULL, preload_kernel_symbols, d->sym) == 0;
+	int err;
+
+	s = sampler_open(so, on_ringbuf_event, d);
+	err = errno;
+	if (threaded)
+		pthread_join(t, NULL);
+	errno = err;
+	return s;
+}
+
 static int daemon_start(struct daemon *d)
 {
 	struct sampler_opts so = {
@@ -437,7 +462,7 @@ static int daemon_start(struct daemon *d)
 	if (err)
 		return err;
 	so.gpu = d->gpu;
-	d->sampler = sampler_open(&so, on_ringbuf_event, d);
+	d->sampler = open_sampler_preloading(d, &so);
 	if (!d->sampler)
 		return -errno;
 	/* Python processes already running get their frames from the
