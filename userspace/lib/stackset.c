@@ -2,6 +2,7 @@
 #include "array.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,12 @@ void stackset_free(struct stackset *ss)
 		return;
 	for (i = 0; i < ss->nframes; i++)
 		free(ss->frames[i].name);
+	for (i = 0; i < ss->nmodules; i++) {
+		free(ss->modules[i].path);
+		free(ss->modules[i].build_id);
+	}
+	free(ss->modules);
+	hashmap_free(&ss->module_index);
 	for (i = 0; i < ss->nstacks; i++)
 		free(ss->stacks[i].frames);
 	free(ss->frames);
@@ -54,30 +61,119 @@ static uint64_t frame_hash(uint32_t kind, const char *name)
 	return hash64_bytes(name, strlen(name), kind + 1);
 }
 
-int64_t stackset_intern(struct stackset *ss, uint32_t kind, const char *name)
+static bool same_str(const char *a, const char *b)
 {
-	uint64_t h = frame_hash(kind, name), v;
-	struct ss_frame *f;
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+int64_t stackset_module(struct stackset *ss, const char *path, const char *build_id)
+{
+	uint64_t h, v;
+	struct ss_module *m;
+
+	if (!build_id)
+		build_id = "";
+	h = hash64_bytes(path, strlen(path), hash64_bytes(build_id, strlen(build_id), 7));
+	for (; hashmap_get(&ss->module_index, h, &v); h++) {
+		m = &ss->modules[v - 1];
+		if (!strcmp(m->path, path) && !strcmp(m->build_id, build_id))
+			return (int64_t)v;
+	}
+	if (array_grow((void **)&ss->modules, &ss->modules_cap, ss->nmodules + 1, sizeof(*ss->modules)))
+		return -ENOMEM;
+	m = &ss->modules[ss->nmodules];
+	m->path = strdup(path);
+	m->build_id = strdup(build_id);
+	if (!m->path || !m->build_id || hashmap_put(&ss->module_index, h, ss->nmodules + 1)) {
+		free(m->path);
+		free(m->build_id);
+		return -ENOMEM;
+	}
+	return (int64_t)++ss->nmodules;
+}
+
+const struct ss_module *stackset_frame_module(const struct stackset *ss, uint32_t id)
+{
+	uint32_t m = id < ss->nframes ? ss->frames[id].module : 0;
+
+	return m && m <= ss->nmodules ? &ss->modules[m - 1] : NULL;
+}
+
+/* Frame a of ss and frame b of other: same kind, name and module (by
+ * path and build-id, as module numbers differ between stacksets). */
+static bool frames_equal(const struct stackset *ss, uint32_t a, const struct stackset *other,
+			 uint32_t b)
+{
+	const struct ss_frame *fa = &ss->frames[a], *fb = &other->frames[b];
+	const struct ss_module *ma, *mb;
+
+	if (fa->kind != fb->kind || strcmp(fa->name, fb->name))
+		return false;
+	if (ss == other)
+		return fa->module == fb->module;
+	ma = stackset_frame_module(ss, a);
+	mb = stackset_frame_module(other, b);
+	if (!ma || !mb)
+		return !ma && !mb;
+	return same_str(ma->path, mb->path) && same_str(ma->build_id, mb->build_id);
+}
+
+/* The id of the frame with this kind, name and module, probing from its
+ * hash; -ENOENT with *h at the free slot when absent. */
+static int64_t find_frame(const struct stackset *ss, uint64_t *h, uint32_t kind, const char *name,
+			  uint32_t module)
+{
+	uint64_t v;
 
 	/* Open-address by probing successive hash values: a collision of
 	 * the 64-bit hash must never merge two different frames. */
-	for (;; h++) {
-		if (!hashmap_get(&ss->frame_index, h, &v))
-			break;
+	for (;; (*h)++) {
+		const struct ss_frame *f;
+
+		if (!hashmap_get(&ss->frame_index, *h, &v))
+			return -ENOENT;
 		f = &ss->frames[v - 1];
-		if (f->kind == kind && strcmp(f->name, name) == 0)
+		if (f->kind == kind && f->module == module && strcmp(f->name, name) == 0)
 			return (int64_t)(v - 1);
 	}
+}
+
+int64_t stackset_intern_in(struct stackset *ss, uint32_t kind, const char *name, uint32_t module)
+{
+	uint64_t h = frame_hash(kind, name);
+	int64_t id = find_frame(ss, &h, kind, name, module);
+	struct ss_frame *f;
+
+	if (id >= 0)
+		return id;
 	if (array_grow((void **)&ss->frames, &ss->frames_cap, ss->nframes + 1, sizeof(*ss->frames)))
 		return -ENOMEM;
 	f = &ss->frames[ss->nframes];
 	f->name = strdup(name);
 	f->kind = kind;
+	f->module = module <= ss->nmodules ? module : 0;
 	if (!f->name || hashmap_put(&ss->frame_index, h, ss->nframes + 1)) {
 		free(f->name);
 		return -ENOMEM;
 	}
 	return (int64_t)ss->nframes++;
+}
+
+int64_t stackset_intern(struct stackset *ss, uint32_t kind, const char *name)
+{
+	return stackset_intern_in(ss, kind, name, 0);
+}
+
+int64_t stackset_copy_frame(struct stackset *dst, const struct stackset *src, uint32_t id)
+{
+	const struct ss_module *m = stackset_frame_module(src, id);
+	int64_t mod = 0;
+
+	if (id >= src->nframes)
+		return -EINVAL;
+	if (m && (mod = stackset_module(dst, m->path, m->build_id)) < 0)
+		return mod;
+	return stackset_intern_in(dst, src->frames[id].kind, src->frames[id].name, (uint32_t)mod);
 }
 
 int stackset_add(struct stackset *ss, const uint32_t *frames, uint32_t depth, uint64_t count)
@@ -194,7 +290,7 @@ uint64_t stackset_count_like(const struct stackset *ss, const struct stackset *o
 		for (;; fh++) {
 			if (!hashmap_get(&ss->frame_index, fh, &fv))
 				goto out;
-			if (ss->frames[fv - 1].kind == f->kind && !strcmp(ss->frames[fv - 1].name, f->name))
+			if (frames_equal(ss, (uint32_t)(fv - 1), other, want->frames[d]))
 				break;
 		}
 		ids[d] = (uint32_t)(fv - 1);
@@ -229,16 +325,18 @@ struct stackset *stackset_subtract(const struct stackset *after, const struct st
 	for (i = 0; i < after->nstacks; i++) {
 		const struct ss_stack *st = &after->stacks[i];
 		uint64_t was = stackset_count_like(before, after, i);
-		const char *names[st->depth ? st->depth : 1];
-		uint32_t kinds[st->depth ? st->depth : 1], d;
+		uint32_t ids[st->depth ? st->depth : 1], d;
 
 		if (st->count <= was)
 			continue;
 		for (d = 0; d < st->depth; d++) {
-			names[d] = after->frames[st->frames[d]].name;
-			kinds[d] = after->frames[st->frames[d]].kind;
+			int64_t id = stackset_copy_frame(out, after, st->frames[d]);
+
+			if (id < 0)
+				goto fail;
+			ids[d] = (uint32_t)id;
 		}
-		if (stackset_add_named(out, kinds, names, st->depth, st->count - was))
+		if (stackset_add(out, ids, st->depth, st->count - was))
 			goto fail;
 	}
 	return out;

@@ -24,6 +24,13 @@ enum frame_kind {
 struct ss_frame {
 	char *name;
 	uint32_t kind;
+	uint32_t module; /* native frames: index + 1 in modules; 0 = none */
+};
+
+/* The binary a native frame's code is in: pprof's Mapping. */
+struct ss_module {
+	char *path;     /* as the process mapped it */
+	char *build_id; /* lowercase hex; "" when the file has none */
 };
 
 struct ss_stack {
@@ -37,6 +44,8 @@ struct stackset {
 	size_t nframes, frames_cap;
 	struct ss_stack *stacks;
 	size_t nstacks, stacks_cap;
+	struct ss_module *modules;
+	size_t nmodules, modules_cap;
 	uint64_t total; /* sum of counts */
 
 	/* What the profile is, for titles and metadata. */
@@ -46,7 +55,8 @@ struct stackset {
 	uint64_t start_ns, end_ns; /* wall-clock window, CLOCK_REALTIME */
 	uint32_t rate_hz;
 
-	struct hashmap frame_index; /* hash(kind,name) -> id+1 */
+	struct hashmap frame_index; /* hash(kind,name) -> id+1; module compared too */
+	struct hashmap module_index; /* hash(path,build_id) -> index+1 */
 	struct hashmap stack_index; /* hash(frames) -> index+1 */
 };
 
@@ -54,6 +64,16 @@ struct stackset *stackset_new(void);
 void stackset_free(struct stackset *ss);
 /* Returns the frame id, or -ENOMEM. */
 int64_t stackset_intern(struct stackset *ss, uint32_t kind, const char *name);
+/* The same, for a frame in module (a stackset_module result; 0 = none):
+ * one name in two binaries makes two frames. */
+int64_t stackset_intern_in(struct stackset *ss, uint32_t kind, const char *name, uint32_t module);
+/* A module interned: its index + 1 (what ss_frame.module holds), or
+ * -ENOMEM.  build_id may be NULL or "". */
+int64_t stackset_module(struct stackset *ss, const char *path, const char *build_id);
+/* Frame id of src interned into dst, with its module: dst's id or -ENOMEM. */
+int64_t stackset_copy_frame(struct stackset *dst, const struct stackset *src, uint32_t id);
+/* The module of a frame, or NULL. */
+const struct ss_module *stackset_frame_module(const struct stackset *ss, uint32_t id);
 /* Adds count to the stack (merging identical ones). 0 or -errno. */
 int stackset_add(struct stackset *ss, const uint32_t *frames, uint32_t depth, uint64_t count);
 /* Convenience: intern each (kind,name) pair then add. */
@@ -61,13 +81,13 @@ int stackset_add_named(struct stackset *ss, const uint32_t *kinds, const char *c
 		       uint32_t depth, uint64_t count);
 /* Replace a metadata string (title/unit/type); 0 or -ENOMEM. */
 int stackset_set_str(char **field, const char *value);
-/* The counts of `after` minus those of the same stacks (by frame kinds
- * and names) in `before`, as a new stackset with after's metadata; stacks
+/* The counts of `after` minus those of the same stacks (by frame kinds,
+ * names and modules) in `before`, as a new stackset with after's metadata; stacks
  * that did not grow are left out.  For exact windows from two cumulative
  * dumps (profctl record, top).  NULL on allocation failure. */
 struct stackset *stackset_subtract(const struct stackset *after, const struct stackset *before);
-/* The count of the stack whose frames (kinds and names) equal those of
- * stack i of other, or 0. */
+/* The count of the stack whose frames (kinds, names and modules) equal
+ * those of stack i of other, or 0. */
 uint64_t stackset_count_like(const struct stackset *ss, const struct stackset *other, size_t i);
 
 /* Sort stacks lexicographically by frame names (stable, deterministic
