@@ -382,7 +382,7 @@ static inline void uw_symbolize_one(struct symbolizer *sym, pid_t pid, const str
 		uint32_t kind;
 
 		buf_reset(name);
-		symbolizer_user(sym, (int)pid, maps, ips[j], j > 0, name, &kind);
+		symbolizer_user(sym, (int)pid, maps, ips[j], j > 0, name, &kind, NULL);
 		s->frames[j].name = strdup(buf_cstr(name) ? buf_cstr(name) : "?");
 		s->frames[j].ip = ips[j];
 		s->frames[j].module = uw_module_of(mods, procmaps_find(maps, ips[j] - (j > 0)));

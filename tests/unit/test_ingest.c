@@ -4,6 +4,7 @@
  * per-thread roots, the map entry deleted exactly when BPF says NEW. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -406,6 +407,30 @@ static void test_late_samples_and_pid_reuse(void **state)
 	rmdir(root);
 }
 
+/* Native frames carry the binary they are in through to a dump. */
+static void test_dump_keeps_modules(void **state)
+{
+	struct fixture *f = *state;
+	struct agg_query q = { 0, 0, 0, AGG_CPU };
+	struct stackset *ss = stackset_new();
+	const struct ss_module *m;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(n > 0);
+	self[n] = '\0';
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	assert_int_equal(aggregate_dump(&f->agg, proctable_find_live(&f->pt, (uint32_t)getpid()), &q,
+					ss), 0);
+	assert_int_equal(ss->nstacks, 1);
+	assert_int_equal(ss->stacks[0].depth, 2);
+	m = stackset_frame_module(ss, ss->stacks[0].frames[1]);
+	assert_non_null(m);
+	assert_string_equal(m->path, self);
+	stackset_free(ss);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +442,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stack_cap_counts_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_mapping_gets_named, setup, teardown),
 		cmocka_unit_test(test_late_samples_and_pid_reuse),
+		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -196,7 +196,7 @@ static void expect_user(struct symbolizer *s, int pid, const struct procmaps *m,
 	uint32_t kind = 99;
 
 	buf_init(&name);
-	assert_int_equal(symbolizer_user(s, pid, m, ip, ret, &name, &kind), 0);
+	assert_int_equal(symbolizer_user(s, pid, m, ip, ret, &name, &kind, NULL), 0);
 	if (strcmp(buf_cstr(&name), want) || kind != want_kind)
 		fail_msg("ip 0x%" PRIx64 ": got \"%s\" kind %u, want \"%s\" kind %u", ip, buf_cstr(&name),
 			 kind, want, want_kind);
@@ -219,6 +219,39 @@ static void test_child_functions(void **state)
 	assert_int_equal(c.files_cached, 1); /* one file, parsed once */
 	assert_int_equal(c.lookups, 4);
 	assert_int_equal(c.misses, 0);
+	symbolizer_free(s);
+}
+
+/* The frame's binary comes back with its build-id, as readelf reads it. */
+static void test_module_and_build_id(void **state)
+{
+	struct symbolizer *s = new_sym(NULL, 0);
+	char cmd[PATH_MAX + 64], want[160] = "";
+	struct sym_module mod;
+	struct buf name;
+	uint32_t kind;
+	FILE *p;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | sed -n 's/.*Build ID: *//p'", path_of("child"));
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	if (!fgets(want, sizeof(want), p))
+		want[0] = '\0';
+	pclose(p);
+	want[strcspn(want, "\n")] = '\0';
+	assert_true(strlen(want) >= 16); /* Debian's gcc links with a build-id */
+	buf_init(&name);
+	assert_int_equal(symbolizer_user(s, child.pid, &child.maps, child.known_function, false, &name,
+					 &kind, &mod), 0);
+	assert_non_null(mod.path);
+	assert_string_equal(strrchr(mod.path, '/'), "/child");
+	assert_string_equal(mod.build_id, want);
+	/* Anonymous memory is in no binary. */
+	assert_int_equal(symbolizer_user(s, child.pid, &child.maps, child.anon + 16, false, &name,
+					 &kind, &mod), 0);
+	assert_null(mod.path);
+	buf_free(&name);
 	symbolizer_free(s);
 }
 
@@ -288,7 +321,7 @@ static void test_child_vdso(void **state)
 		skip(); /* image offsets differ from vaddrs; not the usual layout */
 
 	buf_init(&name);
-	assert_int_equal(symbolizer_user(s, child.pid, &child.maps, vdso->start + v + 2, true, &name, &kind), 0);
+	assert_int_equal(symbolizer_user(s, child.pid, &child.maps, vdso->start + v + 2, true, &name, &kind, NULL), 0);
 	assert_non_null(strstr(buf_cstr(&name), "clock_gettime"));
 	assert_int_equal(kind, FRAME_NATIVE);
 	buf_free(&name);
@@ -528,6 +561,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_child_functions),
+		cmocka_unit_test(test_module_and_build_id),
 		cmocka_unit_test(test_call_at_function_end),
 		cmocka_unit_test(test_child_unknowns),
 		cmocka_unit_test(test_child_vdso),

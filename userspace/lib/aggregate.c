@@ -79,6 +79,14 @@ int64_t aggregate_frame(struct aggregate *a, uint32_t kind, const char *name)
 	return stackset_intern(a->dict, kind, name);
 }
 
+int64_t aggregate_frame_in(struct aggregate *a, uint32_t kind, const char *name, const char *path,
+			   const char *build_id)
+{
+	int64_t mod = path ? stackset_module(a->dict, path, build_id) : 0;
+
+	return mod < 0 ? mod : stackset_intern_in(a->dict, kind, name, (uint32_t)mod);
+}
+
 static struct proc_profile *profile_of(struct proc *p)
 {
 	if (!p->profile)
@@ -245,13 +253,12 @@ nomem:
 /* Translate a global frame id into out's id, caching per dump. */
 static int64_t out_frame(struct aggregate *a, struct stackset *out, struct hashmap *map, uint32_t g)
 {
-	const struct ss_frame *f = &a->dict->frames[g];
 	uint64_t v;
 	int64_t id;
 
 	if (hashmap_get(map, g, &v))
 		return (int64_t)v;
-	id = stackset_intern(out, f->kind, f->name);
+	id = stackset_copy_frame(out, a->dict, g);
 	if (id >= 0 && hashmap_put(map, g, (uint64_t)id))
 		return -ENOMEM;
 	return id;

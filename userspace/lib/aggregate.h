@@ -32,6 +32,10 @@ void aggregate_proc_free(struct proc *p);
 
 /* Intern a frame name once for the whole daemon; id or -ENOMEM. */
 int64_t aggregate_frame(struct aggregate *a, uint32_t kind, const char *name);
+/* The same for a frame in a binary (path, hex build-id or ""); path NULL
+ * is aggregate_frame. */
+int64_t aggregate_frame_in(struct aggregate *a, uint32_t kind, const char *name, const char *path,
+			   const char *build_id);
 
 /* The index of a symbolized stack (global frame ids, root first) in p's
  * profile, stored on first sight.  Keyed by content, so the same frames

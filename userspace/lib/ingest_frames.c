@@ -73,6 +73,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 {
 	uint64_t key = ip ^ (is_ret ? 1ull << 63 : 0), v;
 	uint32_t kind = FRAME_UNKNOWN;
+	struct sym_module mod;
 	bool mapped;
 	int64_t id;
 
@@ -80,13 +81,13 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 		return (int64_t)v - 1;
 	mapped = refresh_maps_for(in, p, ip, mono);
 	buf_reset(name);
-	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, ip, is_ret, name, &kind) ||
+	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, ip, is_ret, name, &kind, &mod) ||
 	    !buf_cstr(name))
 		return -ENOMEM;
 	in->c.user_frames++;
 	if (kind == FRAME_UNKNOWN)
 		in->c.user_frames_unknown++;
-	id = aggregate_frame(in->agg, kind, name->data);
+	id = aggregate_frame_in(in->agg, kind, name->data, mod.path, mod.build_id);
 	/* An address outside the maps is not cached: once a reload finds its
 	 * mapping, the next sample gets the real name. */
 	if (id >= 0 && mapped) {

@@ -53,7 +53,7 @@ static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, ui
 	if ((!p->maps_loaded || !procmaps_find(&p->maps, stub)) && !p->exited &&
 	    p->maps_mono_ns < start)
 		proctable_reload_maps(in->pt, p, start);
-	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, stub, false, &name, &kind) == 0 &&
+	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, stub, false, &name, &kind, NULL) == 0 &&
 	    buf_cstr(&name)) {
 		buf_printf(&label, "kernel %s", name.data);
 		if (buf_cstr(&label))

@@ -11,27 +11,8 @@ struct json_ctx {
 	const struct stackset *ss;
 	struct buf *out;
 	struct render_tree tree;
-	uint32_t *index; /* frame id -> output index + 1, 0 = unused */
-	uint32_t *order; /* output index -> frame id */
-	uint32_t n;
+	struct render_frames fr;
 };
-
-static void number_frames(struct json_ctx *c)
-{
-	size_t k;
-	uint32_t i;
-
-	for (k = 0; k < c->tree.n; k++) {
-		const struct ss_stack *st = &c->ss->stacks[c->tree.order[k]];
-
-		for (i = 0; i < st->depth; i++) {
-			if (!c->index[st->frames[i]]) {
-				c->order[c->n] = st->frames[i];
-				c->index[st->frames[i]] = ++c->n;
-			}
-		}
-	}
-}
 
 static void put_str_or_null(struct buf *out, const char *s)
 {
@@ -94,7 +75,7 @@ static void put_stacks(struct json_ctx *c)
 
 		buf_puts(out, k ? ",\n  {\"frames\": [" : "\n  {\"frames\": [");
 		for (i = 0; i < st->depth; i++)
-			buf_printf(out, i ? ", %u" : "%u", c->index[st->frames[i]] - 1);
+			buf_printf(out, i ? ", %u" : "%u", c->fr.index[st->frames[i]] - 1);
 		buf_printf(out, "], \"count\": %llu}", (unsigned long long)st->count);
 	}
 	buf_puts(out, c->tree.n ? "\n]\n}\n" : "]\n}\n");
@@ -106,34 +87,28 @@ static void put_all(struct json_ctx *c)
 
 	put_metadata(c);
 	buf_puts(c->out, "\"frames\": [");
-	for (i = 0; i < c->n; i++) {
+	for (i = 0; i < c->fr.n; i++) {
 		buf_puts(c->out, i ? ",\n  " : "\n  ");
-		put_frame(c->out, &c->ss->frames[c->order[i]]);
+		put_frame(c->out, &c->ss->frames[c->fr.order[i]]);
 	}
-	buf_puts(c->out, c->n ? "\n],\n" : "],\n");
+	buf_puts(c->out, c->fr.n ? "\n],\n" : "],\n");
 	put_stacks(c);
 }
 
 int render_json(const struct stackset *ss, struct buf *out)
 {
 	struct json_ctx c = { .ss = ss, .out = out };
-	size_t n = ss->nframes ? ss->nframes : 1;
 	int err;
 
 	err = render_tree_init(&c.tree, ss, RENDER_ORDER_NAMES);
 	if (err)
 		return err;
-	c.index = calloc(n, sizeof(*c.index));
-	c.order = calloc(n, sizeof(*c.order));
-	if (c.index && c.order) {
-		number_frames(&c);
+	err = render_frames_number(&c.fr, &c.tree);
+	if (!err) {
 		put_all(&c);
 		err = out->failed ? -ENOMEM : 0;
-	} else {
-		err = -ENOMEM;
 	}
-	free(c.index);
-	free(c.order);
+	render_frames_free(&c.fr);
 	render_tree_free(&c.tree);
 	return err;
 }

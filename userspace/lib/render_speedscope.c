@@ -15,29 +15,8 @@
 struct ssc_ctx {
 	const struct stackset *ss;
 	struct render_tree tree;
-	uint32_t *index; /* by frame id: speedscope index + 1, 0 = unused */
-	uint32_t *order; /* speedscope index -> frame id */
-	uint32_t n;
+	struct render_frames fr;
 };
-
-static void number_frames(struct ssc_ctx *c)
-{
-	size_t k;
-	uint32_t i;
-
-	for (k = 0; k < c->tree.n; k++) {
-		const struct ss_stack *st = &c->ss->stacks[c->tree.order[k]];
-
-		for (i = 0; i < st->depth; i++) {
-			uint32_t f = st->frames[i];
-
-			if (!c->index[f]) {
-				c->order[c->n] = f;
-				c->index[f] = ++c->n;
-			}
-		}
-	}
-}
 
 static void put_frame(struct buf *out, const struct ss_frame *f)
 {
@@ -81,7 +60,7 @@ static void put_samples(struct ssc_ctx *c, struct buf *out)
 
 		buf_puts(out, k ? ",\n[" : "\n[");
 		for (i = 0; i < st->depth; i++)
-			buf_printf(out, i ? ",%u" : "%u", c->index[st->frames[i]] - 1);
+			buf_printf(out, i ? ",%u" : "%u", c->fr.index[st->frames[i]] - 1);
 		buf_put_u8(out, ']');
 	}
 	buf_puts(out, "],\n\"weights\":[");
@@ -100,9 +79,9 @@ static void put_file(struct ssc_ctx *c, struct buf *out)
 	utf8_put_json(out, name);
 	buf_puts(out,
 		 ",\"exporter\":\"profd\",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[");
-	for (i = 0; i < c->n; i++) {
+	for (i = 0; i < c->fr.n; i++) {
 		buf_puts(out, i ? ",\n" : "\n");
-		put_frame(out, &c->ss->frames[c->order[i]]);
+		put_frame(out, &c->ss->frames[c->fr.order[i]]);
 	}
 	buf_puts(out, "]},\n");
 	put_profile_head(c, out, name);
@@ -113,23 +92,17 @@ static void put_file(struct ssc_ctx *c, struct buf *out)
 int render_speedscope(const struct stackset *ss, struct buf *out)
 {
 	struct ssc_ctx c = { .ss = ss };
-	size_t n = ss->nframes ? ss->nframes : 1;
 	int err;
 
 	err = render_tree_init(&c.tree, ss, RENDER_ORDER_NAMES);
 	if (err)
 		return err;
-	c.index = calloc(n, sizeof(*c.index));
-	c.order = calloc(n, sizeof(*c.order));
-	if (c.index && c.order) {
-		number_frames(&c);
+	err = render_frames_number(&c.fr, &c.tree);
+	if (!err) {
 		put_file(&c, out);
 		err = out->failed ? -ENOMEM : 0;
-	} else {
-		err = -ENOMEM;
 	}
-	free(c.index);
-	free(c.order);
+	render_frames_free(&c.fr);
 	render_tree_free(&c.tree);
 	return err;
 }

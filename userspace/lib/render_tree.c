@@ -91,6 +91,41 @@ void render_tree_free(struct render_tree *t)
 	t->n = 0;
 }
 
+int render_frames_number(struct render_frames *rf, const struct render_tree *t)
+{
+	size_t n = t->ss->nframes ? t->ss->nframes : 1, k;
+	uint32_t i;
+
+	rf->n = 0;
+	rf->index = calloc(n, sizeof(*rf->index));
+	rf->order = calloc(n, sizeof(*rf->order));
+	if (!rf->index || !rf->order) {
+		render_frames_free(rf);
+		return -ENOMEM;
+	}
+	for (k = 0; k < t->n; k++) {
+		const struct ss_stack *st = &t->ss->stacks[t->order[k]];
+
+		for (i = 0; i < st->depth; i++) {
+			uint32_t f = st->frames[i];
+
+			if (!rf->index[f]) {
+				rf->order[rf->n] = f;
+				rf->index[f] = ++rf->n;
+			}
+		}
+	}
+	return 0;
+}
+
+void render_frames_free(struct render_frames *rf)
+{
+	free(rf->index);
+	free(rf->order);
+	rf->index = rf->order = NULL;
+	rf->n = 0;
+}
+
 /* Close path nodes deeper than keep (path[0] is the root). */
 static int close_to(struct render_node *path, uint32_t *plen, uint32_t keep, render_tree_cb cb,
 		    void *ctx)

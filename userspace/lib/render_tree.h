@@ -48,4 +48,16 @@ void render_tree_free(struct render_tree *t);
 /* Needs RENDER_ORDER_TREE.  0, -ENOMEM or the callback's return. */
 int render_tree_walk(const struct render_tree *t, render_tree_cb cb, void *ctx);
 
+/* The frames the tree's stacks use, numbered in first-use order: the
+ * frame table of the JSON outputs, identical for identical profiles. */
+struct render_frames {
+	uint32_t *index; /* frame id -> output index + 1, 0 = unused */
+	uint32_t *order; /* output index -> frame id */
+	uint32_t n;
+};
+
+/* 0 or -ENOMEM. */
+int render_frames_number(struct render_frames *rf, const struct render_tree *t);
+void render_frames_free(struct render_frames *rf);
+
 #endif

@@ -293,15 +293,36 @@ static void put_unknown(struct buf *name, const char *path, uint64_t off)
 	buf_printf(name, "[%s+0x%" PRIx64 "]", slash && slash[1] ? slash + 1 : path, off);
 }
 
+/* The mapping's file and its build-id, as hex. */
+static void put_module(struct sym_module *mod, const struct procmap *map, const struct elfsym *es)
+{
+	static const char hex[] = "0123456789abcdef";
+	const uint8_t *id;
+	size_t len = 0, i;
+
+	if (!mod)
+		return;
+	mod->path = map->path;
+	id = es ? elfsym_build_id(es, &len) : NULL;
+	if (!id || len > (sizeof(mod->build_id) - 1) / 2)
+		len = 0;
+	for (i = 0; i < len; i++) {
+		mod->build_id[2 * i] = hex[id[i] >> 4];
+		mod->build_id[2 * i + 1] = hex[id[i] & 15];
+	}
+	mod->build_id[2 * len] = '\0';
+}
+
 /* A file-backed mapping, or the vdso when es is given. */
 static uint32_t name_mapped(struct symbolizer *s, int pid, const struct procmap *map, uint64_t addr,
-			    const struct elfsym *es, struct buf *name)
+			    const struct elfsym *es, struct buf *name, struct sym_module *mod)
 {
 	uint64_t file_off = addr - map->start + map->offset, vaddr = file_off;
 	const char *sym = NULL;
 
 	if (!es && map->path[0] == '/')
 		es = symcache_get(s->cache, s->proc_root, pid, map);
+	put_module(mod, map, es);
 	if (es && !elfsym_offset_to_vaddr(es, file_off, &vaddr))
 		sym = elfsym_lookup(es, vaddr, NULL);
 	if (sym) {
@@ -336,20 +357,22 @@ static uint32_t name_anon(struct symbolizer *s, int pid, const struct procmap *m
 }
 
 int symbolizer_user(struct symbolizer *s, int pid, const struct procmaps *m, uint64_t ip,
-		    bool is_return_addr, struct buf *name, uint32_t *kind)
+		    bool is_return_addr, struct buf *name, uint32_t *kind, struct sym_module *mod)
 {
 	uint64_t addr = is_return_addr && ip ? ip - 1 : ip;
 	const struct procmap *map = m ? procmaps_find(m, addr) : NULL;
 
+	if (mod)
+		mod->path = NULL;
 	buf_reset(name);
 	s->c.lookups++;
 	if (map && !strcmp(map->path, "[vdso]")) {
 		if (!s->vdso_tried)
 			vdso_init(s);
-		*kind = s->vdso ? name_mapped(s, pid, map, addr, s->vdso, name)
+		*kind = s->vdso ? name_mapped(s, pid, map, addr, s->vdso, name, mod)
 				: name_anon(s, pid, map, addr, name);
 	} else if (map && map->path[0] == '/') {
-		*kind = name_mapped(s, pid, map, addr, NULL, name);
+		*kind = name_mapped(s, pid, map, addr, NULL, name, mod);
 	} else {
 		*kind = name_anon(s, pid, map, addr, name);
 	}

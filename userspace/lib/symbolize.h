@@ -49,13 +49,22 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct buf *name, uint3
  * it on a second thread while the kernel verifies its BPF programs; no
  * other call may use s until it returns. */
 void symbolizer_preload_kernel(struct symbolizer *s);
-/* User frame ip of process pid whose maps are m (may be NULL).
+/* The binary a user frame is in: pprof's Mapping.  path points into the
+ * maps given to symbolizer_user (valid while they are); NULL when the
+ * code is not in a file (anonymous memory, JIT, no mapping). */
+struct sym_module {
+	const char *path;
+	char build_id[2 * 64 + 1]; /* lowercase hex, "" when none */
+};
+
+/* User frame ip of process pid whose maps are m (may be NULL); mod, when
+ * not NULL, receives the binary it is in.
  * is_return_addr: true for every frame but the leaf; ip - 1 is looked
  * up so a call at the very end of a function names that function.
  * JIT code is named from <proc_root>/PID/root/tmp/perf-NSPID.map.
  * 0, or -ENOMEM when name could not grow. */
 int symbolizer_user(struct symbolizer *s, int pid, const struct procmaps *m, uint64_t ip,
-		    bool is_return_addr, struct buf *name, uint32_t *kind);
+		    bool is_return_addr, struct buf *name, uint32_t *kind, struct sym_module *mod);
 /* Drop per-process state (its perf map); call when pid exits. */
 void symbolizer_forget_pid(struct symbolizer *s, int pid);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_counters *out);
