@@ -3,9 +3,11 @@
 # consumer: pprof by `go tool pprof` (-top, -traces, -raw), pstats by
 # Python's pstats.Stats under every CPython found (3.9+), speedscope JSON
 # against speedscope's file-format schema (python3 jsonschema), and our
-# json by Python's json module against docs/json-format.md.  Needs no BPF
-# and no root.  A missing consumer is a skip (77) naming it, after every
-# consumer present has been checked.
+# json by Python's json module against docs/json-format.md.  Those need no
+# BPF and no root.  Last, a pprof dump from the real daemon must name the
+# workload's binary as a Mapping with its build-id (root and BPF).  A
+# missing consumer or privilege is a skip (77) naming it, after every
+# check that can run has been run.
 set -u
 
 BUILD=${BUILD:?BUILD must point at the build directory}
@@ -223,12 +225,58 @@ check_json() {
 }
 check_json
 
+# ---- pprof from the real daemon: native frames carry their binary ----
+# The build-id in FILE's NT_GNU_BUILD_ID note, lowercase hex, or nothing.
+elf_build_id() {
+	local id
+	id=$(LC_ALL=C readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }')
+	[ -n "$id" ] || id=$(file -b "$1" 2>/dev/null | sed -n 's/.*BuildID\[[^]]*\]=\([0-9a-fA-F]*\).*/\1/p')
+	echo "$id" | tr 'A-F' 'a-f'
+}
+
+# In a subshell: lib.sh brings its own temporary directory, daemon and
+# clean-up, and its skip (77, not root or no BPF) must not end this script.
+check_daemon_pprof() (
+	. "$SRC/tests/e2e/lib.sh"
+	local exe want raw maps line got mid top
+	exe=$(readlink -f "$WORKLOADS/cpu_split")
+	[ -x "$exe" ] || fail "$WORKLOADS/cpu_split not built"
+	want=$(elf_build_id "$exe")
+	[ -n "$want" ] || fail "$exe has no build-id note (link with -Wl,--build-id)"
+	start_profd
+	run_bg "$exe" 8
+	sleep 3
+	ctl dump --pid "${CHILDREN[-1]}" -f pprof -o "$T/d.pb.gz" || fail "profctl dump -f pprof failed"
+	raw=$(go tool pprof -raw "$T/d.pb.gz" 2>&1) || fail "go tool pprof -raw of the dump: $raw"
+	maps=$(echo "$raw" | sed -n '/^Mappings/,$p')
+	echo "$maps" | sed 's/^/  pprof mappings: /'
+	# "ID: start/limit/offset FILE BUILD-ID [FN]"
+	line=$(echo "$maps" | awk -v f="$exe" '$3 == f { print; exit }')
+	[ -n "$line" ] || fail "pprof: no Mapping for the workload $exe"
+	got=$(echo "$line" | awk '{ print $4 }')
+	[ "$got" = "$want" ] || fail "pprof: $exe has build-id '$got', readelf -n says $want"
+	mid=${line%%:*}
+	echo "$raw" | grep -Eq "^ +[0-9]+: 0x[0-9a-f]+ M=$mid (leaf_heavy|leaf_light|spin|dispatch|main) " ||
+		fail "pprof: no Location of the workload's functions points at its Mapping $mid"
+	top=$(go tool pprof -top "$T/d.pb.gz" 2>&1) || fail "go tool pprof -top of the dump: $top"
+	echo "$top" | grep -Eq ' (spin|leaf_heavy)$' || fail "pprof -top of the dump: $top"
+	ok "pprof from profd: $exe is Mapping $mid with build-id $want"
+)
+if command -v go >/dev/null 2>&1 && go tool pprof -h >/dev/null 2>&1; then
+	check_daemon_pprof
+	case $? in
+	0) ;;
+	77) missing+=("root and BPF (pprof dump from profd)") ;;
+	*) exit 1 ;;
+	esac
+fi
+
 # Unknown formats are a usage error that lists the known ones.
 "$PROFCTL" render -i "$T/p.folded" -f png -o "$T/x" 2>"$T/err" && fail "format png accepted"
 grep -q "folded, svg, pprof, speedscope, pstats, json" "$T/err" || fail "unknown format message: $(cat "$T/err")"
 
 if [ ${#missing[@]} -gt 0 ]; then
-	echo "SKIP: consumers not installed: ${missing[*]}"
+	echo "SKIP: not available here: ${missing[*]}"
 	exit 77
 fi
 echo "all formats read by their consumers"

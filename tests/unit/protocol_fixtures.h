@@ -110,14 +110,18 @@ static inline int decode_copy(int which, const void *data, size_t len)
 	return ret;
 }
 
+/* Frames in binaries: "main" in the program, "run" in a library without
+ * a build-id, the leaves in either or none (the same name in two
+ * binaries is two frames). */
 static inline struct stackset *sample_stackset(size_t nstacks)
 {
 	static const char *const names[] = { "main", "run", "work", "do_syscall_64_[k]",
 					     "compute (app.py:10)", "cudaLaunchKernel" };
 	static const uint32_t kinds[] = { FRAME_NATIVE, FRAME_NATIVE, FRAME_NATIVE,
 					  FRAME_KERNEL, FRAME_PYTHON, FRAME_GPU };
+	static const uint32_t in[] = { 1, 2, 0, 0, 0, 0 }; /* index into mods */
 	struct stackset *ss = stackset_new();
-	uint32_t ids[64];
+	uint32_t ids[64], mods[3];
 	size_t i;
 
 	assert_non_null(ss);
@@ -125,22 +129,28 @@ static inline struct stackset *sample_stackset(size_t nstacks)
 	ss->start_ns = 1700000000000000000ULL;
 	ss->end_ns = ss->start_ns + 10;
 	ss->rate_hz = 99;
+	mods[0] = 0;
+	mods[1] = (uint32_t)stackset_module(ss, "/usr/bin/python3.11",
+					    "4a1c7e0f5b3d2e6f8091a2b3c4d5e6f708192a3b");
+	mods[2] = (uint32_t)stackset_module(ss, "/usr/lib/libfoo.so", "");
+	assert_true(mods[1] == 1 && mods[2] == 2);
 	for (i = 0; i < nstacks; i++) {
 		/* Distinct stacks: the index in base 6 picks the frames. */
 		uint32_t depth = 0;
 		size_t v = i;
 		char leaf[32];
+		int64_t id;
 
 		do {
-			int64_t id = stackset_intern(ss, kinds[v % 6], names[v % 6]);
-
+			id = stackset_intern_in(ss, kinds[v % 6], names[v % 6], mods[in[v % 6]]);
 			assert_true(id >= 0);
 			ids[depth++] = (uint32_t)id;
 			v /= 6;
 		} while (v);
 		snprintf(leaf, sizeof(leaf), "leaf_%zu", i % 100);
-		ids[depth] = (uint32_t)stackset_intern(ss, FRAME_NATIVE, leaf);
-		depth++;
+		id = stackset_intern_in(ss, FRAME_NATIVE, leaf, mods[i % 3]);
+		assert_true(id >= 0);
+		ids[depth++] = (uint32_t)id;
 		assert_int_equal(stackset_add(ss, ids, depth, i + 1), 0);
 	}
 	return ss;

@@ -1,7 +1,8 @@
 /* history: flushes written, the file closed and reopened (a restart),
  * then read back exactly: per stack, per time window, per thread,
  * Python-only, with process roots; counts adding up across flushes;
- * stacks stored once; pruning by age and by size.  Damaged files, a
+ * stacks stored once; frames kept apart by the binary they are in, path
+ * and build-id intact; pruning by age and by size.  Damaged files, a
  * read-only state directory and a full disk are test_history_files.c;
  * measurements test_history_bench.c. */
 #include "histtest.h"
@@ -324,6 +325,178 @@ static void test_prune_size_cap(void **state)
 	history_close(h);
 }
 
+static int64_t module(struct stackset *d, const char *path, const char *build_id)
+{
+	int64_t m = stackset_module(d, path, build_id);
+
+	assert_true(m > 0);
+	return m;
+}
+
+static uint32_t frame_in(struct stackset *d, uint32_t kind, const char *name, int64_t m)
+{
+	int64_t id = stackset_intern_in(d, kind, name, (uint32_t)m);
+
+	assert_true(id >= 0);
+	return (uint32_t)id;
+}
+
+/* A row as aggregate_flush.c makes one: frames from the daemon's
+ * dictionary, each with its module from stackset_frame_module(). */
+static void add_from(struct history *h, const struct history_proc *p, const struct stackset *d,
+		     const uint32_t *ids, uint32_t depth, uint64_t bucket, uint64_t count)
+{
+	const struct ss_module *mods[8];
+	const char *names[8];
+	uint32_t kinds[8], i;
+
+	assert_true(depth <= 8);
+	for (i = 0; i < depth; i++) {
+		kinds[i] = d->frames[ids[i]].kind;
+		names[i] = d->frames[ids[i]].name;
+		mods[i] = stackset_frame_module(d, ids[i]);
+	}
+	assert_int_equal(history_add_in(h, p, &(struct history_row){
+		.bucket_ns = bucket, .tid = p->pid, .thread = "t", .depth = depth, .kinds = kinds,
+		.names = names, .count = count }, mods), 0);
+}
+
+/* The count of stacks whose leaf is name in the binary path (NULL: in
+ * none) with this build-id. */
+static uint64_t leaf_count(const struct stackset *ss, const char *name, const char *path,
+			   const char *build_id)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < ss->nstacks; i++) {
+		const struct ss_stack *st = &ss->stacks[i];
+		uint32_t leaf = st->depth ? st->frames[st->depth - 1] : 0;
+		const struct ss_module *m = stackset_frame_module(ss, leaf);
+
+		if (!st->depth || strcmp(ss->frames[leaf].name, name) || !m != !path)
+			continue;
+		if (!m || (!strcmp(m->path, path) && !strcmp(m->build_id, build_id)))
+			total += st->count;
+	}
+	return total;
+}
+
+#define APP_ID "0123456789abcdef0123456789abcdef01234567"
+#define LIBC_ID "ffeeddccbbaa99887766554433221100ffeeddcc"
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+/* memcpy in libc, in a library without a build-id and in no binary:
+ * three frames, through two flushes with a restart and caches too small
+ * to help, read back as memory would dump them. */
+static void test_modules_roundtrip(void **state)
+{
+	struct history_opts o = { .frame_cache_max = 1, .stack_cache_max = 1 };
+	struct stackset *d = stackset_new(), *mem = stackset_new(), *ss;
+	struct history *h = open_hist(&o);
+	int64_t app, libc, foo;
+	uint32_t s[3][3], ids[3];
+	struct history_stats st;
+	size_t i, f;
+
+	(void)state;
+	assert_true(d && mem);
+	app = module(d, "/usr/bin/app", APP_ID);
+	libc = module(d, LIBC, LIBC_ID);
+	foo = module(d, "/opt/app/libfoo.so", "");
+	for (i = 0; i < 3; i++) {
+		s[i][0] = frame_in(d, FRAME_NATIVE, "_start", app);
+		s[i][1] = frame_in(d, FRAME_NATIVE, "main", app);
+	}
+	s[0][2] = frame_in(d, FRAME_NATIVE, "memcpy", libc);
+	s[1][2] = frame_in(d, FRAME_NATIVE, "memcpy", foo);
+	s[2][2] = frame_in(d, FRAME_NATIVE, "memcpy", 0);
+	for (f = 0; f < 2; f++) {
+		assert_int_equal(history_begin(h), 0);
+		for (i = 0; i < 3; i++)
+			add_from(h, &proc_a, d, s[i], 3, T0 + f * W, 3 + i);
+		assert_int_equal(history_commit(h), 0);
+		history_close(h); /* a restart after each flush */
+		h = open_hist(&o);
+	}
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.modules, 3);
+	assert_int_equal(st.frames, 2 + 3 + 1); /* _start, main, memcpy x3, thread "t" */
+	assert_int_equal(st.stacks, 3);
+
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(count_of(ss, "_start;main;memcpy"), 2 * (3 + 4 + 5));
+	assert_int_equal(leaf_count(ss, "memcpy", LIBC, LIBC_ID), 6);
+	assert_int_equal(leaf_count(ss, "memcpy", "/opt/app/libfoo.so", ""), 8);
+	assert_int_equal(leaf_count(ss, "memcpy", NULL, NULL), 10);
+	assert_int_equal(ss->nmodules, 3);
+
+	/* What memory would dump: the same stacks, frame for frame. */
+	for (i = 0; i < 3; i++) {
+		for (f = 0; f < 3; f++)
+			ids[f] = (uint32_t)stackset_copy_frame(mem, d, s[i][f]);
+		assert_int_equal(stackset_add(mem, ids, 3, 2 * (3 + i)), 0);
+	}
+	assert_int_equal(ss->nstacks, mem->nstacks);
+	for (i = 0; i < ss->nstacks; i++)
+		assert_int_equal(stackset_count_like(mem, ss, i), ss->stacks[i].count);
+	stackset_free(ss);
+
+	/* A module must have a path. */
+	assert_int_equal(history_begin(h), 0);
+	assert_int_equal(history_add_in(h, &proc_a, &(struct history_row){
+		.depth = 1, .kinds = k3, .names = n3, .count = 1 },
+		(const struct ss_module *const[]){ &(struct ss_module){ 0 } }), -EINVAL);
+	assert_int_equal(history_commit(h), 0);
+	stackset_free(mem);
+	stackset_free(d);
+	history_close(h);
+}
+
+/* A module goes with the last frame in it, and comes back with a live id. */
+static void test_prune_modules(void **state)
+{
+	struct history_opts o = { .mark_every_ns = 1 };
+	struct stackset *d = stackset_new(), *ss;
+	struct history *h = open_hist(&o);
+	struct history_prune_stats ps;
+	struct history_stats st;
+	int64_t app, old;
+	uint32_t keep[2], gone[2];
+	int i;
+
+	(void)state;
+	assert_non_null(d);
+	app = module(d, "/usr/bin/app", APP_ID);
+	old = module(d, "/opt/old/libold.so", "aa");
+	keep[0] = gone[0] = frame_in(d, FRAME_NATIVE, "_start", app);
+	keep[1] = frame_in(d, FRAME_NATIVE, "compute", app);
+	gone[1] = frame_in(d, FRAME_NATIVE, "compute", old);
+	assert_int_equal(history_begin(h), 0);
+	for (i = 0; i < 10; i++)
+		add_from(h, &proc_a, d, keep, 2, T0 + (uint64_t)i * W, 1);
+	add_from(h, &proc_a, d, gone, 2, T0, 1);
+	assert_int_equal(history_commit(h), 0);
+
+	assert_int_equal(history_prune(h, T0 + 5 * W, 0, &ps), 0);
+	assert_int_equal(ps.frames_deleted, 1); /* compute in libold */
+	assert_int_equal(ps.modules_deleted, 1);
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.modules, 1);
+
+	assert_int_equal(history_begin(h), 0);
+	add_from(h, &proc_a, d, gone, 2, T0 + 20 * W, 7);
+	assert_int_equal(history_commit(h), 0);
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(leaf_count(ss, "compute", "/opt/old/libold.so", "aa"), 7);
+	assert_int_equal(leaf_count(ss, "compute", "/usr/bin/app", APP_ID), 5);
+	stackset_free(ss);
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.modules, 2);
+	stackset_free(d);
+	history_close(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +507,8 @@ int main(void)
 		HISTTEST(test_dedupe),
 		HISTTEST(test_prune_age),
 		HISTTEST(test_prune_size_cap),
+		HISTTEST(test_modules_roundtrip),
+		HISTTEST(test_prune_modules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
-/* history and its file: a garbage, foreign or newer file is moved aside
+/* history and its file: a file of schema 1 upgrades in place and its
+ * frames still match; a garbage, foreign or newer file is moved aside
  * and a fresh one works; pages damaged under a good header fail a read
  * cleanly and the next flush starts over; a state directory we may not
  * write gives a clear error; a full disk fails the flush whole and pruning
@@ -101,6 +102,100 @@ static void test_foreign_and_newer_file(void **state)
 	history_close(h);
 	assert_int_equal(find_aside(aside, sizeof(aside)), 1);
 	fresh_file_works();
+}
+
+/* Schema 1 as profd wrote it, with one sample: memcpy (native) in pid
+ * 100's thread "t", 5 samples in bucket T0.  The hashes are
+ * hist_hash(name, len, kind + 1) and hist_hash(frame ids, 4 * depth,
+ * depth): literal, so a change to the stored hash fails here. */
+static const char v1_file[] =
+	"PRAGMA application_id = 1886547814; PRAGMA user_version = 1;"
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+	"INSERT INTO meta VALUES('sample_rows', 1), ('samples', 5);"
+	"CREATE TABLE frames(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL,"
+	" hash INTEGER NOT NULL, name TEXT NOT NULL, last_ns INTEGER NOT NULL);"
+	"CREATE INDEX frames_hash ON frames(hash);"
+	"CREATE TABLE stacks(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL,"
+	" frames BLOB NOT NULL, last_ns INTEGER NOT NULL);"
+	"CREATE INDEX stacks_hash ON stacks(hash);"
+	"CREATE TABLE procs(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL,"
+	" start_time INTEGER NOT NULL, uid INTEGER NOT NULL, comm TEXT NOT NULL,"
+	" exe TEXT NOT NULL, first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL,"
+	" exited_ns INTEGER NOT NULL, samples INTEGER NOT NULL DEFAULT 0,"
+	" UNIQUE(pid, start_time));"
+	"CREATE TABLE series(id INTEGER PRIMARY KEY, type TEXT NOT NULL,"
+	" bucket_ns INTEGER NOT NULL, UNIQUE(type, bucket_ns));"
+	"CREATE TABLE samples(proc INTEGER NOT NULL, series INTEGER NOT NULL,"
+	" bucket INTEGER NOT NULL, stack INTEGER NOT NULL, tid INTEGER NOT NULL,"
+	" thread_frame INTEGER NOT NULL, count INTEGER NOT NULL,"
+	" PRIMARY KEY(proc, series, bucket, stack, tid)) WITHOUT ROWID;"
+	"INSERT INTO frames VALUES(1, 2, 9210858354310909438, 'memcpy', 1700000000000000000);"
+	"INSERT INTO frames VALUES(2, 4, 8583258049317904129, 't', 1700000000000000000);"
+	"INSERT INTO stacks VALUES(1, -3799130603110704810, x'01000000', 1700000000000000000);"
+	"INSERT INTO procs VALUES(1, 100, 1000, 0, 'python3', '/usr/bin/python3.11',"
+	" 1700000000000000000, 1700000000000000000, 0, 5);"
+	"INSERT INTO series VALUES(1, 'cpu', 10000000000);"
+	"INSERT INTO samples VALUES(1, 1, 170000000, 1, 100, 2, 5);";
+
+static int64_t file_int(const char *sql)
+{
+	char path[600];
+	sqlite3_stmt *s;
+	sqlite3 *db;
+	int64_t v;
+
+	snprintf(path, sizeof(path), "%s/history.db", dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/* Upgraded in place (not moved aside): the old frame reads back in no
+ * module, and writing it again finds the old rows; the same name in a
+ * binary is a new frame. */
+static void test_upgrade_v1(void **state)
+{
+	static const uint32_t kind[] = { FRAME_NATIVE };
+	static const char *const name[] = { "memcpy" };
+	static const struct ss_module libc = { "/usr/lib/libc.so.6", "abcdef" };
+	static const struct ss_module *const in_libc[] = { &libc };
+	const struct history_row r = ROW(T0, 100, "t", kind, name, 1);
+	struct history_stats st;
+	struct stackset *ss;
+	struct history *h;
+	char aside[600];
+
+	(void)state;
+	make_sqlite(v1_file);
+	h = open_hist(NULL);
+	assert_int_equal(find_aside(aside, sizeof(aside)), 0);
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(ss->nstacks, 1);
+	assert_int_equal(count_of(ss, "memcpy"), 5);
+	assert_int_equal(ss->frames[ss->stacks[0].frames[0]].module, 0);
+	assert_int_equal(ss->nmodules, 0);
+	stackset_free(ss);
+
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_a, r);
+	assert_int_equal(history_add_in(h, &proc_a, &r, in_libc), 0);
+	assert_int_equal(history_commit(h), 0);
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.frames, 3); /* memcpy, "t", memcpy in libc */
+	assert_int_equal(st.stacks, 2);
+	assert_int_equal(st.modules, 1);
+	assert_int_equal(st.samples, 7);
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(count_of(ss, "memcpy"), 7);
+	assert_int_equal(ss->nstacks, 2);
+	stackset_free(ss);
+	history_close(h);
+	assert_int_equal(file_int("PRAGMA user_version"), 2);
+	assert_int_equal(file_int("SELECT count(*) FROM frames WHERE module = 0"), 2);
 }
 
 /* Pages after the header overwritten: the file opens, the first read
@@ -244,6 +339,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		HISTTEST(test_garbage_file),
 		HISTTEST(test_foreign_and_newer_file),
+		HISTTEST(test_upgrade_v1),
 		HISTTEST(test_corrupt_pages),
 		HISTTEST(test_dangling_ids),
 		HISTTEST(test_readonly_dir),

@@ -141,7 +141,7 @@ struct profile {
 	struct { uint64_t locs[16]; int64_t vals[2]; size_t nlocs, nvals; } samples[16];
 	struct pp_loc locs[32];
 	struct { uint64_t id; int64_t name, file; } fns[32];
-	struct { uint64_t id, start, limit; int64_t file; bool has_functions; } maps[8];
+	struct { uint64_t id, start, limit; int64_t file, build_id; bool has_functions; } maps[8];
 };
 
 static size_t rd_packed(const struct pb_field *f, uint64_t *out, size_t max)
@@ -230,6 +230,7 @@ static void rd_mapping(struct profile *pr, const struct pb_field *f)
 		if (g.num == 2) pr->maps[pr->nmaps].start = g.v;
 		if (g.num == 3) pr->maps[pr->nmaps].limit = g.v;
 		if (g.num == 5) pr->maps[pr->nmaps].file = (int64_t)g.v;
+		if (g.num == 6) pr->maps[pr->nmaps].build_id = (int64_t)g.v;
 		if (g.num == 7) pr->maps[pr->nmaps].has_functions = g.v;
 	}
 	pr->nmaps++;
@@ -390,6 +391,83 @@ static void test_profile(void **state)
 	stackset_free(ss);
 }
 
+/* The location of the frame named name, which must exist. */
+static const struct pp_loc *loc_named(const struct profile *pr, const char *name)
+{
+	const char *file;
+
+	for (size_t i = 0; i < pr->nlocs; i++)
+		if (!strcmp(fn_name(pr, pr->locs[i].fn, &file), name))
+			return &pr->locs[i];
+	fail_msg("no location for %s", name);
+	return NULL;
+}
+
+/* The mapping a location points at, which must exist. */
+static size_t map_of(const struct profile *pr, const struct pp_loc *l)
+{
+	for (size_t i = 0; i < pr->nmaps; i++)
+		if (pr->maps[i].id == l->mapping)
+			return i;
+	fail_msg("location %llu: no mapping %llu", (unsigned long long)l->id,
+		 (unsigned long long)l->mapping);
+	return 0;
+}
+
+static void test_modules(void **state)
+{
+	static const char bid[] = "4a1c7e0f5b3d2e6f8091a2b3c4d5e6f708192a3b";
+	struct stackset *ss = stackset_new();
+	int64_t app, lib, unused, f[6];
+	struct profile pr;
+	size_t m;
+
+	(void)state;
+	assert_non_null(ss);
+	assert_int_equal(stackset_set_str(&ss->title, "app (pid 1)"), 0);
+	app = stackset_module(ss, "/usr/bin/app", bid);
+	lib = stackset_module(ss, "/usr/lib/libx.so", "");
+	unused = stackset_module(ss, "/usr/lib/libunused.so", "ffff");
+	assert_true(app > 0 && lib > 0 && unused > 0);
+	f[0] = stackset_intern_in(ss, FRAME_NATIVE, "main", (uint32_t)app);
+	f[1] = stackset_intern(ss, FRAME_PYTHON, "work (/srv/app.py:4)");
+	f[2] = stackset_intern_in(ss, FRAME_NATIVE, "helper", (uint32_t)lib);
+	f[3] = stackset_intern_in(ss, FRAME_UNKNOWN, "[libx.so+0x1a2b]", (uint32_t)lib);
+	f[4] = stackset_intern(ss, FRAME_KERNEL, "sys_write_[k]");
+	f[5] = stackset_intern_in(ss, FRAME_NATIVE, "gone", (uint32_t)unused);
+	for (m = 0; m < 6; m++)
+		assert_true(f[m] >= 0);
+	assert_int_equal(stackset_add(ss, (uint32_t[]){ f[0], f[1], f[2], f[4] }, 4, 3), 0);
+	assert_int_equal(stackset_add(ss, (uint32_t[]){ f[0], f[3] }, 2, 2), 0);
+	/* Not rendered, so its binary gets no mapping. */
+	assert_int_equal(stackset_add(ss, (uint32_t[]){ f[0], f[5] }, 2, 0), 0);
+	render_read(ss, &pr);
+	/* The title, the program, the library, the kernel. */
+	assert_int_equal(pr.nmaps, 4);
+	assert_string_equal(str(&pr, pr.maps[0].file), "app (pid 1)");
+	m = map_of(&pr, loc_named(&pr, "main"));
+	assert_string_equal(str(&pr, pr.maps[m].file), "/usr/bin/app");
+	assert_string_equal(str(&pr, pr.maps[m].build_id), bid);
+	assert_true(pr.maps[m].has_functions);
+	assert_int_equal(loc_named(&pr, "main")->address, 0);
+	/* A symbol and a bare offset in the library share its mapping. */
+	m = map_of(&pr, loc_named(&pr, "helper"));
+	assert_string_equal(str(&pr, pr.maps[m].file), "/usr/lib/libx.so");
+	assert_int_equal(pr.maps[m].build_id, 0);
+	assert_int_equal(map_of(&pr, loc_named(&pr, "[libx.so+0x1a2b]")), m);
+	assert_int_equal(loc_named(&pr, "[libx.so+0x1a2b]")->address, 0x1a2b);
+	assert_int_equal(pr.maps[m].limit, 0x1a2c);
+	m = map_of(&pr, loc_named(&pr, "sys_write_[k]"));
+	assert_string_equal(str(&pr, pr.maps[m].file), "[kernel.kallsyms]");
+	/* Python frames stay file and line, outside any mapping. */
+	assert_int_equal(loc_named(&pr, "work")->mapping, 0);
+	assert_int_equal(loc_named(&pr, "work")->line, 4);
+	for (size_t i = 0; i < pr.nstrs; i++)
+		assert_string_not_equal(pr.strs[i], "/usr/lib/libunused.so");
+	free_profile(&pr);
+	stackset_free(ss);
+}
+
 static void test_units_and_edges(void **state)
 {
 	static const uint32_t k[] = { FRAME_NATIVE, FRAME_NATIVE };
@@ -431,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_modules),
 		cmocka_unit_test(test_units_and_edges),
 	};
 

@@ -188,6 +188,17 @@ static void test_error_roundtrip(void **state)
 	buf_free(&b);
 }
 
+/* Same binary (path and build-id) or both none. */
+static void assert_modules_equal(const struct ss_module *x, const struct ss_module *y)
+{
+	if (!x || !y) {
+		assert_ptr_equal(x, y);
+		return;
+	}
+	assert_string_equal(x->path, y->path);
+	assert_string_equal(x->build_id, y->build_id);
+}
+
 static void assert_stacksets_equal(const struct stackset *a, const struct stackset *b)
 {
 	size_t i;
@@ -200,6 +211,9 @@ static void assert_stacksets_equal(const struct stackset *a, const struct stacks
 	assert_int_equal(a->rate_hz, b->rate_hz);
 	assert_int_equal(a->nframes, b->nframes);
 	assert_int_equal(a->nstacks, b->nstacks);
+	assert_int_equal(a->nmodules, b->nmodules);
+	for (i = 0; i < a->nmodules; i++)
+		assert_modules_equal(&a->modules[i], &b->modules[i]);
 	assert_true(a->total == b->total);
 	for (i = 0; i < a->nstacks; i++) {
 		const struct ss_stack *x = &a->stacks[i], *y = &b->stacks[i];
@@ -212,6 +226,8 @@ static void assert_stacksets_equal(const struct stackset *a, const struct stacks
 
 			assert_int_equal(fx->kind, fy->kind);
 			assert_string_equal(fx->name, fy->name);
+			assert_modules_equal(stackset_frame_module(a, x->frames[j]),
+					     stackset_frame_module(b, y->frames[j]));
 		}
 	}
 }
@@ -231,6 +247,15 @@ static void test_stackset_roundtrip(void **state)
 	assert_non_null(out);
 	assert_int_equal(err, 0);
 	assert_stacksets_equal(in, out);
+	/* leaf_0 in three binaries (none, the program, the library): three
+	 * frames, kept apart on the way. */
+	assert_int_equal(in->nmodules, 2);
+	assert_int_equal(out->nframes, in->nframes);
+	assert_true(stackset_intern_in(out, FRAME_NATIVE, "leaf_0", 0) < (int64_t)in->nframes);
+	assert_true(stackset_intern_in(out, FRAME_NATIVE, "leaf_0", 1) < (int64_t)in->nframes);
+	assert_true(stackset_intern_in(out, FRAME_NATIVE, "leaf_0", 2) < (int64_t)in->nframes);
+	assert_string_equal(out->modules[0].build_id, "4a1c7e0f5b3d2e6f8091a2b3c4d5e6f708192a3b");
+	assert_string_equal(out->modules[1].build_id, "");
 	stackset_free(out);
 	stackset_free(in);
 

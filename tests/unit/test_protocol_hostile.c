@@ -22,6 +22,28 @@ static void frame_attr(struct buf *b, uint32_t kind, const char *name)
 	assert_int_equal(proto_tlv_nest_end(b, nest), 0);
 }
 
+/* A frame in module (wire index + 1); 0 leaves the attribute out. */
+static void frame_in(struct buf *b, uint32_t kind, const char *name, uint32_t module)
+{
+	size_t nest = proto_tlv_nest_start(b, PROTO_SS_A_FRAME);
+
+	proto_tlv_put_u32(b, PROTO_FRAME_A_KIND, kind);
+	assert_int_equal(proto_tlv_put_str(b, PROTO_FRAME_A_NAME, name), 0);
+	if (module)
+		proto_tlv_put_u32(b, PROTO_FRAME_A_MODULE, module);
+	assert_int_equal(proto_tlv_nest_end(b, nest), 0);
+}
+
+/* path or build_id NULL leaves that attribute out. */
+static void module_attr(struct buf *b, const char *path, const char *build_id)
+{
+	size_t nest = proto_tlv_nest_start(b, PROTO_SS_A_MODULE);
+
+	assert_int_equal(proto_tlv_put_str(b, PROTO_MODULE_A_PATH, path), 0);
+	assert_int_equal(proto_tlv_put_str(b, PROTO_MODULE_A_BUILD_ID, build_id), 0);
+	assert_int_equal(proto_tlv_nest_end(b, nest), 0);
+}
+
 static void stack_attr(struct buf *b, uint64_t count, const uint32_t *ids, uint32_t depth)
 {
 	size_t nest = proto_tlv_nest_start(b, PROTO_SS_A_STACK);
@@ -105,6 +127,90 @@ static void test_stackset_rejects(void **state)
 	assert_int_equal(proto_encode_stackset(&b, ss), -EMSGSIZE);
 	assert_int_equal(b.len, 0);
 	stackset_free(ss);
+	buf_free(&b);
+}
+
+static void test_stackset_modules(void **state)
+{
+	char *long_id = repeat_char('a', PROTO_MAX_BUILD_ID + 1);
+	uint32_t ids[] = { 0, 1, 2 };
+	struct stackset *ss;
+	struct buf b;
+
+	(void)state;
+	buf_init(&b);
+	/* Modules may follow the frames that use them; a repeated module
+	 * merges, and so do the frames in it. */
+	stack_attr(&b, 5, ids, 3);
+	frame_in(&b, FRAME_NATIVE, "main", 1);
+	frame_in(&b, FRAME_NATIVE, "main", 2);
+	frame_in(&b, FRAME_NATIVE, "main", 0);
+	module_attr(&b, "/bin/app", "00ff");
+	module_attr(&b, "/bin/app", "00ff");
+	ss = proto_decode_stackset(b.data, b.len, NULL);
+	assert_non_null(ss);
+	assert_int_equal(ss->nmodules, 1);
+	assert_int_equal(ss->nframes, 2);
+	assert_string_equal(stackset_frame_module(ss, ss->stacks[0].frames[0])->build_id, "00ff");
+	assert_int_equal(ss->stacks[0].frames[1], ss->stacks[0].frames[0]);
+	assert_null(stackset_frame_module(ss, ss->stacks[0].frames[2]));
+	stackset_free(ss);
+
+	/* A module index past the table, even by one. */
+	frame_in(&b, FRAME_NATIVE, "f", 3);
+	assert_int_equal(decode_ss_err(&b), -EPROTO);
+	buf_reset(&b);
+	frame_in(&b, FRAME_NATIVE, "f", 1); /* no modules at all */
+	assert_int_equal(decode_ss_err(&b), -EPROTO);
+	buf_reset(&b);
+	frame_in(&b, FRAME_NATIVE, "f", UINT32_MAX);
+	module_attr(&b, "/bin/app", NULL);
+	assert_int_equal(decode_ss_err(&b), -EPROTO);
+
+	/* Path required; build-ids are lowercase hex of bounded length. */
+	buf_reset(&b);
+	module_attr(&b, NULL, "00ff");
+	assert_int_equal(decode_ss_err(&b), -EPROTO);
+	buf_reset(&b);
+	module_attr(&b, "/bin/app", "00FF");
+	assert_int_equal(decode_ss_err(&b), -EPROTO);
+	buf_reset(&b);
+	module_attr(&b, "/bin/app", "00 f");
+	assert_int_equal(decode_ss_err(&b), -EPROTO);
+	buf_reset(&b);
+	long_id[PROTO_MAX_BUILD_ID] = '\0';
+	module_attr(&b, "/bin/app", long_id); /* longest allowed */
+	assert_int_equal(decode_ss_err(&b), 0);
+	buf_reset(&b);
+	long_id[PROTO_MAX_BUILD_ID] = 'a';
+	module_attr(&b, "/bin/app", long_id);
+	assert_int_equal(decode_ss_err(&b), -EMSGSIZE);
+	buf_reset(&b);
+	module_attr(&b, "/bin/app", "00");
+	proto_tlv_put_u32(&b, PROTO_SS_A_MODULE, 0); /* nested attr cut short */
+	assert_int_equal(decode_ss_err(&b), -EPROTO);
+
+	/* Encoder refuses a frame in a module it does not have, and a
+	 * build-id no decoder would take. */
+	ss = stackset_new();
+	assert_non_null(ss);
+	assert_true(stackset_module(ss, "/bin/app", "00ff") == 1);
+	assert_true(stackset_intern_in(ss, FRAME_NATIVE, "f", 1) == 0);
+	buf_reset(&b);
+	assert_int_equal(proto_encode_stackset(&b, ss), 0);
+	ss->frames[0].module = 2;
+	assert_int_equal(proto_encode_stackset(&b, ss), -EINVAL);
+	ss->frames[0].module = 1;
+	ss->modules[0].build_id[0] = 'X';
+	assert_int_equal(proto_encode_stackset(&b, ss), -EINVAL);
+	free(ss->modules[0].build_id);
+	ss->modules[0].build_id = long_id;
+	assert_int_equal(proto_encode_stackset(&b, ss), -EMSGSIZE);
+	ss->modules[0].build_id = NULL; /* read as "" */
+	buf_reset(&b);
+	assert_int_equal(proto_encode_stackset(&b, ss), 0);
+	stackset_free(ss);
+	free(long_id);
 	buf_free(&b);
 }
 
@@ -314,6 +420,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stackset_rejects),
+		cmocka_unit_test(test_stackset_modules),
 		cmocka_unit_test(test_embedded_nul_rejected),
 		cmocka_unit_test(test_string_limits),
 		cmocka_unit_test(test_unknown_and_reserved),

@@ -24,31 +24,38 @@ static void fill_proc(const struct proc *p, struct history_proc *hp)
 	hp->exited_ns = p->exited ? p->exit_ns : 0;
 }
 
+/* Per-frame arrays of one row, sized once for the deepest stack. */
+struct row_buf {
+	uint32_t *kinds;
+	const char **names;
+	const struct ss_module **mods;
+};
+
 /* One history row for the unflushed part of a cell. */
 static int add_cell(struct aggregate *a, struct history *h, const struct history_proc *hp,
-		    const struct agg_stack *st, const struct agg_cell *c, uint32_t *kinds,
-		    const char **names)
+		    const struct agg_stack *st, const struct agg_cell *c, const struct row_buf *b)
 {
 	struct history_row r;
 	uint32_t i;
 
 	for (i = 0; i < st->depth; i++) {
-		kinds[i] = a->dict->frames[st->frames[i]].kind;
-		names[i] = a->dict->frames[st->frames[i]].name;
+		b->kinds[i] = a->dict->frames[st->frames[i]].kind;
+		b->names[i] = a->dict->frames[st->frames[i]].name;
+		b->mods[i] = stackset_frame_module(a->dict, st->frames[i]);
 	}
 	r.bucket_ns = (uint64_t)c->bucket * a->bucket_ns;
 	r.tid = c->tid;
 	r.thread = a->dict->frames[c->thread_frame].name;
 	r.depth = st->depth;
-	r.kinds = kinds;
-	r.names = names;
+	r.kinds = b->kinds;
+	r.names = b->names;
 	r.count = c->count - c->flushed;
 	r.type = aggregate_type_name((int)c->type);
-	return history_add(h, hp, &r);
+	return history_add_in(h, hp, &r, b->mods);
 }
 
 static int flush_proc(struct aggregate *a, struct history *h, const struct proc *p,
-		      struct agg_flush_stats *st, uint32_t *kinds, const char **names)
+		      struct agg_flush_stats *st, const struct row_buf *b)
 {
 	const struct proc_profile *pp = p->profile;
 	struct history_proc hp;
@@ -61,7 +68,7 @@ static int flush_proc(struct aggregate *a, struct history *h, const struct proc 
 
 		if (c->count == c->flushed)
 			continue;
-		err = add_cell(a, h, &hp, &pp->stacks[c->stack], c, kinds, names);
+		err = add_cell(a, h, &hp, &pp->stacks[c->stack], c, b);
 		if (err == -EINVAL || err == -ERANGE || err == -ENAMETOOLONG) {
 			st->refused++; /* malformed for history: stays in memory only */
 			continue;
@@ -118,20 +125,23 @@ int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h
 	/* Keep a few recent buckets whole: push windows and dumps of "the
 	 * last minute" read them from memory. */
 	uint32_t keep_from = (uint32_t)(now_ns / a->bucket_ns) - 3, depth = a->max_depth ? a->max_depth : 1;
-	uint32_t *kinds = malloc(depth * sizeof(*kinds));
-	const char **names = malloc(depth * sizeof(*names));
+	struct row_buf b = {
+		.kinds = malloc(depth * sizeof(*b.kinds)),
+		.names = malloc(depth * sizeof(*b.names)),
+		.mods = malloc(depth * sizeof(*b.mods)),
+	};
 	size_t i;
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	if (!kinds || !names) {
+	if (!b.kinds || !b.names || !b.mods) {
 		err = -ENOMEM;
 		goto out;
 	}
 	err = history_begin(h);
 	for (i = 0; !err && i < pt->n; i++)
 		if (pt->all[i]->profile)
-			err = flush_proc(a, h, pt->all[i], st, kinds, names);
+			err = flush_proc(a, h, pt->all[i], st, &b);
 	if (err) {
 		history_rollback(h);
 		goto out;
@@ -148,7 +158,8 @@ int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h
 	a->cells -= st->cells_dropped;
 out:
 	st->err = err;
-	free(kinds);
-	free(names);
+	free(b.kinds);
+	free(b.names);
+	free(b.mods);
 	return err;
 }

@@ -426,8 +426,7 @@ int hist_recover(struct history *h)
 	int err;
 
 	hist_txn_reset(h);
-	hist_cache_reset(&h->frames);
-	hist_cache_reset(&h->stacks);
+	hist_caches_reset(h);
 	h->series_id = -1;
 	disconnect(h);
 	if (h->broken)
@@ -465,6 +464,7 @@ struct history *history_open(const char *state_dir, const struct history_opts *o
 	set_defaults(&h->o, o);
 	hist_cache_init(&h->frames, h->o.frame_cache_max);
 	hist_cache_init(&h->stacks, h->o.stack_cache_max);
+	hist_cache_init(&h->modules, h->o.frame_cache_max);
 	h->series_id = -1;
 	h->dir = strdup(state_dir ? state_dir : HISTORY_DEFAULT_DIR);
 	if (!h->dir || asprintf(&h->path, "%s/%s", h->dir, HISTORY_FILE) < 0) {
@@ -497,9 +497,11 @@ void history_close(struct history *h)
 	disconnect(h);
 	hist_cache_free(&h->frames);
 	hist_cache_free(&h->stacks);
+	hist_cache_free(&h->modules);
 	hashmap_free(&h->txn_index);
 	free(h->txprocs);
 	free(h->scratch);
+	free(h->modkey);
 	free(h->dir);
 	free(h->path);
 	free(h);
@@ -527,6 +529,7 @@ static int count_tables(struct history *h, struct history_stats *out)
 		out->stacks = (uint64_t)sqlite3_column_int64(s, 0);
 		out->frames = (uint64_t)sqlite3_column_int64(s, 1);
 		out->procs = (uint64_t)sqlite3_column_int64(s, 2);
+		out->modules = (uint64_t)sqlite3_column_int64(s, 3);
 	}
 	sqlite3_reset(s);
 	return rc == SQLITE_ROW ? 0 : hist_fail(h, rc, "counting rows");

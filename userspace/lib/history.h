@@ -4,8 +4,9 @@
  * The daemon flushes what changed since its last flush as one transaction
  * of rows named by frame names (never by the daemon's in-memory ids), and
  * counts for the same (bucket, process, stack, thread) add up across
- * flushes.  Frames and stacks are stored once and referenced by id; a
- * process is keyed by (pid, start time) like the process table.
+ * flushes.  Frames, the binaries (modules) native frames are in, and
+ * stacks are stored once and referenced by id; a process is keyed by
+ * (pid, start time) like the process table.
  *
  * Queries merge stored counts into a stackset with the same shape
  * aggregate_dump() produces (process and thread roots, Python-only), so
@@ -50,7 +51,8 @@ struct history_proc {
 	uint64_t exited_ns;		/* 0 = running */
 };
 
-/* One count: frames root first, by kind and name. */
+/* One count: frames root first, by kind and name (and binary: see
+ * history_add_in()). */
 struct history_row {
 	uint64_t bucket_ns;	 /* CLOCK_REALTIME in the bucket (rounded down to a
 				  * multiple of history_opts.bucket_ns) */
@@ -78,7 +80,7 @@ struct history_stats {
 	uint64_t file_bytes;	  /* page_count * page_size */
 	uint64_t free_bytes;	  /* of it on the freelist */
 	uint64_t wal_bytes;	  /* the -wal file now */
-	uint64_t sample_rows, samples, stacks, frames, procs;
+	uint64_t sample_rows, samples, stacks, frames, procs, modules;
 	uint64_t flushes, rows_written, last_flush_rows, last_flush_ns;
 	uint64_t rows_refused;	  /* malformed rows history_add() turned down */
 	uint64_t prunes, rows_pruned, bytes_pruned, last_prune_ns;
@@ -89,7 +91,7 @@ struct history_stats {
 struct history_prune_stats {
 	uint64_t rows_deleted;	  /* sample rows */
 	uint64_t samples_deleted; /* sum of their counts */
-	uint64_t stacks_deleted, frames_deleted, procs_deleted;
+	uint64_t stacks_deleted, frames_deleted, procs_deleted, modules_deleted;
 	uint64_t bytes_before, bytes_after; /* page_count * page_size */
 	uint64_t oldest_kept_ns;  /* first bucket left, 0 = empty */
 	uint64_t elapsed_ns;	  /* the whole call */
@@ -104,15 +106,21 @@ void history_close(struct history *h);
 const char *history_path(const struct history *h);
 
 /* One transaction per flush.  A row that is malformed (-EINVAL, -ERANGE:
- * NULL names, a kind >= FRAME_KIND_MAX, deeper than 4096 frames, values
- * over INT64_MAX, -ENAMETOOLONG: a type of 32 characters or more) is
- * refused alone and counted; the caller should drop it.  After any other
- * failure of history_add() the next ones return the same error without
- * touching the file, and history_commit() rolls the whole flush back and
- * returns it: the caller keeps its counts as unflushed and sends them
- * again next time. */
+ * NULL names, a module without a path, a kind >= FRAME_KIND_MAX, deeper
+ * than 4096 frames, values over INT64_MAX, -ENAMETOOLONG: a type of 32
+ * characters or more) is refused alone and counted; the caller should
+ * drop it.  After any other failure of history_add() the next ones
+ * return the same error without touching the file, and history_commit()
+ * rolls the whole flush back and returns it: the caller keeps its counts
+ * as unflushed and sends them again next time. */
 int history_begin(struct history *h);
 int history_add(struct history *h, const struct history_proc *p, const struct history_row *r);
+/* history_add() with the binary of each frame: modules[i] is frame i's
+ * (NULL = none; the same name in two binaries is two frames), modules
+ * NULL is history_add().  A separate call, not a history_row field, so a
+ * caller that fills rows field by field cannot pass garbage. */
+int history_add_in(struct history *h, const struct history_proc *p, const struct history_row *r,
+		   const struct ss_module *const *modules);
 int history_commit(struct history *h);
 void history_rollback(struct history *h);
 
@@ -128,16 +136,17 @@ int history_procs(struct history *h, uint64_t since_ns, history_proc_fn fn, void
 /* Deletes buckets that ended at or before older_than_ns (0 = keep all),
  * then, while the file holds more than max_bytes (0 = no cap), the oldest
  * buckets (keeping 10% below the cap, never the newest bucket); then
- * stacks, frames and processes nothing refers to any more.  Freed pages
- * go back to the file system when the file is over max_bytes or a quarter
- * free, else they are reused by the next flushes.  Each step is its own
- * transaction.  Cheap when run often (a minute of retention: a few ms);
- * a first prune after a long stop can take seconds.  st may be NULL. */
+ * stacks, frames, modules and processes nothing refers to any more.
+ * Freed pages go back to the file system when the file is over max_bytes
+ * or a quarter free, else they are reused by the next flushes.  Each step
+ * is its own transaction.  Cheap when run often (a minute of retention: a
+ * few ms); a first prune after a long stop can take seconds.  st may be
+ * NULL. */
 int history_prune(struct history *h, uint64_t older_than_ns, uint64_t max_bytes,
 		  struct history_prune_stats *st);
 
-/* Counters, the file's size, and the row counts (stacks, frames and
- * procs are counted: milliseconds; ask on demand, not per flush). */
+/* Counters, the file's size, and the row counts (stacks, frames, procs
+ * and modules are counted: milliseconds; ask on demand, not per flush). */
 int history_stats(struct history *h, struct history_stats *out);
 
 #endif

@@ -12,7 +12,7 @@
 #include "history.h"
 
 /* The schema this code writes; PRAGMA user_version holds the file's. */
-#define HIST_SCHEMA_VERSION 1
+#define HIST_SCHEMA_VERSION 2
 /* PRAGMA application_id: "prof", so a foreign SQLite file is recognized. */
 #define HIST_APPLICATION_ID 0x70726f66
 /* Deeper rows are refused (-ERANGE): the BPF side walks far fewer. */
@@ -30,6 +30,8 @@ enum hist_stmt {
 	HS_FRAME_INSERT,
 	HS_FRAME_TOUCH,
 	HS_FRAME_GET,
+	HS_MODULE_FIND,
+	HS_MODULE_INSERT,
 	HS_STACK_FIND,
 	HS_STACK_INSERT,
 	HS_STACK_TOUCH,
@@ -54,6 +56,7 @@ enum hist_stmt {
 	HS_PROCS_EMPTY,
 	HS_STACKS_UNUSED,
 	HS_FRAMES_UNUSED,
+	HS_MODULES_UNUSED,
 	HS_PAGE_COUNT,
 	HS_FREELIST,
 	HS_INCR_VACUUM,
@@ -61,22 +64,24 @@ enum hist_stmt {
 	HS_NSTMT
 };
 
-/* A bounded write cache: (prefix, bytes) -> database id.  When full it
- * starts over; a miss only costs a lookup in the file. */
+/* A bounded write cache: (prefix, bytes, module) -> database id.  When
+ * full it starts over; a miss only costs a lookup in the file. */
 struct hist_centry {
 	uint64_t hash;
 	int64_t id;
 	uint64_t last_ns; /* as stored: see touch() in history_write.c */
-	uint32_t prefix; /* frame kind, or stack depth */
+	int64_t module;	 /* frames: modules.id, 0 = none */
+	uint32_t prefix; /* frame kind, stack depth, or module path length */
 	uint32_t len;
-	uint8_t *bytes;	 /* name, or encoded frame ids */
+	uint8_t *bytes;	 /* name, encoded frame ids, or "path\0build_id" */
 };
 
 struct hist_key {
-	uint64_t hash;
+	uint64_t hash; /* what the file stores: hash(kind, name) for frames */
 	uint32_t prefix;
 	uint32_t len;
 	const void *bytes;
+	int64_t module;
 };
 
 struct hist_cache {
@@ -112,9 +117,11 @@ struct history {
 	int64_t series_id;	  /* of series_type at o.bucket_ns, or -1 */
 	char series_type[32];
 
-	struct hist_cache frames, stacks;
+	struct hist_cache frames, stacks, modules;
 	uint8_t *scratch;	  /* encoded stack */
 	size_t scratch_cap;
+	char *modkey;		  /* "path\0build_id" being looked up */
+	size_t modkey_cap;
 
 	struct history_stats s;	  /* running counters (file figures filled on demand) */
 };
@@ -140,6 +147,7 @@ uint64_t hist_hash(const void *data, size_t len, uint64_t seed);
 void hist_cache_init(struct hist_cache *c, size_t max);
 void hist_cache_reset(struct hist_cache *c);
 void hist_cache_free(struct hist_cache *c);
+void hist_caches_reset(struct history *h);
 void hist_txn_reset(struct history *h);
 void hist_encode_u32(uint8_t *p, uint32_t v);
 uint32_t hist_decode_u32(const uint8_t *p);

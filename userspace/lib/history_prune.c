@@ -1,8 +1,9 @@
 /* history_prune.c: retention and the size cap.  Old buckets go first (by
  * age, then oldest-first until the file fits), then whatever nothing
  * refers to any more: processes without samples, stacks no sample uses,
- * frames no stack or thread uses.  Freed pages go back to the file system
- * (auto_vacuum=INCREMENTAL, then a WAL checkpoint). */
+ * frames no stack or thread uses, modules no frame is in.  Freed pages go
+ * back to the file system (auto_vacuum=INCREMENTAL, then a WAL
+ * checkpoint). */
 #include "history_int.h"
 
 #include <errno.h>
@@ -126,36 +127,48 @@ static int delete_before(struct history *h, const struct prune_set *ps, const ui
 	return err;
 }
 
-/* What no remaining sample can use: processes without samples, and
- * stacks and frames last used (within mark_every_ns) before every bucket
- * that is left; cut_ns is a bound below which no bucket starts any more.
- * Ids may be reused after this, so the write caches start over. */
-static int collect_garbage(struct history *h, uint64_t cut_ns, struct history_prune_stats *st)
+/* Run a DELETE (with cut_ns as ?1 when it takes one), adding the rows it
+ * removed to *count. */
+static int delete_unused(struct history *h, enum hist_stmt which, uint64_t cut_ns, uint64_t *count,
+			 const char *what)
 {
-	uint64_t before = st->stacks_deleted + st->frames_deleted;
+	sqlite3_stmt *s = hist_stmt(h, which);
 	int err;
 
-	err = hist_step_done(h, HS_PROCS_EMPTY, "deleting processes without samples");
+	if (sqlite3_bind_parameter_count(s))
+		sqlite3_bind_int64(s, 1, (int64_t)cut_ns);
+	err = hist_step_done(h, which, what);
 	if (!err)
-		st->procs_deleted += (uint64_t)sqlite3_changes(h->db);
+		*count += (uint64_t)sqlite3_changes(h->db);
+	return err;
+}
+
+/* What no remaining sample can use: processes without samples, and
+ * stacks and frames last used (within mark_every_ns) before every bucket
+ * that is left, then the modules of the frames that went; cut_ns is a
+ * bound below which no bucket starts any more.  Ids may be reused after
+ * this, so the write caches start over. */
+static int collect_garbage(struct history *h, uint64_t cut_ns, struct history_prune_stats *st)
+{
+	uint64_t frames = st->frames_deleted, before = st->stacks_deleted + frames;
+	int err;
+
+	err = delete_unused(h, HS_PROCS_EMPTY, 0, &st->procs_deleted,
+			    "deleting processes without samples");
 	if (err || cut_ns <= h->o.mark_every_ns)
 		return err;
-	sqlite3_bind_int64(hist_stmt(h, HS_STACKS_UNUSED), 1,
-			   (int64_t)(cut_ns - h->o.mark_every_ns));
-	err = hist_step_done(h, HS_STACKS_UNUSED, "deleting unused stacks");
+	cut_ns -= h->o.mark_every_ns;
+	err = delete_unused(h, HS_STACKS_UNUSED, cut_ns, &st->stacks_deleted,
+			    "deleting unused stacks");
 	if (!err)
-		st->stacks_deleted += (uint64_t)sqlite3_changes(h->db);
-	if (!err) {
-		sqlite3_bind_int64(hist_stmt(h, HS_FRAMES_UNUSED), 1,
-				   (int64_t)(cut_ns - h->o.mark_every_ns));
-		err = hist_step_done(h, HS_FRAMES_UNUSED, "deleting unused frames");
-	}
-	if (!err)
-		st->frames_deleted += (uint64_t)sqlite3_changes(h->db);
-	if (st->stacks_deleted + st->frames_deleted > before) {
-		hist_cache_reset(&h->frames);
-		hist_cache_reset(&h->stacks);
-	}
+		err = delete_unused(h, HS_FRAMES_UNUSED, cut_ns, &st->frames_deleted,
+				    "deleting unused frames");
+	/* Only frames refer to modules: the scan is skipped when none went. */
+	if (!err && st->frames_deleted > frames)
+		err = delete_unused(h, HS_MODULES_UNUSED, 0, &st->modules_deleted,
+				    "deleting unused modules");
+	if (st->stacks_deleted + st->frames_deleted > before)
+		hist_caches_reset(h);
 	return err;
 }
 
@@ -189,8 +202,7 @@ static int delete_txn(struct history *h, const struct prune_set *ps, const uint6
 	if (err) {
 		if (!sqlite3_get_autocommit(h->db))
 			txn(h, HS_ROLLBACK, NULL);
-		hist_cache_reset(&h->frames);
-		hist_cache_reset(&h->stacks);
+		hist_caches_reset(h);
 		*st = before;
 	}
 	return err;

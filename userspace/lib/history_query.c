@@ -141,11 +141,27 @@ static int frame_row(struct hq *x, int64_t id)
 	return -ENOENT;
 }
 
+/* The frame on HS_FRAME_GET's row interned into out with its module, as
+ * memory has it: a module row gone (damaged file) leaves the frame
+ * without one. */
+static int64_t intern_row(struct hq *x, sqlite3_stmt *s)
+{
+	const char *name = (const char *)sqlite3_column_text(s, 1);
+	const char *path = (const char *)sqlite3_column_text(s, 2);
+	int64_t mod = 0;
+
+	if (path)
+		mod = stackset_module(x->out, path, (const char *)sqlite3_column_text(s, 3));
+	if (mod < 0)
+		return mod;
+	return stackset_intern_in(x->out, (uint32_t)sqlite3_column_int64(s, 0), name ? name : "",
+				  (uint32_t)mod);
+}
+
 /* out's id for a stored frame, 0 with *keep false when filtered out. */
 static int64_t map_frame(struct hq *x, int64_t id, bool *keep)
 {
 	sqlite3_stmt *s = x->h->st[HS_FRAME_GET];
-	const unsigned char *name;
 	uint32_t kind;
 	uint64_t v;
 	int64_t out;
@@ -159,9 +175,11 @@ static int64_t map_frame(struct hq *x, int64_t id, bool *keep)
 	if (err && err != -ENOENT)
 		return err;
 	kind = err ? FRAME_UNKNOWN : (uint32_t)sqlite3_column_int64(s, 0);
-	name = err ? (const unsigned char *)HQ_MISSING : sqlite3_column_text(s, 1);
 	*keep = !x->q->python_only || kind == FRAME_PYTHON || kind == FRAME_GPU;
-	out = *keep ? stackset_intern(x->out, kind, name ? (const char *)name : "") : 0;
+	if (!*keep)
+		out = 0;
+	else
+		out = err ? stackset_intern(x->out, kind, HQ_MISSING) : intern_row(x, s);
 	sqlite3_reset(s);
 	if (out < 0)
 		return out;

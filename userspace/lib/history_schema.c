@@ -12,7 +12,13 @@
  * Frame names and stacks are looked up by a stable 64-bit hash and
  * compared in full; their last_ns (the newest bucket using them, kept
  * within history_opts.mark_every_ns) lets a prune drop unused ones
- * without reading the samples. */
+ * without reading the samples.
+ * Version 2: a native frame's binary (path and build-id) is part of its
+ * identity.  Paths are long and shared by thousands of frames, so they
+ * live once in modules and a frame holds an id (0, no module, takes no
+ * space in a row); v1 rows read the column's default, nothing is
+ * rewritten.  frames.hash stays hash(kind, name), so v1 rows still match
+ * and module is compared alongside name. */
 const char *const hist_migrations[HIST_SCHEMA_VERSION + 1] = {
 	[1] = "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
 	      "INSERT INTO meta VALUES('sample_rows', 0), ('samples', 0);"
@@ -33,6 +39,9 @@ const char *const hist_migrations[HIST_SCHEMA_VERSION + 1] = {
 	      " bucket INTEGER NOT NULL, stack INTEGER NOT NULL, tid INTEGER NOT NULL,"
 	      " thread_frame INTEGER NOT NULL, count INTEGER NOT NULL,"
 	      " PRIMARY KEY(proc, series, bucket, stack, tid)) WITHOUT ROWID;",
+	[2] = "CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
+	      " build_id TEXT NOT NULL, UNIQUE(path, build_id));"
+	      "ALTER TABLE frames ADD COLUMN module INTEGER NOT NULL DEFAULT 0;",
 };
 
 const char *const hist_sql[HS_NSTMT] = {
@@ -42,10 +51,14 @@ const char *const hist_sql[HS_NSTMT] = {
 	[HS_ROLLBACK] = "ROLLBACK",
 	[HS_META_GET] = "SELECT value FROM meta WHERE key = ?1",
 	[HS_META_ADD] = "UPDATE meta SET value = value + ?2 WHERE key = ?1",
-	[HS_FRAME_FIND] = "SELECT id, last_ns, kind, name FROM frames WHERE hash = ?1",
-	[HS_FRAME_INSERT] = "INSERT INTO frames(hash, name, last_ns, kind) VALUES(?1, ?2, ?3, ?4)",
+	[HS_FRAME_FIND] = "SELECT id, last_ns, kind, name, module FROM frames WHERE hash = ?1",
+	[HS_FRAME_INSERT] = "INSERT INTO frames(hash, name, last_ns, kind, module)"
+			    " VALUES(?1, ?2, ?3, ?4, ?5)",
 	[HS_FRAME_TOUCH] = "UPDATE frames SET last_ns = ?2 WHERE id = ?1",
-	[HS_FRAME_GET] = "SELECT kind, name FROM frames WHERE id = ?1",
+	[HS_FRAME_GET] = "SELECT f.kind, f.name, m.path, m.build_id FROM frames f"
+			 " LEFT JOIN modules m ON m.id = f.module WHERE f.id = ?1",
+	[HS_MODULE_FIND] = "SELECT id FROM modules WHERE path = ?1 AND build_id = ?2",
+	[HS_MODULE_INSERT] = "INSERT INTO modules(path, build_id) VALUES(?1, ?2)",
 	[HS_STACK_FIND] = "SELECT id, last_ns, frames FROM stacks WHERE hash = ?1",
 	[HS_STACK_INSERT] = "INSERT INTO stacks(hash, frames, last_ns) VALUES(?1, ?2, ?3)",
 	[HS_STACK_TOUCH] = "UPDATE stacks SET last_ns = ?2 WHERE id = ?1",
@@ -86,9 +99,11 @@ const char *const hist_sql[HS_NSTMT] = {
 			   " (SELECT 1 FROM samples WHERE proc = procs.id)",
 	[HS_STACKS_UNUSED] = "DELETE FROM stacks WHERE last_ns < ?1",
 	[HS_FRAMES_UNUSED] = "DELETE FROM frames WHERE last_ns < ?1",
+	/* One pass over frames (the subquery is built once), no index kept. */
+	[HS_MODULES_UNUSED] = "DELETE FROM modules WHERE id NOT IN (SELECT module FROM frames)",
 	[HS_PAGE_COUNT] = "PRAGMA page_count",
 	[HS_FREELIST] = "PRAGMA freelist_count",
 	[HS_INCR_VACUUM] = "PRAGMA incremental_vacuum",
 	[HS_COUNT_TABLES] = "SELECT (SELECT count(*) FROM stacks), (SELECT count(*) FROM frames),"
-			    " (SELECT count(*) FROM procs)",
+			    " (SELECT count(*) FROM procs), (SELECT count(*) FROM modules)",
 };

@@ -1,7 +1,8 @@
 /* history_write.c: one transaction per flush.  Rows arrive named (frame
- * kinds and names); frames and stacks become ids through bounded caches,
- * so a flush of thousands of rows touches the file only for what is new,
- * and each row is one insert (or one update when the cell exists). */
+ * kinds, names and binaries); modules, frames and stacks become ids
+ * through bounded caches, so a flush of thousands of rows touches the
+ * file only for what is new, and each row is one insert (or one update
+ * when the cell exists). */
 #include "history_int.h"
 
 #include <errno.h>
@@ -76,16 +77,32 @@ void hist_cache_free(struct hist_cache *c)
 	c->cap = 0;
 }
 
+/* Ids may be gone or reused (rollback, prune, a fresh file): every
+ * cache forgets them together, as frame keys hold module ids. */
+void hist_caches_reset(struct history *h)
+{
+	hist_cache_reset(&h->frames);
+	hist_cache_reset(&h->stacks);
+	hist_cache_reset(&h->modules);
+}
+
+/* Where an entry starts probing: the module is mixed in so one name in
+ * many binaries ("_start", "main") does not make one long probe chain. */
+static uint64_t cache_slot(const struct hist_key *k)
+{
+	return k->module ? hash64_mix(k->hash ^ (uint64_t)k->module) : k->hash;
+}
+
 /* The cached entry, or NULL.  Probes successive keys: equal hashes of
  * different contents never merge. */
 static struct hist_centry *cache_find(const struct hist_cache *c, const struct hist_key *k)
 {
 	uint64_t key, v;
 
-	for (key = k->hash; hashmap_get(&c->index, key, &v); key++) {
+	for (key = cache_slot(k); hashmap_get(&c->index, key, &v); key++) {
 		struct hist_centry *e = &c->e[v - 1];
 
-		if (e->prefix == k->prefix && e->len == k->len &&
+		if (e->prefix == k->prefix && e->len == k->len && e->module == k->module &&
 		    !memcmp(e->bytes, k->bytes, k->len))
 			return e;
 	}
@@ -96,7 +113,7 @@ static struct hist_centry *cache_find(const struct hist_cache *c, const struct h
 static void cache_put(struct hist_cache *c, const struct hist_key *k, int64_t id, uint64_t last_ns)
 {
 	struct hist_centry *e;
-	uint64_t key = k->hash;
+	uint64_t key = cache_slot(k);
 
 	if (c->n >= c->max)
 		hist_cache_reset(c);
@@ -110,6 +127,7 @@ static void cache_put(struct hist_cache *c, const struct hist_key *k, int64_t id
 	e->hash = k->hash;
 	e->id = id;
 	e->last_ns = last_ns;
+	e->module = k->module;
 	e->prefix = k->prefix;
 	e->len = k->len;
 	while (hashmap_get(&c->index, key, NULL))
@@ -140,6 +158,7 @@ static bool row_matches(sqlite3_stmt *s, const struct hist_dict *d, const struct
 	if (d == &frame_dict) {
 		b = sqlite3_column_text(s, 3);
 		return (uint32_t)sqlite3_column_int64(s, 2) == k->prefix &&
+		       sqlite3_column_int64(s, 4) == k->module &&
 		       (uint32_t)sqlite3_column_bytes(s, 3) == k->len && b &&
 		       !memcmp(b, k->bytes, k->len);
 	}
@@ -157,6 +176,7 @@ static void bind_insert(struct history *h, const struct hist_dict *d, const stru
 	if (d == &frame_dict) {
 		sqlite3_bind_text(s, 2, k->bytes, (int)k->len, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 4, k->prefix); /* the kind */
+		sqlite3_bind_int64(s, 5, k->module);
 	} else {
 		sqlite3_bind_blob(s, 2, k->len ? k->bytes : "", (int)k->len, SQLITE_STATIC);
 	}
@@ -231,24 +251,86 @@ static int64_t dict_id(struct history *h, const struct hist_dict *d, struct hist
 	return id;
 }
 
-static int64_t frame_id(struct history *h, uint32_t kind, const char *name, size_t len)
+static int64_t module_from_db(struct history *h, const char *path, const char *build_id)
 {
-	struct hist_key k = { hist_hash(name, len, (uint64_t)kind + 1), kind, (uint32_t)len, name };
+	sqlite3_stmt *s = hist_stmt(h, HS_MODULE_FIND);
+	uint64_t id;
+	int err;
+
+	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, build_id, -1, SQLITE_STATIC);
+	err = hist_get_u64(h, HS_MODULE_FIND, &id, "looking up a module");
+	if (err || id)
+		return err ? err : (int64_t)id;
+	s = hist_stmt(h, HS_MODULE_INSERT);
+	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, build_id, -1, SQLITE_STATIC);
+	err = hist_step_done(h, HS_MODULE_INSERT, "storing a module");
+	return err ? err : sqlite3_last_insert_rowid(h->db);
+}
+
+/* modules.id of m.  Cached by content ("path\0build_id"): the caller's
+ * pointers say nothing across rows. */
+static int64_t module_id(struct history *h, const struct ss_module *m)
+{
+	const char *bid = m->build_id ? m->build_id : "";
+	size_t plen = strlen(m->path), blen = strlen(bid);
+	struct hist_key k = { 0, (uint32_t)plen, (uint32_t)(plen + 1 + blen), NULL, 0 };
+	struct hist_centry *e;
+	int64_t id;
+
+	if (hist_grow((void **)&h->modkey, &h->modkey_cap, k.len, 1))
+		return -ENOMEM;
+	memcpy(h->modkey, m->path, plen + 1);
+	memcpy(h->modkey + plen + 1, bid, blen);
+	k.bytes = h->modkey;
+	k.hash = hist_hash(k.bytes, k.len, 0);
+	e = cache_find(&h->modules, &k);
+	if (e)
+		return e->id;
+	id = module_from_db(h, m->path, bid);
+	if (id > 0)
+		cache_put(&h->modules, &k, id, 0);
+	return id;
+}
+
+/* The stored hash is hash(kind, name) whatever the module, as in v1
+ * files: the module is compared in full beside the name. */
+static int64_t frame_id(struct history *h, uint32_t kind, const char *name, size_t len,
+			int64_t module)
+{
+	struct hist_key k = { hist_hash(name, len, (uint64_t)kind + 1), kind, (uint32_t)len, name,
+			      module };
 
 	return dict_id(h, &frame_dict, &h->frames, &k);
 }
 
-/* The stack of r as frame ids encoded in h->scratch, then its id. */
-static int64_t stack_id(struct history *h, const struct history_row *r)
+/* Frame i of r in modules[i].  *mod keeps the module id of frame i - 1:
+ * a stack's frames mostly come from a few binaries, each looked up once. */
+static int64_t row_frame_id(struct history *h, const struct history_row *r,
+			    const struct ss_module *const *modules, uint32_t i, int64_t *mod)
 {
-	struct hist_key k = { 0, r->depth, r->depth * 4, NULL };
+	const struct ss_module *m = modules ? modules[i] : NULL;
+
+	if (m && (!i || m != modules[i - 1]))
+		*mod = module_id(h, m);
+	if (m && *mod < 0)
+		return *mod;
+	return frame_id(h, r->kinds[i], r->names[i], strlen(r->names[i]), m ? *mod : 0);
+}
+
+/* The stack of r as frame ids encoded in h->scratch, then its id. */
+static int64_t stack_id(struct history *h, const struct history_row *r,
+			const struct ss_module *const *modules)
+{
+	struct hist_key k = { 0, r->depth, r->depth * 4, NULL, 0 };
+	int64_t id, mod = 0;
 	uint32_t i;
-	int64_t id;
 
 	if (hist_grow((void **)&h->scratch, &h->scratch_cap, (size_t)k.len + 4, 1))
 		return -ENOMEM;
 	for (i = 0; i < r->depth; i++) {
-		id = frame_id(h, r->kinds[i], r->names[i], strlen(r->names[i]));
+		id = row_frame_id(h, r, modules, i, &mod);
 		if (id < 0)
 			return id;
 		hist_encode_u32(h->scratch + 4 * i, (uint32_t)id);
@@ -268,7 +350,7 @@ static int64_t thread_frame(struct history *h, const struct history_row *r)
 
 	if (len >= (size_t)n && !strcmp(name + len - (size_t)n, suffix))
 		len -= (size_t)n;
-	return frame_id(h, FRAME_ROOT, name, len);
+	return frame_id(h, FRAME_ROOT, name, len, 0);
 }
 
 static uint64_t proc_key(uint32_t pid, uint64_t start_time)
@@ -380,7 +462,8 @@ static int put_sample(struct history *h, const int64_t key[6], uint64_t count)
 
 /* A row the file cannot take is refused alone: it must not fail the
  * flush, or the caller would send it again forever. */
-static int check_row(const struct history *h, const struct history_row *r)
+static int check_row(const struct history *h, const struct history_row *r,
+		     const struct ss_module *const *modules)
 {
 	uint32_t i;
 
@@ -391,12 +474,14 @@ static int check_row(const struct history *h, const struct history_row *r)
 	if (r->type && strlen(r->type) >= sizeof(h->series_type))
 		return -ENAMETOOLONG;
 	for (i = 0; i < r->depth; i++)
-		if (!r->names[i] || r->kinds[i] >= FRAME_KIND_MAX)
+		if (!r->names[i] || r->kinds[i] >= FRAME_KIND_MAX ||
+		    (modules && modules[i] && !modules[i]->path))
 			return -EINVAL;
 	return 0;
 }
 
-static int add_row(struct history *h, const struct history_proc *p, const struct history_row *r)
+static int add_row(struct history *h, const struct history_proc *p, const struct history_row *r,
+		   const struct ss_module *const *modules)
 {
 	struct hist_txproc *tp;
 	int64_t key[6], series, stack, thread;
@@ -409,7 +494,7 @@ static int add_row(struct history *h, const struct history_proc *p, const struct
 	series = series_id(h, r->type ? r->type : "cpu");
 	if (series < 0)
 		return (int)series;
-	stack = stack_id(h, r);
+	stack = stack_id(h, r, modules);
 	if (stack < 0)
 		return (int)stack;
 	thread = thread_frame(h, r);
@@ -457,7 +542,8 @@ int history_begin(struct history *h)
 	return 0;
 }
 
-int history_add(struct history *h, const struct history_proc *p, const struct history_row *r)
+int history_add_in(struct history *h, const struct history_proc *p, const struct history_row *r,
+		   const struct ss_module *const *modules)
 {
 	int err;
 
@@ -465,15 +551,20 @@ int history_add(struct history *h, const struct history_proc *p, const struct hi
 		return -EINVAL;
 	if (h->txn_err)
 		return h->txn_err;
-	err = check_row(h, r);
+	err = check_row(h, r, modules);
 	if (err) {
 		h->s.rows_refused++;
 		return err;
 	}
-	err = add_row(h, p, r);
+	err = add_row(h, p, r, modules);
 	if (err)
 		h->txn_err = err;
 	return err;
+}
+
+int history_add(struct history *h, const struct history_proc *p, const struct history_row *r)
+{
+	return history_add_in(h, p, r, NULL);
 }
 
 static int write_totals(struct history *h)
@@ -531,8 +622,7 @@ void history_rollback(struct history *h)
 		sqlite3_step(hist_stmt(h, HS_ROLLBACK));
 		sqlite3_reset(h->st[HS_ROLLBACK]);
 	}
-	hist_cache_reset(&h->frames);
-	hist_cache_reset(&h->stacks);
+	hist_caches_reset(h);
 	h->series_id = -1;
 	hist_txn_reset(h);
 }

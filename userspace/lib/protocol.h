@@ -41,6 +41,8 @@
 #define PROTO_MAX_RESPONSE (256u * 1024 * 1024)
 #define PROTO_MAX_STRING (64u * 1024) /* bytes, any one string */
 #define PROTO_MAX_DEPTH 4096          /* frames in one stack */
+#define PROTO_MAX_MODULES (1u << 20)  /* binaries in one stackset */
+#define PROTO_MAX_BUILD_ID 256        /* hex digits: a 128-byte build-id */
 
 /* Requests are 1..127, responses 128..255.  The daemon answers a
  * request type it does not know with PROTO_RESP_ERROR (EOPNOTSUPP). */
@@ -97,7 +99,9 @@ enum proto_error_attr {
 };
 
 /* A stackset: frame ids in a stack are indices into the FRAME
- * attributes in message order. */
+ * attributes in message order; a frame's module is an index + 1 into the
+ * MODULE attributes in message order.  Encoders put modules before the
+ * frames, decoders accept any order. */
 enum proto_ss_attr {
 	PROTO_SS_A_TITLE = 1,
 	PROTO_SS_A_UNIT = 2,
@@ -107,11 +111,18 @@ enum proto_ss_attr {
 	PROTO_SS_A_RATE_HZ = 6,  /* u32 */
 	PROTO_SS_A_FRAME = 7,    /* nested proto_frame_attr, repeated */
 	PROTO_SS_A_STACK = 8,    /* nested proto_stack_attr, repeated */
+	PROTO_SS_A_MODULE = 9,   /* nested proto_module_attr, repeated */
 };
 
 enum proto_frame_attr {
-	PROTO_FRAME_A_KIND = 1, /* u32 enum frame_kind, required */
-	PROTO_FRAME_A_NAME = 2, /* required */
+	PROTO_FRAME_A_KIND = 1,   /* u32 enum frame_kind, required */
+	PROTO_FRAME_A_NAME = 2,   /* required */
+	PROTO_FRAME_A_MODULE = 3, /* u32 module index + 1; absent or 0 = none */
+};
+
+enum proto_module_attr {
+	PROTO_MODULE_A_PATH = 1,     /* required */
+	PROTO_MODULE_A_BUILD_ID = 2, /* lowercase hex; absent = "" */
 };
 
 enum proto_stack_attr {
@@ -223,8 +234,10 @@ int proto_decode_error(const void *data, size_t len, struct proto_error *e);
 void proto_error_free(struct proto_error *e);
 
 /* A dump response carries a whole stackset.  Decoding checks frame ids,
- * kinds and depth (PROTO_MAX_DEPTH) and rebuilds the set through
- * stackset_intern/stackset_add, so duplicates merge.  NULL on failure
+ * kinds, module indices, build-ids (lowercase hex, PROTO_MAX_BUILD_ID),
+ * module count (PROTO_MAX_MODULES) and depth (PROTO_MAX_DEPTH) and
+ * rebuilds the set through stackset_module/stackset_intern_in/
+ * stackset_add, so duplicates merge.  NULL on failure
  * with *err (if non-NULL) and errno set. */
 int proto_encode_stackset(struct buf *b, const struct stackset *ss);
 struct stackset *proto_decode_stackset(const void *data, size_t len, int *err);

@@ -47,7 +47,7 @@ struct pprof_loc {
 };
 
 struct pprof_map {
-	int64_t file;
+	int64_t file, build_id; /* string indices; build_id 0 = none */
 	uint64_t limit;
 };
 
@@ -61,7 +61,7 @@ struct pprof_ctx {
 	struct hashmap fn_index; /* hash(fn) -> index + 1, probing */
 	struct pprof_map *maps;
 	size_t nmaps, maps_cap;
-	struct hashmap map_index; /* file string index -> mapping index + 1 */
+	struct hashmap map_index; /* hash(file, build_id) -> index + 1, probing */
 	struct buf *msg;
 	struct buf sub; /* one nested message at a time */
 	uint64_t *loc_ids;
@@ -125,21 +125,27 @@ static uint64_t add_function(struct pprof_ctx *c, int64_t name, int64_t filename
 	return ++c->nfns;
 }
 
-/* Mapping id (1-based) for the module file name; 0 on -ENOMEM.  Each
- * mapping spans [0, highest address + 1). */
-static uint64_t add_mapping(struct pprof_ctx *c, int64_t file, uint64_t address)
+/* Mapping id (1-based) for the module (file and build-id string
+ * indices); 0 on -ENOMEM.  Each mapping spans [0, highest address + 1). */
+static uint64_t add_mapping(struct pprof_ctx *c, int64_t file, int64_t build_id, uint64_t address)
 {
-	uint64_t v, limit = address < UINT64_MAX ? address + 1 : address;
+	int64_t key[2] = { file, build_id };
+	uint64_t h = hash64_bytes(key, sizeof(key), 0x6d6170), v;
+	uint64_t limit = address < UINT64_MAX ? address + 1 : address;
+	struct pprof_map *m;
 
-	if (hashmap_get(&c->map_index, (uint64_t)file, &v)) {
-		if (c->maps[v - 1].limit < limit)
-			c->maps[v - 1].limit = limit;
+	for (; hashmap_get(&c->map_index, h, &v); h++) {
+		m = &c->maps[v - 1];
+		if (m->file != file || m->build_id != build_id)
+			continue;
+		if (m->limit < limit)
+			m->limit = limit;
 		return v;
 	}
 	if (array_grow((void **)&c->maps, &c->maps_cap, c->nmaps + 1, sizeof(*c->maps)) ||
-	    hashmap_put(&c->map_index, (uint64_t)file, c->nmaps + 1))
+	    hashmap_put(&c->map_index, h, c->nmaps + 1))
 		return 0;
-	c->maps[c->nmaps] = (struct pprof_map){ .file = file, .limit = limit };
+	c->maps[c->nmaps] = (struct pprof_map){ .file = file, .build_id = build_id, .limit = limit };
 	return ++c->nmaps;
 }
 
@@ -159,25 +165,32 @@ static int add_title_mapping(struct pprof_ctx *c)
 	return 0;
 }
 
-/* Where a non-Python frame lives: its module for "[module+0xOFF]", the
- * kernel for "sym_[k]", nothing known for the rest.  0 or -ENOMEM. */
-static int place_frame(struct pprof_ctx *c, const struct ss_frame *f, struct pprof_loc *l)
+/* Where a non-Python frame lives: the binary the stackset names (path
+ * and build-id, so pprof can match the right debug info), else the
+ * module of "[module+0xOFF]", the kernel for "sym_[k]", nothing known for
+ * the rest.  Only "[module+0xOFF]" names carry an address.  0 or -ENOMEM. */
+static int place_frame(struct pprof_ctx *c, uint32_t id, struct pprof_loc *l)
 {
+	const struct ss_frame *f = &c->ss->frames[id];
+	const struct ss_module *m = stackset_frame_module(c->ss, id);
 	struct framename_mod mod;
-	int64_t file;
+	bool named = f->kind == FRAME_UNKNOWN && framename_module(f->name, &mod);
+	int64_t file, build_id = 0;
 
-	if (f->kind == FRAME_KERNEL) {
+	l->address = named ? mod.offset : 0;
+	if (m) {
+		file = strtab_str(&c->st, m->path);
+		build_id = strtab_str(&c->st, m->build_id ? m->build_id : "");
+	} else if (f->kind == FRAME_KERNEL) {
 		file = strtab_str(&c->st, PPROF_KERNEL_MAPPING);
-		l->address = 0;
-	} else if (f->kind == FRAME_UNKNOWN && framename_module(f->name, &mod)) {
+	} else if (named) {
 		file = strtab_add(&c->st, mod.module, mod.module_len);
-		l->address = mod.offset;
 	} else {
 		return 0;
 	}
-	if (file < 0)
-		return (int)file;
-	l->mapping = add_mapping(c, file, l->address);
+	if (file < 0 || build_id < 0)
+		return -ENOMEM;
+	l->mapping = add_mapping(c, file, build_id, l->address);
 	return l->mapping ? 0 : -ENOMEM;
 }
 
@@ -196,7 +209,7 @@ static int describe_frame(struct pprof_ctx *c, uint32_t id)
 		l->line = (int64_t)py.line;
 	} else {
 		name = strtab_str(&c->st, f->name);
-		err = place_frame(c, f, l);
+		err = place_frame(c, id, l);
 		if (err)
 			return err;
 	}
@@ -318,6 +331,8 @@ static void put_mappings(struct pprof_ctx *c)
 		pb_put_uint64(&c->sub, MAPPING_MEMORY_START, 0);
 		pb_put_uint64(&c->sub, MAPPING_MEMORY_LIMIT, c->maps[i].limit);
 		pb_put_int64(&c->sub, MAPPING_FILENAME, c->maps[i].file);
+		if (c->maps[i].build_id)
+			pb_put_int64(&c->sub, MAPPING_BUILD_ID, c->maps[i].build_id);
 		/* Names are final: pprof must not look for the binaries. */
 		pb_put_bool(&c->sub, MAPPING_HAS_FUNCTIONS, 1);
 		flush_sub(c, PROFILE_MAPPING);

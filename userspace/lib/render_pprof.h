@@ -13,11 +13,13 @@
  *    any other frame -> Function{the frame's name} (kernel frames keep
  *    their "_[k]" suffix so kinds stay visible in every view).
  *  - Mappings, all marked has_functions so pprof never tries to
- *    re-symbolize: one per module of "[module+0xOFF]" frames (address =
- *    OFF) and "[kernel.kallsyms]" for kernel frames, after a first one
+ *    re-symbolize: one per binary (path and build-id) that frames of the
+ *    stackset are in, else per module of "[module+0xOFF]" frames, and
+ *    "[kernel.kallsyms]" for kernel frames without one, after a first one
  *    named after the title (no range, no locations), which pprof shows as
- *    "File:".  Native symbols carry no module in a stackset, so they have
- *    no mapping. */
+ *    "File:".  A Location points at its frame's mapping; only
+ *    "[module+0xOFF]" frames have an address (OFF), symbolized ones have
+ *    none.  Python frames have no mapping. */
 #ifndef PROFD_RENDER_PPROF_H
 #define PROFD_RENDER_PPROF_H
 
