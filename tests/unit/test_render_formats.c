@@ -293,6 +293,41 @@ static void test_special_chars(void **state)
 	stackset_free(ss);
 }
 
+/* One symbol in two binaries: two json frames, each naming its binary;
+ * a frame without a build-id has no build_id key. */
+static void test_json_modules(void **state)
+{
+	struct stackset *ss = stackset_new();
+	int64_t m1, m2, root, a, b;
+	uint32_t s1[2], s2[2];
+	struct buf out;
+	const char *first, *second;
+
+	(void)state;
+	assert_non_null(ss);
+	m1 = stackset_module(ss, "/lib/liba.so", "00ff");
+	m2 = stackset_module(ss, "/lib/libb.so", "");
+	root = stackset_intern(ss, FRAME_ROOT, "p (pid 1)");
+	a = stackset_intern_in(ss, FRAME_NATIVE, "memcpy", (uint32_t)m1);
+	b = stackset_intern_in(ss, FRAME_NATIVE, "memcpy", (uint32_t)m2);
+	assert_true(m1 > 0 && m2 > 0 && root >= 0 && a >= 0 && b >= 0 && a != b);
+	s1[0] = s2[0] = (uint32_t)root;
+	s1[1] = (uint32_t)a;
+	s2[1] = (uint32_t)b;
+	assert_int_equal(stackset_add(ss, s1, 2, 3), 0);
+	assert_int_equal(stackset_add(ss, s2, 2, 4), 0);
+	render_ok("json", ss, &out);
+	assert_non_null(buf_cstr(&out));
+	first = strstr(out.data, "{\"name\": \"memcpy\", \"kind\": \"native\", \"binary\": "
+				 "\"/lib/liba.so\", \"build_id\": \"00ff\"}");
+	second = strstr(out.data,
+			"{\"name\": \"memcpy\", \"kind\": \"native\", \"binary\": \"/lib/libb.so\"}");
+	assert_non_null(first);
+	assert_non_null(second);
+	buf_free(&out);
+	stackset_free(ss);
+}
+
 static void test_empty(void **state)
 {
 	struct stackset *ss = stackset_new();
@@ -381,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_json_stable),   cmocka_unit_test(test_dispatch),
 		cmocka_unit_test(test_framename),     cmocka_unit_test(test_special_chars),
 		cmocka_unit_test(test_empty),	      cmocka_unit_test(test_random),
+		cmocka_unit_test(test_json_modules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,8 +41,22 @@ static void put_metadata(struct json_ctx *c)
 		   (unsigned long long)c->tree.total);
 }
 
-static void put_frame(struct buf *out, const struct ss_frame *f)
+/* Where a native frame's code is: two frames may share a name and differ
+ * only in this. */
+static void put_module(struct buf *out, const struct ss_module *m)
 {
+	buf_puts(out, ", \"binary\": ");
+	utf8_put_json(out, m->path);
+	if (m->build_id && m->build_id[0]) {
+		buf_puts(out, ", \"build_id\": ");
+		utf8_put_json(out, m->build_id);
+	}
+}
+
+static void put_frame(struct buf *out, const struct stackset *ss, uint32_t id)
+{
+	const struct ss_frame *f = &ss->frames[id];
+	const struct ss_module *m = stackset_frame_module(ss, id);
 	struct framename_py py;
 	struct framename_mod mod;
 
@@ -60,6 +74,8 @@ static void put_frame(struct buf *out, const struct ss_frame *f)
 		utf8_put_json_n(out, mod.module, mod.module_len);
 		buf_printf(out, ", \"offset\": %llu", (unsigned long long)mod.offset);
 	}
+	if (m)
+		put_module(out, m);
 	buf_put_u8(out, '}');
 }
 
@@ -89,7 +105,7 @@ static void put_all(struct json_ctx *c)
 	buf_puts(c->out, "\"frames\": [");
 	for (i = 0; i < c->fr.n; i++) {
 		buf_puts(c->out, i ? ",\n  " : "\n  ");
-		put_frame(c->out, &c->ss->frames[c->fr.order[i]]);
+		put_frame(c->out, c->ss, c->fr.order[i]);
 	}
 	buf_puts(c->out, c->fr.n ? "\n],\n" : "],\n");
 	put_stacks(c);
