@@ -7,49 +7,8 @@
 CC=${CC:-cc}
 # On failure: the commonest root-most frames, to see where walks ended.
 roots() { awk '{ n = $NF; split($0, f, ";"); r[f[1] ";" f[2] ";" f[3] ";" f[4]] += n } END { for (k in r) print r[k], k }' "$1" | sort -rn | head -5 >&2; }
-cat >"$T/lib.c" <<'C'
-__attribute__((noinline)) unsigned long lib_spin(unsigned long n)
-{
-	volatile unsigned long x = 0;
-	for (unsigned long i = 0; i < n; i++)
-		x += i * i;
-	return x;
-}
-__attribute__((noinline)) unsigned long lib_entry(unsigned long n) { return lib_spin(n) + 1; }
-C
-cat >"$T/prog.c" <<'C'
-#include <dlfcn.h>
-#include <stdlib.h>
-#include <time.h>
-static unsigned long (*lib_entry)(unsigned long);
-static volatile unsigned long sink;
-#define STEP(a, b) __attribute__((noinline)) static void a(void) { b(); sink++; }
-static int cmp(const void *x, const void *y)
-{
-	sink += lib_entry(2000);
-	return *(const int *)x - *(const int *)y;
-}
-__attribute__((noinline)) static void sort_step(void)
-{
-	int v[64];
-	for (int i = 0; i < 64; i++) v[i] = (i * 37) % 64;
-	qsort(v, 64, sizeof(int), cmp);
-	sink++;
-}
-STEP(c6, sort_step) STEP(c5, c6) STEP(c4, c5) STEP(c3, c4) STEP(c2, c3) STEP(c1, c2)
-int main(int argc, char **argv)
-{
-	void *h = dlopen(argv[1], RTLD_NOW);
-	time_t end = time(NULL) + atoi(argv[2]);
-	if (!h || !(lib_entry = (unsigned long (*)(unsigned long))dlsym(h, "lib_entry")))
-		return 1;
-	while (time(NULL) < end)
-		c1();
-	return 0;
-}
-C
-$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -shared -fPIC -o "$T/libnofp.so" "$T/lib.c" || fail "building the library"
-$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$T/nofp" "$T/prog.c" -ldl || fail "building the program"
+$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -shared -fPIC -o "$T/libnofp.so" "$SRC/tests/workloads/nofp/lib.c" || fail "building the library"
+$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$T/nofp" "$SRC/tests/workloads/nofp/chain.c" -ldl || fail "building the program"
 objdump -d "$T/nofp" | grep -A3 '<c3>:' | grep -q 'push *%rbp' && fail "the test program has frame pointers"
 
 start_profd --rate 499

@@ -77,6 +77,7 @@ void tables_request(struct daemon *d, uint32_t pid);
 void tables_forget(struct daemon *d, uint32_t pid);
 bool tables_pending(const struct daemon *d);
 void tables_work(struct daemon *d);
+void tables_prebuild(struct daemon *d);
 void tables_free(struct daemon *d);
 
 /* persist.c */

@@ -469,6 +469,7 @@ static int daemon_start(struct daemon *d)
 	 * first sample on. */
 	persist_open(d);
 	npy = ingest_scan_python(&d->in);
+	tables_prebuild(d);
 	err = sampler_start(d->sampler);
 	if (err)
 		return err;

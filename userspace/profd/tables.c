@@ -59,6 +59,25 @@ void tables_work(struct daemon *d)
 		d->tables_head = d->tables_n = 0;
 }
 
+/* --pid: the few processes asked for get their tables before sampling
+ * starts, so their first samples unwind as well as the rest.  (With
+ * --all-processes that would delay the start by the whole machine's
+ * binaries; those come with each process's first sample instead.) */
+void tables_prebuild(struct daemon *d)
+{
+	struct unwinder *u = d->sampler ? sampler_unwinder(d->sampler) : NULL;
+	size_t i;
+
+	for (i = 0; u && i < d->cfg.npids; i++) {
+		struct proc *p = proctable_get(&d->pt, d->cfg.pids[i], NULL);
+
+		if (!p || unwinder_add_process(u, (int)d->cfg.pids[i]))
+			continue; /* the first sample asks again */
+		p->unwind_added = true;
+		p->unwind_refresh_mono_ns = 0;
+	}
+}
+
 void tables_free(struct daemon *d)
 {
 	free(d->tables_queue);
