@@ -127,6 +127,12 @@ static void proc_event(struct ingest *in, uint32_t pid, enum ingest_proc_event w
 		in->be.proc_event(in->be.ctx, pid, what);
 }
 
+void ingest_unwind_requested(struct proc *p)
+{
+	p->unwind_added = true;
+	p->unwind_refresh_mono_ns = 0;
+}
+
 /* Native unwind tables: requested for a process on first sight, refreshed
  * (rate-limited) when a walk ran into code it had no table for. */
 void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct profd_sample *e)
@@ -136,8 +142,7 @@ void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct p
 	if (p->exited || p->start_time == 0)
 		return;
 	if (!p->unwind_added) {
-		p->unwind_added = true;
-		p->unwind_refresh_mono_ns = 0; /* the first refresh may follow at once */
+		ingest_unwind_requested(p);
 		proc_event(in, p->pid, INGEST_PROC_NEW);
 	} else if ((e->flags & PROFD_SAMPLE_USTACK_UNKNOWN) &&
 		   e->time_ns - p->unwind_refresh_mono_ns >= UNWIND_REFRESH_MIN_NS) {
@@ -230,8 +235,7 @@ static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 		ingest_detect_python(in, p, e->time_ns);
 		/* The executable and the loader are mapped: tables now, the
 		 * libraries on the first walk that meets them. */
-		p->unwind_added = true;
-		p->unwind_refresh_mono_ns = 0; /* libraries map next: refresh at once */
+		ingest_unwind_requested(p); /* libraries map next: refresh at once */
 		proc_event(in, p->pid, INGEST_PROC_EXEC);
 	}
 }

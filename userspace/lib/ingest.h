@@ -102,6 +102,10 @@ void ingest_gpu_event(struct ingest *in, const void *data, size_t len);
 const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, bool is_new,
 					     uint32_t kind);
 void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct profd_sample *e);
+/* Tables for p have been asked for (first sight, exec, or the daemon
+ * before sampling): later walks into unknown code refresh them, the first
+ * such refresh at once. */
+void ingest_unwind_requested(struct proc *p);
 
 /* ingest_frames.c: check whether p runs CPython and tell BPF. */
 void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns);

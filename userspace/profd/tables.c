@@ -73,8 +73,7 @@ void tables_prebuild(struct daemon *d)
 
 		if (!p || unwinder_add_process(u, (int)d->cfg.pids[i]))
 			continue; /* the first sample asks again */
-		p->unwind_added = true;
-		p->unwind_refresh_mono_ns = 0;
+		ingest_unwind_requested(p);
 	}
 }
 
