@@ -287,12 +287,14 @@ static void add_gpu_stats(struct daemon *d, struct proto_stats *s)
 		proto_stats_add(s, gpu_counter_name(i), gs.bpf[i]);
 }
 
+/* As of the last flush or prune (persist.c): a query of the database here
+ * would wait for a flush in progress. */
 static void add_history_stats(struct daemon *d, struct proto_stats *s)
 {
-	struct history_stats hs;
+	const struct history_stats hs = d->hist_snap;
 
 	proto_stats_add(s, "history_enabled", d->hist != NULL);
-	if (!d->hist || history_stats(d->hist, &hs))
+	if (!d->hist || !d->hist_snap_ok)
 		return;
 	proto_stats_add(s, "history_file_bytes", hs.file_bytes);
 	proto_stats_add(s, "history_samples", hs.samples);
@@ -337,6 +339,7 @@ static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "kernel_symbols", sc.kallsyms_symbols);
 	proto_stats_add(s, "perf_maps_loaded", sc.perfmap_loads);
 	proto_stats_add(s, "rss_bytes", rss_bytes());
+	proto_stats_add(s, "state_lock_wait_ns_max", d->lock_wait_ns_max);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		proto_stats_add(s, "cpu_user_us", (uint64_t)ru.ru_utime.tv_sec * 1000000 +
 							  (uint64_t)ru.ru_utime.tv_usec);
@@ -351,10 +354,8 @@ static int handle_stats(struct daemon *d, struct buf *out)
 	struct buf b;
 	int err;
 
-	pthread_mutex_lock(&d->hist_lock);
-	add_history_stats(d, &s);
-	pthread_mutex_unlock(&d->hist_lock);
 	daemon_lock_other(d);
+	add_history_stats(d, &s);
 	add_bpf_stats(d, &s);
 	add_ingest_stats(d, &s);
 	add_unwind_stats(d, &s);

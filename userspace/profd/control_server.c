@@ -2,8 +2,8 @@
  * non-blocking and costs nothing but its slot until it does something: a
  * request must arrive whole within REQUEST_DEADLINE_MS of connecting, an
  * answer must be taken by the client within ANSWER_DEADLINE_MS (with the
- * clock restarting whenever it reads), and connections are capped in total
- * and per uid.  A silent client, or one that asks for a large dump and stops
+ * clock restarting whenever it reads), and connections are capped in total,
+ * per uid, and for all users but root together, so root always gets in.  A silent client, or one that asks for a large dump and stops
  * reading, holds only its own connection and buffer; sampling and the other
  * clients go on.  Answers are built by control.c. */
 #include <errno.h>
@@ -24,6 +24,7 @@
 #include "sockperm.h"
 
 #define MAX_CLIENTS 64
+#define MAX_CLIENTS_NON_ROOT 48 /* the rest is root's: an admin always gets in */
 #define MAX_CLIENTS_PER_UID 16
 #define REQUEST_DEADLINE_MS 2000
 #define ANSWER_DEADLINE_MS 10000
@@ -119,18 +120,27 @@ static void drop_client(struct control *c, int slot)
 	c->clients[slot] = NULL;
 }
 
-static int uid_clients(const struct control *c, uid_t uid, int *free_slot)
+/* Whether uid may open one more connection; *slot is a free one. */
+static const char *admit(const struct control *c, uid_t uid, int *slot)
 {
-	int i, n = 0;
+	int i, same = 0, others = 0;
 
-	*free_slot = -1;
+	*slot = -1;
 	for (i = 0; i < MAX_CLIENTS; i++) {
 		if (!c->clients[i])
-			*free_slot = *free_slot < 0 ? i : *free_slot;
+			*slot = *slot < 0 ? i : *slot;
 		else if (c->clients[i]->who.uid == uid)
-			n++;
+			same++;
+		else if (c->clients[i]->who.uid != 0)
+			others++;
 	}
-	return n;
+	if (*slot < 0)
+		return "in total";
+	if (uid == 0)
+		return NULL;
+	if (same >= MAX_CLIENTS_PER_UID)
+		return "for this user";
+	return same + others >= MAX_CLIENTS_NON_ROOT ? "for users other than root" : NULL;
 }
 
 /* Full: the newcomer is told so and closed at once, never queued. */
@@ -159,14 +169,16 @@ static void accept_one(struct control *c, int fd)
 	socklen_t len = sizeof(cred);
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct client *cl;
+	const char *why;
 	int slot;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
 		close(fd);
 		return;
 	}
-	if (uid_clients(c, cred.uid, &slot) >= MAX_CLIENTS_PER_UID || slot < 0) {
-		refuse(c, fd, slot < 0 ? "total" : "per uid");
+	why = admit(c, cred.uid, &slot);
+	if (why) {
+		refuse(c, fd, why);
 		return;
 	}
 	cl = calloc(1, sizeof(*cl));

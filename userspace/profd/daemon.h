@@ -78,7 +78,10 @@ struct daemon {
 	struct control *control;     /* the control thread (control_server.c) */
 	pthread_mutex_t lock;        /* profile state: see the top of this file */
 	atomic_int lock_waiters;     /* threads other than ingest waiting for it */
+	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
 	pthread_mutex_t hist_lock;   /* hist; taken before lock */
+	struct history_stats hist_snap; /* as of the last flush or prune (under lock) */
+	bool hist_snap_ok;
 	uint64_t flush_next_mono_ns, prune_next_mono_ns;
 	uint64_t flushes, flush_errors, flush_rows, flush_refused, flush_ns_last;
 	int listen_fd;
@@ -117,6 +120,7 @@ void worker_prebuild(struct worker *w, struct daemon *d);
 void persist_open(struct daemon *d);
 void persist_flush(struct daemon *d);
 void persist_tick(struct daemon *d);
+void persist_snap_stats(struct daemon *d);
 
 /* control_server.c: the control thread */
 int control_listen(const char *path);

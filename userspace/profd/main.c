@@ -332,9 +332,14 @@ static void daemon_lock_ingest(struct daemon *d)
 
 void daemon_lock_other(struct daemon *d)
 {
+	uint64_t t0 = daemon_mono_ns(), waited;
+
 	atomic_fetch_add(&d->lock_waiters, 1);
 	pthread_mutex_lock(&d->lock);
 	atomic_fetch_sub(&d->lock_waiters, 1);
+	waited = daemon_mono_ns() - t0;
+	if (waited > d->lock_wait_ns_max)
+		d->lock_wait_ns_max = waited; /* under the lock */
 }
 
 void daemon_unlock(struct daemon *d)
