@@ -166,9 +166,9 @@ static void test_314_free_threaded(void **state)
 
 	(void)state;
 	MAKE(py31410);
-	set_member(16, 1);	/* free_threaded */
-	set_member(304, 72);	/* interpreter_frame.tlbc_index */
-	set_member(392, 200);	/* code_object.co_tlbc */
+	set_member(16, 1);    /* free_threaded */
+	set_member(304, 72);  /* interpreter_frame.tlbc_index */
+	set_member(392, 200); /* code_object.co_tlbc */
 	assert_int_equal(pyoffsets_from_debug(block, sizeof(block), &o), 0);
 	assert_int_equal(o.free_threaded, 1);
 	assert_int_equal(o.frame_tlbc_index, 72);
@@ -207,6 +207,7 @@ static void test_refused(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_313),
 	    cmocka_unit_test(test_314),
@@ -214,6 +215,7 @@ int main(void)
 	    cmocka_unit_test(test_314_free_threaded),
 	    cmocka_unit_test(test_refused),
 	};
+	/* clang-format on */
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

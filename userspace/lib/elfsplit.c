@@ -15,8 +15,7 @@ struct split_range {
 };
 
 /* The executable section holding [start, end), its bytes checked. */
-static const uint8_t *function_bytes(struct elffile *f, uint64_t start, uint64_t end,
-				     GElf_Shdr *sh)
+static const uint8_t *function_bytes(struct elffile *f, uint64_t start, uint64_t end, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 
@@ -40,8 +39,8 @@ static const uint8_t *function_bytes(struct elffile *f, uint64_t start, uint64_t
  * (0f 80..8f) leaving [start, end) but staying in the section.  The bytes
  * are not decoded: a pattern inside another instruction gives a stray
  * target, which the FDE and hit-count tests below weed out. */
-static size_t jump_targets(const uint8_t *code, uint64_t start, uint64_t end,
-			   const GElf_Shdr *sh, uint64_t *out)
+static size_t jump_targets(const uint8_t *code, uint64_t start, uint64_t end, const GElf_Shdr *sh,
+			   uint64_t *out)
 {
 	uint64_t len = end - start, i;
 	size_t n = 0;
@@ -76,7 +75,7 @@ static void count_range(struct split_range *r, size_t *nr, uint64_t s, uint64_t 
 		}
 	}
 	if (*nr < SPLIT_MAX_RANGES)
-		r[(*nr)++] = (struct split_range){ s, e, 1 };
+		r[(*nr)++] = (struct split_range){s, e, 1};
 }
 
 /* .eh_frame_hdr's sorted table of FDE start addresses, in the encoding
@@ -104,7 +103,7 @@ static int fde_table(struct elffile *f, struct fde_table *t)
 	memcpy(&n, p + 8, sizeof(n));
 	if (n < 2 || n > (d->d_size - 12) / 8)
 		return -ENOENT;
-	*t = (struct fde_table){ p + 12, sh.sh_addr, n };
+	*t = (struct fde_table){p + 12, sh.sh_addr, n};
 	return 0;
 }
 

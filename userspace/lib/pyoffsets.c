@@ -422,7 +422,8 @@ static int check_frames(const struct dbg_use *d)
 
 	return fits(d->frame.previous, d->frame.size, 8) &&
 	       fits(d->frame.executable, d->frame.size, 8) &&
-	       fits(d->frame.instr_ptr, d->frame.size, 8) && fits(d->frame.owner, d->frame.size, 1) &&
+	       fits(d->frame.instr_ptr, d->frame.size, 8) &&
+	       fits(d->frame.owner, d->frame.size, 1) &&
 	       (!tlbc || (fits(d->frame.tlbc_index, d->frame.size, 4) &&
 			  fits(d->code.tlbc, d->code.size, 8)));
 }
@@ -430,14 +431,14 @@ static int check_frames(const struct dbg_use *d)
 static int check_objects(const struct dbg_use *d)
 {
 	return fits(d->code.filename, d->code.size, 8) && fits(d->code.name, d->code.size, 8) &&
-	       fits(d->code.qualname, d->code.size, 8) && fits(d->code.linetable, d->code.size, 8) &&
+	       fits(d->code.qualname, d->code.size, 8) &&
+	       fits(d->code.linetable, d->code.size, 8) &&
 	       fits(d->code.firstlineno, d->code.size, 4) && d->code.adaptive <= d->code.size &&
 	       fits(d->object.ob_type, d->object.size, 8) &&
 	       fits(d->type.tp_name, d->type.size, 8) && fits(d->bytes.ob_size, d->bytes.size, 8) &&
 	       d->bytes.ob_sval < d->bytes.size && fits(d->unicode.state, d->unicode.size, 4) &&
 	       fits(d->unicode.length, d->unicode.size, 8) &&
-	       d->unicode.ascii_size < d->unicode.size &&
-	       d->unicode.compact_size < d->unicode.size;
+	       d->unicode.ascii_size < d->unicode.size && d->unicode.compact_size < d->unicode.size;
 }
 
 static uint32_t tlbc_off(const struct dbg_use *d, uint64_t off)
@@ -515,8 +516,7 @@ int pyoffsets_from_debug(const void *data, size_t len, struct profd_pyoffsets *o
 			 major, minor);
 	if (err)
 		return err;
-	if (d.free_threaded > 1 || !check_threads(&d) || !check_frames(&d) ||
-	    !check_objects(&d)) {
+	if (d.free_threaded > 1 || !check_threads(&d) || !check_frames(&d) || !check_objects(&d)) {
 		log_warn("pyoffsets: implausible _Py_DebugOffsets for %u.%u", major, minor);
 		return -EINVAL;
 	}
