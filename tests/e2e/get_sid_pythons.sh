@@ -47,6 +47,8 @@ apt_private() {
 		-o Dir::State::Lists="$APT/lists" \
 		-o Dir::Cache="$APT/cache" \
 		-o APT::Get::List-Cleanup=0 \
+		-o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20 \
+		-o Acquire::Retries=1 \
 		"$@"
 }
 
