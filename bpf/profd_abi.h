@@ -124,6 +124,10 @@ enum profd_counter {
  * (userspace/lib/pyoffsets.c).  One copy per Python process sits in the
  * py_procs map. */
 #define PYOFF_NONE 0xffffffffu
+/* Low bits of a _PyStackRef (3.14+ f_executable) that tag it rather than
+ * address the object (Py_TAG_BITS); objects are 8-byte aligned, so older
+ * versions' plain pointers have them clear and the mask changes nothing. */
+#define PYOFF_STACKREF_TAG 3ull
 
 /* pyoffsets.instr_kind: what frame_instr holds and how the walker turns it
  * into the instruction offset it emits (see pycode.h). */
@@ -170,12 +174,19 @@ struct profd_pyoffsets {
 
 	/* PyFrameObject (<= 3.10) or _PyInterpreterFrame (3.11+) */
 	__u32 frame_previous;     /* f_back / previous */
-	__u32 frame_code;	     /* f_code / f_executable */
+	__u32 frame_code;	     /* f_code / f_executable (3.14+: a tagged
+				      * _PyStackRef, see PYOFF_STACKREF_TAG) */
 	__u32 frame_instr;	     /* f_lasti / prev_instr / instr_ptr */
 	__u32 frame_owner;	     /* char owner, 3.11+ */
 	__u32 frame_is_entry;     /* bool is_entry, 3.11 only */
-	__u32 frame_owner_cstack; /* owner value of C-stack shim frames
-				      * (3.12+), PYOFF_NONE if none */
+	__u32 frame_owner_cstack; /* owner values from this one up are
+				      * not Python frames: C-stack shims
+				      * (3.12, 3.13) and interpreter-owned
+				      * entry/base frames (3.14+); PYOFF_NONE
+				      * before 3.12 */
+	__u32 frame_tlbc_index;   /* int32 tlbc_index: which per-thread copy
+				      * of the bytecode instr_ptr is in
+				      * (free-threaded 3.14+), else PYOFF_NONE */
 
 	/* PyCodeObject */
 	__u32 code_filename;
@@ -184,6 +195,7 @@ struct profd_pyoffsets {
 	__u32 code_firstlineno; /* int */
 	__u32 code_linetable;   /* co_lnotab (3.9) / co_linetable */
 	__u32 code_adaptive;	   /* co_code_adaptive, 3.11+ */
+	__u32 code_tlbc;	   /* co_tlbc (_PyCodeArray *), with frame_tlbc_index */
 
 	/* PyObject, PyTypeObject, PyBytesObject */
 	__u32 object_type; /* ob_type */
@@ -198,7 +210,7 @@ struct profd_pyoffsets {
 	__u32 unicode_ascii_data;	/* sizeof(PyASCIIObject) */
 	__u32 unicode_compact_data;	/* sizeof(PyCompactUnicodeObject) */
 	__u32 unicode_has_ready_bit; /* 1 on <= 3.11 (state.ready) */
-	__u32 _pad;
+	__u32 free_threaded;	     /* 1: a free-threaded build (3.13t+) */
 };
 
 
