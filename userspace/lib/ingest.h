@@ -24,6 +24,12 @@ struct gpu;
 struct pycode_cache;
 struct pyruntime;
 
+/* Python names are checked against the process's memory again this often
+ * (2^30 ns, about 1 s) per code object and instruction, and per memoized
+ * stack: a code object freed and reused at the same address by other code
+ * is noticed within that time, at one read per frame, not one per sample. */
+#define INGEST_PY_RECHECK_SHIFT 30
+
 enum ingest_proc_event { INGEST_PROC_NEW, INGEST_PROC_EXEC, INGEST_PROC_REFRESH, INGEST_PROC_EXIT };
 
 /* What ingest needs from the rest of the daemon: the daemon wires the

@@ -79,6 +79,7 @@ struct daemon {
 	pthread_mutex_t lock;        /* profile state: see the top of this file */
 	atomic_int lock_waiters;     /* threads other than ingest waiting for it */
 	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
+	uint64_t consumed_mono_ns;   /* the rings were last read then */
 	pthread_mutex_t hist_lock;   /* hist; taken before lock */
 	struct history_stats hist_snap; /* as of the last flush or prune (under lock) */
 	bool hist_snap_ok;

@@ -369,6 +369,7 @@ static void on_ringbuf_event(void *ctx, const void *data, size_t len)
  * stack record was still on its way. */
 static void consume(struct daemon *d)
 {
+	d->consumed_mono_ns = daemon_mono_ns();
 	daemon_lock_ingest(d);
 	sampler_consume(d->sampler);
 	ingest_end_batch(&d->in);
@@ -717,6 +718,10 @@ static void publish_worker_answers(struct daemon *d)
 	daemon_unlock(d);
 }
 
+/* BPF wakes ingest only when 64 KiB of events wait (stackhash.bpf.h);
+ * otherwise the rings are read this often. */
+#define INGEST_BATCH_MS 100
+
 static int run_loop(struct daemon *d, int sfd, int tfd)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), rbfd = sampler_fd(d->sampler);
@@ -730,7 +735,8 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 	}
 	while (!stop) {
 		struct epoll_event evs[8];
-		int n = epoll_wait(ep, evs, 8, 1000), i;
+		int n = epoll_wait(ep, evs, 8, INGEST_BATCH_MS), i;
+		bool consumed = false;
 
 		if (n < 0 && errno != EINTR) {
 			log_error("profd: epoll_wait: %s", strerror(errno));
@@ -740,8 +746,8 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 			int fd = evs[i].data.fd;
 			uint64_t ticks;
 
-			if (fd == rbfd)
-				consume(d);
+			if (fd == rbfd && !consumed)
+				consume(d), consumed = true;
 			else if (fd == wfd)
 				publish_worker_answers(d);
 			else if (fd == sfd)
@@ -749,6 +755,8 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 			else if (fd == tfd && read(tfd, &ticks, sizeof(ticks)) > 0)
 				housekeeping(d);
 		}
+		if (!consumed && daemon_mono_ns() - d->consumed_mono_ns >= INGEST_BATCH_MS * 1000000ull)
+			consume(d);
 		if (deadline && daemon_mono_ns() >= deadline)
 			stop = true;
 	}
