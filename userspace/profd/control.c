@@ -28,6 +28,25 @@
 #include "unwinder.h"
 
 
+/* Kernel frames for a caller who is not root, as perf would allow them:
+ * perf_event_paranoid <= 1 lets an unprivileged user see kernel stacks. */
+static bool may_see_kernel(const struct caller *c)
+{
+	char text[16] = "";
+	FILE *f;
+	int level = 2;
+
+	if (c->uid == 0)
+		return true;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (f) {
+		if (fgets(text, sizeof(text), f))
+			level = atoi(text);
+		fclose(f);
+	}
+	return level <= 1;
+}
+
 static bool may_see(const struct caller *c, const struct proc *p)
 {
 	return c->uid == 0 || p->uid == c->uid;
@@ -520,6 +539,7 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 		.by_thread = dp->q.flags & AGG_BY_THREAD,
 		.python_only = dp->q.flags & AGG_PYTHON_ONLY,
 		.process_root = dp->q.flags & AGG_PROCESS_ROOT,
+		.no_kernel = dp->q.flags & AGG_NO_KERNEL,
 		.type = aggregate_type_name(dp->q.type),
 		.by_uid = c->uid != 0, .uid = c->uid,
 	};
@@ -633,6 +653,7 @@ static int handle_dump(struct daemon *d, struct buf *out, const struct caller *c
 	if (err)
 		goto out;
 	dp.q.type = type;
+	dp.q.flags = may_see_kernel(c) ? 0 : AGG_NO_KERNEL;
 	dp.q.since_ns = r.since_ns;
 	dp.q.until_ns = r.until_ns;
 	ss = stackset_new();
