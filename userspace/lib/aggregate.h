@@ -23,6 +23,11 @@ struct aggregate {
 	uint64_t max_stacks_per_proc; /* distinct stacks kept per process */
 	uint64_t stacks_overflow;     /* samples counted under "[stack table full]" */
 	uint32_t max_depth;           /* deepest stack stored, for sizing buffers */
+	/* Called between two processes of a flush (may be NULL): the daemon
+	 * lets a waiting reader of the profile state in there.  Whoever gets
+	 * in must not change the process table or the profiles. */
+	void (*flush_yield)(void *ctx);
+	void *flush_yield_ctx;
 };
 
 int aggregate_init(struct aggregate *a, uint64_t bucket_ns);

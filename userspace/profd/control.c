@@ -359,6 +359,10 @@ static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "perf_maps_loaded", sc.perfmap_loads);
 	proto_stats_add(s, "rss_bytes", rss_bytes());
 	proto_stats_add(s, "state_lock_wait_ns_max", d->lock_wait_ns_max);
+	proto_stats_add(s, "ingest_event_ns_max", d->event_ns_max);
+	proto_stats_add(s, "ingest_history_tick_ns_max", d->persist_ns_max);
+	proto_stats_add(s, "ingest_tick_ns_max", d->tick_ns_max);
+	proto_stats_add(s, "ingest_publish_ns_max", d->publish_ns_max);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		proto_stats_add(s, "cpu_user_us", (uint64_t)ru.ru_utime.tv_sec * 1000000 +
 							  (uint64_t)ru.ru_utime.tv_usec);

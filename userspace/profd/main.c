@@ -357,12 +357,34 @@ static void daemon_yield(struct daemon *d)
 	pthread_mutex_lock(&d->lock);
 }
 
+#define SLOW_EVENT_NS (50ull * 1000000ull) /* logged with -v: what held ingest up */
+
+static void note_max(uint64_t *max, uint64_t t0)
+{
+	uint64_t took = daemon_mono_ns() - t0;
+
+	if (took > *max)
+		*max = took;
+}
+
+/* A flush lets readers in between processes (aggregate.h). */
+static void flush_yield(void *ctx)
+{
+	daemon_yield(ctx);
+}
+
 static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 {
 	struct daemon *d = ctx;
+	uint64_t t0;
 
 	daemon_yield(d);
+	t0 = daemon_mono_ns();
 	ingest_event(&d->in, data, len);
+	note_max(&d->event_ns_max, t0);
+	if (daemon_mono_ns() - t0 > SLOW_EVENT_NS)
+		log_info("ingest: one event (type %u) took %llu ms", *(const uint32_t *)data,
+			 (unsigned long long)(daemon_mono_ns() - t0) / 1000000);
 }
 
 /* Everything the rings hold now, under the lock, then the samples whose
@@ -496,6 +518,8 @@ static int daemon_start(struct daemon *d)
 		return -ENOMEM;
 	if (d->cfg.max_stacks)
 		d->agg.max_stacks_per_proc = d->cfg.max_stacks;
+	d->agg.flush_yield = flush_yield;
+	d->agg.flush_yield_ctx = d;
 	d->sym = symbolizer_new(&symo);
 	if (!d->sym)
 		return -errno;
@@ -587,13 +611,18 @@ static void daemon_stop(struct daemon *d)
  * tick. */
 static void housekeeping(struct daemon *d)
 {
+	uint64_t t0;
+
 	if (pthread_mutex_trylock(&d->hist_lock) == 0) {
 		daemon_lock_ingest(d);
+		t0 = daemon_mono_ns();
 		persist_tick(d);
+		note_max(&d->persist_ns_max, t0);
 		daemon_unlock(d);
 		pthread_mutex_unlock(&d->hist_lock);
 	}
 	daemon_lock_ingest(d);
+	t0 = daemon_mono_ns();
 	ingest_sync_clock(&d->in);
 	if (d->pusher && daemon_mono_ns() >= d->push_next_mono_ns) {
 		int n = push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt,
@@ -607,6 +636,7 @@ static void housekeeping(struct daemon *d)
 	}
 	/* Before expiry: a process expiring now still gets its last window. */
 	proctable_expire(&d->pt, daemon_realtime_ns(), d->cfg.retention_ns);
+	note_max(&d->tick_ns_max, t0);
 	daemon_unlock(d);
 }
 
@@ -713,8 +743,12 @@ static bool handle_signal(struct daemon *d, int sfd)
 
 static void publish_worker_answers(struct daemon *d)
 {
+	uint64_t t0;
+
 	daemon_lock_ingest(d);
+	t0 = daemon_mono_ns();
 	worker_publish(d->worker, &d->in);
+	note_max(&d->publish_ns_max, t0);
 	daemon_unlock(d);
 }
 
