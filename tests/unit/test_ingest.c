@@ -545,6 +545,15 @@ static void test_lost_exit_repaired_by_start_time(void **state)
 	send_sample_at(&in, 777, 1000); /* late, from the old program */
 	assert_int_equal(old->samples, 2);
 	assert_int_equal(cur->samples, 1);
+	/* Its exit lost too, and no sample to tell: the sweep ends it from
+	 * /proc; a live process /proc still shows stays. */
+	write_fake_stat(root, 778, 3000);
+	send_sample_at(&in, 778, 3000);
+	remove_fake_pid(root, 777);
+	assert_int_equal(ingest_sweep(&in, mono_now()), 1);
+	assert_true(cur->exited);
+	assert_non_null(proctable_find_live(&pt, 778));
+	assert_int_equal(in.c.proc_exits_repaired, 2);
 	ingest_free(&in);
 	proctable_free(&pt);
 	aggregate_free(&agg);

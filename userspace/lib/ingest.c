@@ -395,6 +395,33 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 	}
 }
 
+int ingest_sweep(struct ingest *in, uint64_t mono_ns)
+{
+	struct proctable *pt = in->pt;
+	uint64_t start;
+	uint32_t uid;
+	char comm[16];
+	size_t i;
+	int ended = 0;
+
+	/* Backwards: an exit may move the last entry into this slot. */
+	for (i = pt->n; i-- > 0;) {
+		struct proc *p = pt->all[i];
+
+		if (p->exited || !p->start_time)
+			continue;
+		if (proc_read_identity(pt->proc_root, p->pid, &start, &uid, comm, NULL) == 0 &&
+		    start == p->start_time)
+			continue;
+		forget(in, p->pid);
+		proctable_exit(pt, p->pid, ingest_realtime(in, mono_ns));
+		proc_event(in, p->pid, INGEST_PROC_EXIT);
+		in->c.proc_exits_repaired++;
+		ended++;
+	}
+	return ended;
+}
+
 int ingest_scan_python(struct ingest *in)
 {
 	DIR *d = opendir(in->pt->proc_root);

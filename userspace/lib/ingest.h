@@ -110,6 +110,10 @@ void ingest_event(struct ingest *in, const void *data, size_t len);
 /* Find Python processes already running (so their threads get Python
  * frames from the first sample).  Returns how many were found. */
 int ingest_scan_python(struct ingest *in);
+/* End every live process /proc no longer has (or has as another program,
+ * by start time): exit events lost or never seen.  O(processes) reads of
+ * /proc: for a timer, not per event.  Returns how many were ended. */
+int ingest_sweep(struct ingest *in, uint64_t mono_ns);
 /* Re-read the clock offset (NTP steps); call now and then. */
 void ingest_sync_clock(struct ingest *in);
 uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns);

@@ -606,6 +606,24 @@ static void daemon_stop(struct daemon *d)
 	pthread_mutex_destroy(&d->hist_lock);
 }
 
+#define SWEEP_EVERY_NS (60ull * 1000000000ull)
+
+/* Processes whose exit was never seen are ended from /proc: at once (next
+ * tick) after BPF lost a lifecycle event, else once a minute. */
+static void sweep_if_due(struct daemon *d)
+{
+	uint64_t cnt[PROFD_CNT_MAX], now = daemon_mono_ns();
+	bool lost = sampler_counters(d->sampler, cnt) == 0 &&
+		    cnt[PROFD_CNT_PROC_RB_FULL] != d->proc_lost_seen;
+
+	if (!lost && now - d->swept_mono_ns < SWEEP_EVERY_NS)
+		return;
+	if (lost)
+		d->proc_lost_seen = cnt[PROFD_CNT_PROC_RB_FULL];
+	d->swept_mono_ns = now;
+	ingest_sweep(&d->in, now);
+}
+
 /* Once a second.  History first, under its lock (taken before d->lock);
  * a flush waits for no query: while one runs, it is left to the next
  * tick. */
@@ -636,6 +654,7 @@ static void housekeeping(struct daemon *d)
 	}
 	/* Before expiry: a process expiring now still gets its last window. */
 	proctable_expire(&d->pt, daemon_realtime_ns(), d->cfg.retention_ns);
+	sweep_if_due(d);
 	note_max(&d->tick_ns_max, t0);
 	daemon_unlock(d);
 }
