@@ -146,6 +146,7 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 {
 	struct proto_list l = { 0 };
 	struct list_ctx x = { &l, 0, c, { 0 } };
+	uint64_t retention;
 	struct buf b;
 	size_t i;
 	int err = 0;
@@ -159,10 +160,10 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 			err = list_add(&x, p->pid, p->uid, p->exited ? PROTO_PROC_EXITED : 0,
 				       p->start_time, p->samples, p->comm, p->exe);
 	}
+	retention = d->cfg.retention_ns;
 	daemon_unlock(d);
 	if (!err && d->hist)
-		err = history_procs(d->hist, daemon_realtime_ns() - d->cfg.retention_ns,
-				    list_history_proc, &x);
+		err = history_procs(d->hist, daemon_realtime_ns() - retention, list_history_proc, &x);
 	pthread_mutex_unlock(&d->hist_lock);
 	buf_init(&b);
 	if (!err)

@@ -753,7 +753,9 @@ static bool handle_signal(struct daemon *d, int sfd)
 	if (read(sfd, &si, sizeof(si)) != sizeof(si))
 		return false;
 	if (si.ssi_signo == SIGHUP) {
+		daemon_lock_ingest(d); /* the control thread reads the settings */
 		daemon_reload(d);
+		daemon_unlock(d);
 		return false;
 	}
 	log_info("profd: signal %u, detaching and exiting", si.ssi_signo);
