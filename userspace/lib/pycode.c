@@ -20,6 +20,7 @@ struct code_key {
 
 struct code_entry {
 	int pid;
+	uint32_t gen; /* the pid's generation when read */
 	uint64_t addr;
 	struct code_key key;
 	char *qualname;
@@ -30,6 +31,10 @@ struct code_entry {
 struct pycode_cache {
 	struct hashmap entries;	   /* hash(pid, addr) -> struct code_entry * */
 	struct hashmap code_types; /* pid -> address of PyCode_Type */
+	/* pid -> generation, bumped when the pid's process ends: its entries
+	 * are then never found again and go with the next flush, so an exit
+	 * costs O(1), not a walk of the whole cache. */
+	struct hashmap pid_gens;
 	size_t bytes;		   /* held by the entries */
 };
 
@@ -39,9 +44,17 @@ static size_t entry_bytes(const struct code_entry *e)
 	       pylines_bytes(&e->lines);
 }
 
-static uint64_t entry_hash(int pid, uint64_t addr)
+static uint64_t entry_hash(int pid, uint32_t gen, uint64_t addr)
 {
-	return hash64_mix(addr ^ hash64_mix((uint64_t)(uint32_t)pid + 1));
+	return hash64_mix(addr ^ hash64_mix(((uint64_t)gen << 32 | (uint32_t)pid) + 1));
+}
+
+static uint32_t pid_gen(const struct pycode_cache *c, int pid)
+{
+	uint64_t v = 0;
+
+	hashmap_get(&c->pid_gens, (uint64_t)(uint32_t)pid, &v);
+	return (uint32_t)v;
 }
 
 struct pycode_cache *pycode_cache_new(void)
@@ -73,6 +86,7 @@ static void flush(struct pycode_cache *c)
 		entry_free((struct code_entry *)(uintptr_t)v);
 	hashmap_free(&c->entries);
 	hashmap_free(&c->code_types);
+	hashmap_free(&c->pid_gens); /* no entry left to tell apart */
 	c->bytes = 0;
 }
 
@@ -86,17 +100,7 @@ void pycode_cache_free(struct pycode_cache *c)
 
 void pycode_cache_forget_pid(struct pycode_cache *c, int pid)
 {
-	uint64_t k, v;
-
-	for (size_t i = 0; hashmap_next(&c->entries, &i, &k, &v);) {
-		struct code_entry *e = (struct code_entry *)(uintptr_t)v;
-
-		if (e->pid == pid) {
-			hashmap_del(&c->entries, k);
-			c->bytes -= entry_bytes(e);
-			entry_free(e);
-		}
-	}
+	hashmap_put(&c->pid_gens, (uint64_t)(uint32_t)pid, (uint64_t)pid_gen(c, pid) + 1);
 	hashmap_del(&c->code_types, (uint64_t)(uint32_t)pid + 1);
 }
 
@@ -357,7 +361,8 @@ fail:
 static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t addr,
 		  struct code_entry **out)
 {
-	uint64_t h = entry_hash(rt->pid, addr), v;
+	uint32_t gen = pid_gen(c, rt->pid);
+	uint64_t h = entry_hash(rt->pid, gen, addr), v;
 	struct code_entry *e = NULL;
 	struct code_key k;
 	int err;
@@ -367,7 +372,8 @@ static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t a
 		return err;
 	if (hashmap_get(&c->entries, h, &v)) {
 		e = (struct code_entry *)(uintptr_t)v;
-		if (e->pid == rt->pid && e->addr == addr && !memcmp(&e->key, &k, sizeof(k))) {
+		if (e->pid == rt->pid && e->gen == gen && e->addr == addr &&
+		    !memcmp(&e->key, &k, sizeof(k))) {
 			*out = e;
 			return 0;
 		}
@@ -386,7 +392,10 @@ static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t a
 		log_debug("pycode: cache full (%zu code objects, %zu bytes), flushing",
 			  c->entries.len, c->bytes);
 		flush(c);
+		gen = 0; /* generations start over with the cache */
+		h = entry_hash(rt->pid, gen, addr);
 	}
+	e->gen = gen;
 	err = hashmap_put(&c->entries, h, (uint64_t)(uintptr_t)e);
 	if (err) {
 		entry_free(e);
