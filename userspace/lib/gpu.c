@@ -1,9 +1,9 @@
 /* gpu.c: which devices to watch, the BPF side's configuration and the
  * syscall hooks (fentry/fexit on the syscall functions where BPF
- * trampolines attach, else the raw syscall tracepoints).  Devices are found by number, never by path:
- * drivers register their majors in /proc/devices, and --gpu-device adds
- * any character device (a test's stand-in, or a driver this table does
- * not know) by its rdev. */
+ * trampolines attach, else the raw syscall tracepoints).  Devices are
+ * found by number, never by path: drivers register their majors in
+ * /proc/devices, and --gpu-device adds any character device (a test's
+ * stand-in, or a driver this table does not know) by its rdev. */
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -342,27 +342,29 @@ static bool fentry_wanted(const struct gpu *g, const struct fentry_hook *h)
  * fexit program is loaded and attached for a moment: the kernel refuses
  * where trampolines are not supported (no JIT, no ftrace direct calls)
  * or fn cannot be traced, and the real programs must not be loaded then,
- * or the whole sampler object would fail to load. */
-static bool trampoline_attaches(const struct btf *vmlinux, const char *fn)
+ * or the whole sampler object would fail to load.  0 or -errno. */
+static int trampoline_attaches(const struct btf *vmlinux, const char *fn)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FEXIT);
-	int id = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC), prog, link;
+	int id = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC), prog, link, err = 0;
 
 	if (id <= 0)
-		return false;
+		return -ENOENT;
 	o.attach_btf_id = (__u32)id;
 	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "profd_probe", "GPL", insns, 2, &o);
 	if (prog < 0)
-		return false;
+		return -errno;
 	link = bpf_raw_tracepoint_open(NULL, prog);
-	if (link >= 0)
+	if (link < 0)
+		err = -errno;
+	else
 		close(link);
 	close(prog);
-	return link >= 0;
+	return err;
 }
 
 /* fentry/fexit when every function wanted takes a trampoline, else the
@@ -370,8 +372,8 @@ static bool trampoline_attaches(const struct btf *vmlinux, const char *fn)
 static enum gpu_hook choose_hook(const struct gpu *g, const struct fentry_hook *h)
 {
 	struct btf *vmlinux;
-	const char *bad = NULL;
 	size_t i;
+	int err = 0;
 
 	if (g->hook == GPU_HOOK_TRACEPOINT)
 		return GPU_HOOK_TRACEPOINT;
@@ -380,13 +382,14 @@ static enum gpu_hook choose_hook(const struct gpu *g, const struct fentry_hook *
 		log_warn("gpu: no kernel BTF: using the sys_enter/sys_exit tracepoints");
 		return GPU_HOOK_TRACEPOINT;
 	}
-	for (i = 0; i < GPU_N_FENTRY && !bad; i++)
-		if (h[i].fexit && fentry_wanted(g, &h[i]) && !trampoline_attaches(vmlinux, h[i].fn))
-			bad = h[i].fn;
+	for (i = 0; i < GPU_N_FENTRY && !err; i++)
+		if (h[i].fexit && fentry_wanted(g, &h[i]))
+			err = trampoline_attaches(vmlinux, h[i].fn);
 	btf__free(vmlinux);
-	if (bad) {
-		log_warn("gpu: fexit cannot attach to %s: using the sys_enter/sys_exit tracepoints "
-			 "(every system call pays a little)", bad);
+	if (err) {
+		log_warn("gpu: fexit cannot attach to %s (%s): using the sys_enter/sys_exit "
+			 "tracepoints (every system call pays a little)",
+			 h[i - 1].fn, strerror(-err));
 		return GPU_HOOK_TRACEPOINT;
 	}
 	return GPU_HOOK_FENTRY;
