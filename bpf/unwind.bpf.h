@@ -66,6 +66,7 @@ struct unwind_walk {
 	__u32 flags;
 	__u32 map_start, map_count;
 	__u32 done;
+	__u32 from_anon; /* this pc came from a frame pointer in anonymous code */
 	struct profd_unwind_mapping m; /* mapping of the previous pc: usually the next one's too */
 };
 
@@ -217,7 +218,8 @@ static __always_inline int unwind_leaf_insn(__u64 ip)
 /* One frame of anonymous code (JIT) by its frame pointer, trusted only
  * when it looks like a frame of this stack: rbp 8-aligned, at or above
  * sp and less than PROFD_UNWIND_ANON_MAX_STACK above the leaf's sp (the
- * caller then wants a nonzero user return address).  A leaf sampled on
+ * caller then wants a nonzero user return address, and the next step a
+ * return address in a known mapping).  A leaf sampled on
  * a prologue's push/mov or on its ret has not set up (or has already
  * popped) its frame: the return address is at the top of the stack.
  * Anything else stops the walk (UNKNOWN): a JIT frame without a frame
@@ -321,8 +323,13 @@ static long unwind_step(__u32 i, void *arg)
 	 * function; the call itself is one byte before.  Not so for the
 	 * interrupted leaf. */
 	pc = i ? s->ip - 1 : s->ip;
-	if (unwind_find_mapping(s))
+	if (unwind_find_mapping(s)) {
+		/* A return address found through anonymous code must be in
+		 * code we know: else it was no frame, drop it. */
+		if (s->from_anon)
+			s->n = idx;
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_UNKNOWN);
+	}
 	anon = s->m.flags & PROFD_UNWIND_MAP_ANON;
 	if (anon)
 		stop = unwind_anon_step(s, i, &cfa, &bp);
@@ -344,6 +351,7 @@ static long unwind_step(__u32 i, void *arg)
 	s->ip = ra;
 	s->sp = cfa;
 	s->bp = bp;
+	s->from_anon = anon;
 	return 0;
 }
 

@@ -3,8 +3,11 @@
  * JITs do, and calls it in a loop through main -> jit_a -> jit_b -> jit_c,
  * built WITHOUT frame pointers (-O2 -fomit-frame-pointer, checked by the
  * test).  A profiler must cross the anonymous frame by its frame pointer
- * and go on with the tables in jit_c.  Writes "ready" on stdout once the
- * map is written.  usage: chain SECONDS NAME */
+ * and go on with the tables in jit_c.  With "frameless", the code is
+ * frameless[] below instead: no frame of its own, and rbp pointing at a
+ * fake one on the stack whose return address is no code at all, which a
+ * profiler must not report as a caller.  Writes "ready" on stdout once
+ * the map is written.  usage: chain SECONDS NAME [frameless] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +32,33 @@ __attribute__((noinline)) static void jit_c(void)
 STEP(jit_b, jit_c)
 STEP(jit_a, jit_b)
 
+/* unsigned long f(unsigned long n): count n down with rbp on a fake
+ * frame {saved rbp 0x10, return address 0x20} at the top of the stack. */
+static const unsigned char frameless[] = {
+	0x48, 0x83, 0xec, 0x28,				/* sub $0x28,%rsp */
+	0x48, 0xc7, 0x04, 0x24, 0x10, 0x00, 0x00, 0x00,	/* movq $0x10,(%rsp) */
+	0x48, 0xc7, 0x44, 0x24, 0x08, 0x20, 0x00, 0x00, 0x00, /* movq $0x20,0x8(%rsp) */
+	0x48, 0x89, 0x6c, 0x24, 0x10,			/* mov %rbp,0x10(%rsp) */
+	0x48, 0x89, 0xe5,				/* mov %rsp,%rbp */
+	0x48, 0x83, 0xef, 0x01,				/* 1: sub $1,%rdi */
+	0x75, 0xfa,					/* jnz 1b */
+	0x48, 0x8b, 0x6c, 0x24, 0x10,			/* mov 0x10(%rsp),%rbp */
+	0x48, 0x83, 0xc4, 0x28,				/* add $0x28,%rsp */
+	0x48, 0x89, 0xf8,				/* mov %rdi,%rax */
+	0xc3,						/* ret */
+};
+
 /* The code copied to a fresh anonymous mapping, then made executable
  * (never writable and executable at once). */
-static void *load_code(size_t *len)
+static void *load_code(int fake_frame, size_t *len)
 {
-	size_t n = (size_t)(__stop_jit_text - __start_jit_text);
+	const unsigned char *src = fake_frame ? frameless : __start_jit_text;
+	size_t n = fake_frame ? sizeof(frameless) : (size_t)(__stop_jit_text - __start_jit_text);
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	memcpy(p, __start_jit_text, n);
+	memcpy(p, src, n);
 	if (mprotect(p, n, PROT_READ | PROT_EXEC))
 		return NULL;
 	*len = n;
@@ -53,7 +73,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	time_t end;
 
-	if (argc < 3 || !(code = load_code(&len)))
+	if (argc < 3 || !(code = load_code(argc > 3 && !strcmp(argv[3], "frameless"), &len)))
 		return 1;
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	f = fopen(path, "w");
