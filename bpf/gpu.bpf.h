@@ -415,8 +415,13 @@ int BPF_PROG(on_gpu_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_gpu_sys_exit, struct pt_regs *regs, long ret)
 {
-	long id = BPF_CORE_READ(regs, orig_ax);
+	long id;
 
+	/* Nearly every exit: no watched call in flight (and no CUDA
+	 * mmaps to look for): one load, no read of the registers. */
+	if (!gpu_watch_cuda_libs && !gpu_sys_inflight)
+		return 0;
+	id = BPF_CORE_READ(regs, orig_ax);
 	if (id == GPU_NR_MMAP && gpu_watch_cuda_libs && !gpu_compat(regs))
 		return gpu_mmap_end(regs, ret);
 	if ((id == GPU_NR_IOCTL || id == GPU_NR_POLL || id == GPU_NR_PPOLL) && gpu_watch_devices)
