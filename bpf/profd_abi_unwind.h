@@ -56,8 +56,7 @@ struct profd_unwind_row {
 
 /* profd_unwind_mapping.flags */
 #define PROFD_UNWIND_MAP_FP (1u << 0)	/* no table for this file: walk frame pointers */
-#define PROFD_UNWIND_MAP_ANON (1u << 1) /* anonymous executable memory (JIT): frame
-					 * pointers, each frame checked */
+#define PROFD_UNWIND_MAP_ANON (1u << 1) /* anonymous code (JIT): frame pointers, checked */
 
 /* A frame-pointer frame in anonymous code must lie within this many bytes
  * above the sp the walk started from (the default 8 MiB stack limit). */

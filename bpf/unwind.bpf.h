@@ -66,7 +66,7 @@ struct unwind_walk {
 	__u32 flags;
 	__u32 map_start, map_count;
 	__u32 done;
-	__u32 from_anon; /* this pc came from a frame pointer in anonymous code */
+	__u32 from_anon;	       /* this pc came from a frame pointer in anonymous code */
 	struct profd_unwind_mapping m; /* mapping of the previous pc: usually the next one's too */
 };
 
@@ -224,8 +224,7 @@ static __always_inline int unwind_leaf_insn(__u64 ip)
  * popped) its frame: the return address is at the top of the stack.
  * Anything else stops the walk (UNKNOWN): a JIT frame without a frame
  * pointer cuts the stack short rather than make frames up. */
-static __always_inline long unwind_anon_step(struct unwind_walk *s, __u32 i, __u64 *cfa,
-					     __u64 *bp)
+static __always_inline long unwind_anon_step(struct unwind_walk *s, __u32 i, __u64 *cfa, __u64 *bp)
 {
 	int insn = i ? 0 : unwind_leaf_insn(s->ip);
 
