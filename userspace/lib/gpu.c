@@ -442,6 +442,14 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 	bpf_program__set_autoload(skel->progs.on_cuda_return, g->cuda);
 }
 
+bool gpu_bpf_fallback(struct gpu *g)
+{
+	if (!gpu_enabled(g) || g->hook != GPU_HOOK_FENTRY)
+		return false;
+	g->hook = GPU_HOOK_TRACEPOINT;
+	return true;
+}
+
 /* Every command of every class traced: the filter is there to narrow
  * a noisy command without touching the programs. */
 static int fill_cmd_filter(struct sample_bpf *skel)

@@ -74,6 +74,10 @@ bool gpu_enabled(const struct gpu *g);
 /* The sampler calls these around loading its object; g may be NULL
  * (then the GPU programs are neither loaded nor attached). */
 void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel);
+/* The object failed to load with the fentry/fexit programs chosen: use
+ * the tracepoints next time (open the object again and prepare it).
+ * false when there is nothing to fall back to. */
+bool gpu_bpf_fallback(struct gpu *g);
 int gpu_bpf_loaded(struct gpu *g, struct sample_bpf *skel);
 /* Attach the syscall hooks and the uprobes on CUDA libraries that
  * running processes map.  0 or -errno (GPU tracing then stays off). */
