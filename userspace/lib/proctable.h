@@ -15,6 +15,8 @@ struct proc_profile;
 struct pyruntime;
 
 struct proc {
+	size_t slot;         /* index in proctable.all */
+	uint64_t exit_ticket; /* place in proctable.exited (exited only) */
 	uint32_t pid;
 	uint32_t uid;
 	uint64_t start_time; /* clock ticks since boot (/proc/PID/stat field 22); 0 = unknown */
@@ -36,10 +38,18 @@ struct proc {
 	struct pyruntime *py;  /* NULL: not (yet) a Python process */
 	bool unwind_added;     /* native unwind tables requested */
 	uint64_t unwind_refresh_mono_ns;
-	bool py_checked;
+	bool py_checked;       /* asked (py_pending until the answer came) */
+	bool py_pending;
+	uint32_t py_req;       /* requests made: an old answer is ignored */
 	uint64_t py_checked_mono_ns;
 
 	struct hashmap user_frames;  /* user ip -> global frame id + 1 */
+	/* The fast path: hash of a sample's raw stack IDs -> its stack index
+	 * in the profile + 1, and (Python stacks) when it was last checked. */
+	struct hashmap stack_memo;
+	/* hash(code object, instruction) -> Python frame id + 1, and when it
+	 * was last checked against the process's memory. */
+	struct hashmap py_frames;
 	struct proc_profile *profile; /* owned by the aggregator */
 };
 
@@ -48,6 +58,13 @@ struct proctable {
 	struct hashmap dead; /* pid -> the latest exited struct proc * with it */
 	struct proc **all;   /* every tracked process, live or exited */
 	size_t n, cap;
+	/* Exited processes in the order they ended, so the one to evict is
+	 * found without a scan (10,000 processes, hundreds of execs a
+	 * second).  Entries of processes removed since are NULL; ticket t is
+	 * at exited[t - exited_first]. */
+	struct proc **exited;
+	size_t exited_head, exited_len, exited_cap;
+	uint64_t exited_first;
 	size_t max_procs;
 	uint64_t evicted;    /* exited processes dropped to respect max_procs */
 	uint64_t expired;    /* exited processes dropped after the retention */
@@ -65,6 +82,8 @@ void proctable_free(struct proctable *pt);
  * nothing. */
 struct proc *proctable_get(struct proctable *pt, uint32_t pid, const char *comm);
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid);
+/* The latest exited process with this pid and start time, or NULL. */
+struct proc *proctable_find_exited(struct proctable *pt, uint32_t pid, uint64_t start_time);
 /* exec(): same process, new program: maps and caches are stale. */
 void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm);
 void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns);
