@@ -2,8 +2,11 @@
  *
  * NVIDIA launches and default-mode synchronizations make no system call,
  * so two sources together:
- *  - ioctl, poll and ppoll on accelerator device files (the raw
- *    sys_enter/sys_exit tracepoints).  The fd is resolved to its device number here
+ *  - ioctl, poll and ppoll on accelerator device files: fentry/fexit on
+ *    the x86-64 syscall functions, so no other system call pays anything;
+ *    the raw sys_enter/sys_exit tracepoints (which run for every system
+ *    call) only where BPF trampolines cannot attach (userspace probes
+ *    which, gpu.c).  The fd is resolved to its device number here
  *    (files->fdt->fd[fd]->f_inode->i_rdev) and looked up in gpu_devs;
  *    an fd that is not a watched character device returns at once.
  *  - uprobes on the named CUDA API functions (entry and return); only
@@ -351,10 +354,55 @@ static __always_inline int gpu_compat(const struct pt_regs *regs)
 	return BPF_CORE_READ(regs, cs) == GPU_USER32_CS;
 }
 
-/* Raw syscall tracepoints: they need neither kprobes nor tracefs and
- * work on 6.1 (fentry on the syscall functions would run only for these
- * calls, but is refused where BPF trampolines are).  Every other syscall
- * returns after one compare. */
+/* fentry/fexit on the syscall functions: they run only for these calls.
+ * __x64_sys_* take the user registers as their one argument, as the raw
+ * tracepoint does, and serve 64-bit callers only (32-bit ones go through
+ * __ia32_*, which the tracepoints below skip too). */
+SEC("fentry/__x64_sys_ioctl")
+int BPF_PROG(on_gpu_ioctl_enter, const struct pt_regs *regs)
+{
+	return gpu_watch_devices ? gpu_ioctl_begin(regs) : 0;
+}
+
+SEC("fexit/__x64_sys_ioctl")
+int BPF_PROG(on_gpu_ioctl_exit, const struct pt_regs *regs, long ret)
+{
+	return gpu_watch_devices ? gpu_end_sys(ctx, ret) : 0;
+}
+
+SEC("fentry/__x64_sys_poll")
+int BPF_PROG(on_gpu_poll_enter, const struct pt_regs *regs)
+{
+	return gpu_watch_devices ? gpu_poll_begin(regs) : 0;
+}
+
+SEC("fexit/__x64_sys_poll")
+int BPF_PROG(on_gpu_poll_exit, const struct pt_regs *regs, long ret)
+{
+	return gpu_watch_devices ? gpu_end_sys(ctx, ret) : 0;
+}
+
+SEC("fentry/__x64_sys_ppoll")
+int BPF_PROG(on_gpu_ppoll_enter, const struct pt_regs *regs)
+{
+	return gpu_watch_devices ? gpu_poll_begin(regs) : 0;
+}
+
+SEC("fexit/__x64_sys_ppoll")
+int BPF_PROG(on_gpu_ppoll_exit, const struct pt_regs *regs, long ret)
+{
+	return gpu_watch_devices ? gpu_end_sys(ctx, ret) : 0;
+}
+
+SEC("fexit/__x64_sys_mmap")
+int BPF_PROG(on_gpu_mmap_exit, const struct pt_regs *regs, long ret)
+{
+	return gpu_watch_cuda_libs ? gpu_mmap_end(regs, ret) : 0;
+}
+
+/* The fallback: raw syscall tracepoints need neither kprobes, tracefs
+ * nor trampolines, but run for every system call on the machine; every
+ * other one returns after a compare or two. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(on_gpu_sys_enter, struct pt_regs *regs, long id)
 {
@@ -367,8 +415,13 @@ int BPF_PROG(on_gpu_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_gpu_sys_exit, struct pt_regs *regs, long ret)
 {
-	long id = BPF_CORE_READ(regs, orig_ax);
+	long id;
 
+	/* Nearly every exit: no watched call in flight (and no CUDA
+	 * mmaps to look for): one load, no read of the registers. */
+	if (!gpu_watch_cuda_libs && !gpu_sys_inflight)
+		return 0;
+	id = BPF_CORE_READ(regs, orig_ax);
 	if (id == GPU_NR_MMAP && gpu_watch_cuda_libs && !gpu_compat(regs))
 		return gpu_mmap_end(regs, ret);
 	if ((id == GPU_NR_IOCTL || id == GPU_NR_POLL || id == GPU_NR_PPOLL) && gpu_watch_devices)

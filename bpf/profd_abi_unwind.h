@@ -55,7 +55,12 @@ struct profd_unwind_row {
 };
 
 /* profd_unwind_mapping.flags */
-#define PROFD_UNWIND_MAP_FP (1u << 0) /* no table for this file: walk frame pointers */
+#define PROFD_UNWIND_MAP_FP (1u << 0)	/* no table for this file: walk frame pointers */
+#define PROFD_UNWIND_MAP_ANON (1u << 1) /* anonymous code (JIT): frame pointers, checked */
+
+/* A frame-pointer frame in anonymous code must lie within this many bytes
+ * above the sp the walk started from (the default 8 MiB stack limit). */
+#define PROFD_UNWIND_ANON_MAX_STACK (8u << 20)
 
 /* One executable mapping of a process.  A pc in [start, end) is looked
  * up as row pc (ip - bias) in rows [row_start, row_start + row_count). */
@@ -64,8 +69,8 @@ struct profd_unwind_mapping {
 	__u64 end;
 	__u64 bias; /* load bias + the file's pc_base */
 	__u32 row_start;
-	__u32 row_count; /* 0 with PROFD_UNWIND_MAP_FP */
-	__u32 file_id;	 /* userspace's id of the file, for diagnostics */
+	__u32 row_count; /* 0 with PROFD_UNWIND_MAP_FP or _ANON */
+	__u32 file_id;	 /* userspace's id of the file (0: anonymous), for diagnostics */
 	__u32 flags;	 /* PROFD_UNWIND_MAP_* */
 };
 
@@ -80,11 +85,14 @@ struct profd_unwind_proc {
 };
 
 /* Result flags of unwind_user().  END: the walk reached the outermost
- * frame (complete).  FP: some frame came from frame pointers.  NO_PROC:
+ * frame (complete).  FP: some frame came from frame pointers.  ANON: some
+ * frame was in anonymous executable memory (JIT code), walked by its
+ * frame pointer.  NO_PROC:
  * tgid has no entry; STALE: its entry is from before an exec; in both
  * cases nothing was unwound.  TRUNC_*: why the walk stopped early: more
- * than PROFD_UNWIND_MAX_FRAMES (DEPTH), a pc in no known mapping (JIT,
- * anonymous code, a dlopen not refreshed yet: UNKNOWN), a pc between the
+ * than PROFD_UNWIND_MAX_FRAMES (DEPTH), a pc in no known mapping (JIT
+ * code mapped since the list was read, a dlopen not refreshed yet), or
+ * anonymous code whose frame pointer fails the checks (UNKNOWN), a pc between the
  * FDEs of a known file (GAP), a CFI rule we cannot express (STOP), user
  * memory not readable (READ), a CFA that did not move up the stack
  * (BAD). */
@@ -98,6 +106,7 @@ struct profd_unwind_proc {
 #define PROFD_UNWIND_F_TRUNC_READ (1u << 7)
 #define PROFD_UNWIND_F_TRUNC_BAD (1u << 8)
 #define PROFD_UNWIND_F_STALE (1u << 9)
+#define PROFD_UNWIND_F_ANON (1u << 10)
 #define PROFD_UNWIND_F_TRUNC_MASK (0x1f8u)
 
 /* The unwinder's own counters, one slot each in its per-CPU map. */
@@ -114,6 +123,7 @@ enum profd_unwind_counter {
 	PROFD_UNWIND_CNT_READ,	    /* truncated: user memory read failed */
 	PROFD_UNWIND_CNT_BAD,	    /* truncated: CFA sanity check failed */
 	PROFD_UNWIND_CNT_STALE,	    /* entry from before an exec: not used */
+	PROFD_UNWIND_CNT_ANON,	    /* walks through anonymous code (JIT) by frame pointers */
 	PROFD_UNWIND_CNT_MAX
 };
 

@@ -3,8 +3,11 @@
  * rows and each process's executable mappings into a sorted list; here we
  * walk the stack with them: find the mapping of the pc, binary-search the
  * row, compute the CFA, read the return address at CFA - 8 and the saved
- * rbp, repeat.  Mappings without a table fall back to frame pointers;
- * unknown code (JIT, anonymous memory) and rules the tables cannot express
+ * rbp, repeat.  Mappings without a table fall back to frame pointers, and
+ * so does anonymous executable memory (JIT code), where each frame must
+ * pass sanity checks first; the walk goes back to the tables when it
+ * returns into known code.  Unknown code (a pc in no mapping userspace
+ * listed), frames failing the checks and rules the tables cannot express
  * stop the walk and say why in the flags, so a stack is cut short but
  * never made up.  The frame loop runs in bpf_loop (kernel 5.17+), the two
  * searches are fixed-bound loops, so the verifier cost does not grow with
@@ -57,11 +60,13 @@ struct unwind_regs {
 /* State shared with the bpf_loop callback (lives on the caller's stack). */
 struct unwind_walk {
 	__u64 ip, sp, bp;
+	__u64 sp0; /* the leaf's sp: the stack's frames lie above it */
 	__u64 *ips;
 	__u32 n, max;
 	__u32 flags;
 	__u32 map_start, map_count;
 	__u32 done;
+	__u32 from_anon;	       /* this pc came from a frame pointer in anonymous code */
 	struct profd_unwind_mapping m; /* mapping of the previous pc: usually the next one's too */
 };
 
@@ -194,6 +199,55 @@ static __always_inline long unwind_fp_step(struct unwind_walk *s, __u64 *cfa, __
 	return 0;
 }
 
+/* In the leaf: is the pc on a prologue's endbr64 or push %rbp (1), its
+ * mov %rsp,%rbp (2), or a ret (3)?  There rbp is still the caller's.
+ * 0 otherwise or unreadable. */
+static __always_inline int unwind_leaf_insn(__u64 ip)
+{
+	__u8 op[4] = {};
+
+	if (bpf_probe_read_user(op, sizeof(op), (void *)ip))
+		return 0;
+	if (op[0] == 0x55 || (op[0] == 0xf3 && op[1] == 0x0f && op[2] == 0x1e && op[3] == 0xfa))
+		return 1;
+	if (op[0] == 0x48 && ((op[1] == 0x89 && op[2] == 0xe5) || (op[1] == 0x8b && op[2] == 0xec)))
+		return 2;
+	return op[0] == 0xc3 ? 3 : 0;
+}
+
+/* One frame of anonymous code (JIT) by its frame pointer, trusted only
+ * when it looks like a frame of this stack: rbp 8-aligned, at or above
+ * sp and less than PROFD_UNWIND_ANON_MAX_STACK above the leaf's sp (the
+ * caller then wants a nonzero user return address, and the next step a
+ * return address in a known mapping).  A leaf sampled on
+ * a prologue's push/mov or on its ret has not set up (or has already
+ * popped) its frame: the return address is at the top of the stack.
+ * Anything else stops the walk (UNKNOWN): a JIT frame without a frame
+ * pointer cuts the stack short rather than make frames up. */
+static __always_inline long unwind_anon_step(struct unwind_walk *s, __u32 i, __u64 *cfa, __u64 *bp)
+{
+	int insn = i ? 0 : unwind_leaf_insn(s->ip);
+
+	s->flags |= PROFD_UNWIND_F_ANON;
+	if (insn == 1 || insn == 3) {
+		*cfa = s->sp + 8;
+		*bp = s->bp;
+		return 0;
+	}
+	if (insn == 2) {
+		*cfa = s->sp + 16;
+		if (bpf_probe_read_user(bp, sizeof(*bp), (void *)s->sp))
+			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+		return 0;
+	}
+	if (!s->bp || (s->bp & 7) || s->bp < s->sp || s->bp - s->sp0 >= PROFD_UNWIND_ANON_MAX_STACK)
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_UNKNOWN);
+	if (bpf_probe_read_user(bp, sizeof(*bp), (void *)s->bp))
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+	*cfa = s->bp + 16;
+	return 0;
+}
+
 /* The CFA of the current frame from its row; 1 (and flags) to stop. */
 static __always_inline long unwind_cfa(struct unwind_walk *s, const struct profd_unwind_row *r,
 				       __u64 *cfa)
@@ -255,6 +309,7 @@ static long unwind_step(__u32 i, void *arg)
 	struct unwind_walk *s = arg;
 	__u64 cfa = 0, bp = 0, ra = 0, pc, idx = i;
 	long stop;
+	int anon;
 
 	if (idx >= PROFD_UNWIND_MAX_FRAMES || idx >= s->max)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_DEPTH);
@@ -267,9 +322,17 @@ static long unwind_step(__u32 i, void *arg)
 	 * function; the call itself is one byte before.  Not so for the
 	 * interrupted leaf. */
 	pc = i ? s->ip - 1 : s->ip;
-	if (unwind_find_mapping(s))
+	if (unwind_find_mapping(s)) {
+		/* A return address found through anonymous code must be in
+		 * code we know: else it was no frame, drop it. */
+		if (s->from_anon)
+			s->n = idx;
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_UNKNOWN);
-	if (s->m.flags & PROFD_UNWIND_MAP_FP)
+	}
+	anon = s->m.flags & PROFD_UNWIND_MAP_ANON;
+	if (anon)
+		stop = unwind_anon_step(s, i, &cfa, &bp);
+	else if (s->m.flags & PROFD_UNWIND_MAP_FP)
 		stop = unwind_fp_step(s, &cfa, &bp);
 	else
 		stop = unwind_table_step(s, pc, &cfa, &bp);
@@ -279,11 +342,15 @@ static long unwind_step(__u32 i, void *arg)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_BAD); /* a loop, or garbage */
 	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+	/* JIT code is always called: 0 or a kernel address is no caller. */
+	if (anon && (__s64)ra <= 0)
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_UNKNOWN);
 	if (!ra)
 		return unwind_stop(s, PROFD_UNWIND_F_END);
 	s->ip = ra;
 	s->sp = cfa;
 	s->bp = bp;
+	s->from_anon = anon;
 	return 0;
 }
 
@@ -307,6 +374,8 @@ static __always_inline void unwind_count_result(__u32 flags, __u32 n)
 		unwind_count(PROFD_UNWIND_CNT_READ, 1);
 	if (flags & PROFD_UNWIND_F_TRUNC_BAD)
 		unwind_count(PROFD_UNWIND_CNT_BAD, 1);
+	if (flags & PROFD_UNWIND_F_ANON)
+		unwind_count(PROFD_UNWIND_CNT_ANON, 1);
 }
 
 /* Walk the user stack of the current task (of process tgid) from regs.
@@ -337,6 +406,7 @@ static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgi
 	s.ip = regs->ip;
 	s.sp = regs->sp;
 	s.bp = regs->bp;
+	s.sp0 = regs->sp;
 	s.ips = ips;
 	s.max = max;
 	s.map_start = p->map_start;

@@ -4,6 +4,8 @@
 # a Python program makes known numbers of ioctls and polls on them from
 # known lines, and profd must count each call once, under the right
 # command name and the calling Python line, with the poll time measured.
+# PROFD_TEST_GPU_HOOK (auto, the default, or tracepoint) picks how the
+# syscalls are hooked (test_gpu_ioctl_tracepoint.sh runs the fallback).
 . "$(dirname "$0")/lib.sh"
 
 SCRIPT=$SRC/tests/workloads/gpu_ioctl.py
@@ -17,8 +19,9 @@ for i in $(seq 1 100); do [ -f "$T/ptys" ] && break; sleep 0.05; done
 mapfile -t PTY < "$T/ptys"
 NV=${PTY[0]} UVM=${PTY[1]} KFD=${PTY[2]} GEN=${PTY[3]}
 
+HOOK=${PROFD_TEST_GPU_HOOK:-auto}
 start_profd --gpu-device "$NV=nvidia" --gpu-device "$UVM=uvm" --gpu-device "$KFD=kfd" \
-	--gpu-device "$GEN"
+	--gpu-device "$GEN" --gpu-syscall-hook "$HOOK"
 ctl stats > "$T/stats0" || fail "stats failed"
 grep -q '^gpu_devices_watched *4$' "$T/stats0" || { cat "$T/stats0" >&2; fail "4 devices not watched"; }
 touch "$T/go"
@@ -84,5 +87,18 @@ grep -qE 'ioctl;AMDKFD_IOC_WAIT_EVENTS [0-9]+$' "$T/native.folded" ||
 	{ grep AMDKFD "$T/native.folded" >&2; fail "no libc ioctl frame under the command"; }
 ok "native stacks end in libc's ioctl"
 
+# Which hook ran: the one asked for; auto is fentry unless the kernel
+# refused trampolines (then profd logged why).
+fentry=$(awk '$1 == "gpu_syscall_hook_fentry" { print $2 }' "$T/stats")
+tp=$(awk '$1 == "gpu_syscall_hook_tracepoint" { print $2 }' "$T/stats")
+case $HOOK:$fentry:$tp in
+tracepoint:0:1) ok "syscalls hooked by the raw tracepoints, as asked" ;;
+auto:1:0) ok "syscalls hooked by fentry/fexit" ;;
+auto:0:1) why='fexit cannot attach\|no kernel BTF\|again with the syscall tracepoints'
+	grep -q "$why" "$T/profd.err" || fail "tracepoints in use but profd did not say why fentry was not"
+	ok "syscalls hooked by the raw tracepoints: $(grep -m1 "$why" "$T/profd.err")" ;;
+*) fail "hook $HOOK: gpu_syscall_hook_fentry=$fentry gpu_syscall_hook_tracepoint=$tp" ;;
+esac
+
 stop_profd
-echo "PASS test_gpu_ioctl"
+echo "PASS test_gpu_ioctl ($HOOK)"

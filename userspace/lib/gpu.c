@@ -1,9 +1,11 @@
 /* gpu.c: which devices to watch, the BPF side's configuration and the
- * syscall tracepoints.  Devices are found by number, never by path:
- * drivers register their majors in /proc/devices, and --gpu-device adds
- * any character device (a test's stand-in, or a driver this table does
- * not know) by its rdev. */
+ * syscall hooks (fentry/fexit on the syscall functions where BPF
+ * trampolines attach, else the raw syscall tracepoints).  Devices are
+ * found by number, never by path: drivers register their majors in
+ * /proc/devices, and --gpu-device adds any character device (a test's
+ * stand-in, or a driver this table does not know) by its rdev. */
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <ctype.h>
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "gpu_int.h"
 #include "log.h"
@@ -245,6 +248,8 @@ struct gpu *gpu_new(const struct gpu_opts *o)
 	if (!g)
 		goto fail;
 	g->mode = o->mode;
+	g->hook = o->hook == GPU_HOOK_TRACEPOINT ? GPU_HOOK_TRACEPOINT : GPU_HOOK_AUTO;
+	g->st.hook = GPU_HOOK_NONE;
 	g->proc_root = strdup(o->proc_root ? o->proc_root : "/proc");
 	g->devs = calloc(GPU_MAX_DEVICES, sizeof(*g->devs));
 	if (!g->proc_root || !g->devs)
@@ -272,8 +277,8 @@ void gpu_free(struct gpu *g)
 	if (!g)
 		return;
 	gpu_uprobe_free(g);
-	bpf_link__destroy(g->sys_enter);
-	bpf_link__destroy(g->sys_exit);
+	for (i = 0; i < GPU_MAX_SYS_LINKS; i++)
+		bpf_link__destroy(g->sys_links[i]);
 	for (i = 0; g->devs && i < g->ndevs; i++)
 		free(g->devs[i].path);
 	free(g->devs);
@@ -302,31 +307,147 @@ const struct gpu_device *gpu_find_device(const struct gpu *g, uint32_t rdev)
 	return NULL;
 }
 
-void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
+/* The fentry/fexit programs (bpf/gpu.bpf.h) and what each serves. */
+struct fentry_hook {
+	struct bpf_program *prog;
+	const char *fn;
+	bool fexit;
+	bool cuda; /* CUDA library mappings, not device calls */
+};
+
+#define GPU_N_FENTRY 7
+#define GPU_N_SYS_PROGS (GPU_N_FENTRY + 2) /* and the two tracepoints */
+
+static void fentry_hooks(struct sample_bpf *skel, struct fentry_hook out[GPU_N_FENTRY])
 {
-	struct bpf_program *progs[] = { skel->progs.on_gpu_sys_enter, skel->progs.on_gpu_sys_exit,
-					skel->progs.on_cuda_enter, skel->progs.on_cuda_return };
-	bool on = gpu_enabled(g);
+	const struct fentry_hook h[GPU_N_FENTRY] = {
+		{ skel->progs.on_gpu_ioctl_enter, "__x64_sys_ioctl", false, false },
+		{ skel->progs.on_gpu_ioctl_exit, "__x64_sys_ioctl", true, false },
+		{ skel->progs.on_gpu_poll_enter, "__x64_sys_poll", false, false },
+		{ skel->progs.on_gpu_poll_exit, "__x64_sys_poll", true, false },
+		{ skel->progs.on_gpu_ppoll_enter, "__x64_sys_ppoll", false, false },
+		{ skel->progs.on_gpu_ppoll_exit, "__x64_sys_ppoll", true, false },
+		{ skel->progs.on_gpu_mmap_exit, "__x64_sys_mmap", true, true },
+	};
+
+	memcpy(out, h, sizeof(h));
+}
+
+static bool fentry_wanted(const struct gpu *g, const struct fentry_hook *h)
+{
+	return h->cuda ? g->cuda : g->ndevs > 0;
+}
+
+/* Can a BPF trampoline attach to the kernel function fn?  A two-insn
+ * fexit program is loaded and attached for a moment: the kernel refuses
+ * where trampolines are not supported (no JIT, no ftrace direct calls)
+ * or fn cannot be traced, and the real programs must not be loaded then,
+ * or the whole sampler object would fail to load.  0 or -errno. */
+static int trampoline_attaches(const struct btf *vmlinux, const char *fn)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FEXIT);
+	int id = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC), prog, link, err = 0;
+
+	if (id <= 0)
+		return -ENOENT;
+	o.attach_btf_id = (__u32)id;
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "profd_probe", "GPL", insns, 2, &o);
+	if (prog < 0)
+		return -errno;
+	link = bpf_raw_tracepoint_open(NULL, prog);
+	if (link < 0)
+		err = -errno;
+	else
+		close(link);
+	close(prog);
+	return err;
+}
+
+/* fentry/fexit when every function wanted takes a trampoline, else the
+ * raw tracepoints (which make every system call pay a little). */
+static enum gpu_hook choose_hook(const struct gpu *g, const struct fentry_hook *h)
+{
+	struct btf *vmlinux;
+	size_t i;
+	int err = 0;
+
+	if (g->hook == GPU_HOOK_TRACEPOINT)
+		return GPU_HOOK_TRACEPOINT;
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux) {
+		log_warn("gpu: no kernel BTF: using the sys_enter/sys_exit tracepoints");
+		return GPU_HOOK_TRACEPOINT;
+	}
+	for (i = 0; i < GPU_N_FENTRY && !err; i++)
+		if (h[i].fexit && fentry_wanted(g, &h[i]))
+			err = trampoline_attaches(vmlinux, h[i].fn);
+	btf__free(vmlinux);
+	if (err) {
+		log_warn("gpu: fexit cannot attach to %s (%s): using the sys_enter/sys_exit "
+			 "tracepoints (every system call pays a little)",
+			 h[i - 1].fn, strerror(-err));
+		return GPU_HOOK_TRACEPOINT;
+	}
+	return GPU_HOOK_FENTRY;
+}
+
+/* The syscall-hook programs of the sampler object. */
+static size_t sys_progs(struct sample_bpf *skel, struct bpf_program *out[GPU_N_SYS_PROGS])
+{
+	struct fentry_hook h[GPU_N_FENTRY];
 	size_t i;
 
-	/* Attached by gpu_attach(), and the uprobes per library file. */
-	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+	fentry_hooks(skel, h);
+	for (i = 0; i < GPU_N_FENTRY; i++)
+		out[i] = h[i].prog;
+	out[i++] = skel->progs.on_gpu_sys_enter;
+	out[i++] = skel->progs.on_gpu_sys_exit;
+	return i;
+}
+
+void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
+{
+	struct bpf_program *progs[GPU_N_SYS_PROGS + 2];
+	struct fentry_hook h[GPU_N_FENTRY];
+	size_t i, n = sys_progs(skel, progs);
+
+	/* Nothing loads unless chosen below; gpu_attach() attaches the
+	 * syscall hooks, gpu_uprobe.c the uprobes per library file. */
+	progs[n++] = skel->progs.on_cuda_enter;
+	progs[n++] = skel->progs.on_cuda_return;
+	for (i = 0; i < n; i++) {
 		bpf_program__set_autoattach(progs[i], false);
-		if (!on)
-			bpf_program__set_autoload(progs[i], false);
+		bpf_program__set_autoload(progs[i], false);
 	}
-	if (!on) {
+	if (!gpu_enabled(g)) {
 		bpf_map__set_max_entries(skel->maps.gpu_events, 4096);
 		return;
 	}
 	skel->rodata->gpu_watch_devices = g->ndevs > 0;
 	skel->rodata->gpu_watch_cuda_libs = g->cuda;
-	if (!g->ndevs)
-		bpf_program__set_autoload(skel->progs.on_gpu_sys_enter, false);
-	if (!g->cuda) {
-		bpf_program__set_autoload(skel->progs.on_cuda_enter, false);
-		bpf_program__set_autoload(skel->progs.on_cuda_return, false);
+	fentry_hooks(skel, h);
+	g->hook = choose_hook(g, h);
+	if (g->hook == GPU_HOOK_FENTRY) {
+		for (i = 0; i < GPU_N_FENTRY; i++)
+			bpf_program__set_autoload(h[i].prog, fentry_wanted(g, &h[i]));
+	} else {
+		bpf_program__set_autoload(skel->progs.on_gpu_sys_enter, g->ndevs > 0);
+		bpf_program__set_autoload(skel->progs.on_gpu_sys_exit, true);
 	}
+	bpf_program__set_autoload(skel->progs.on_cuda_enter, g->cuda);
+	bpf_program__set_autoload(skel->progs.on_cuda_return, g->cuda);
+}
+
+bool gpu_bpf_fallback(struct gpu *g)
+{
+	if (!gpu_enabled(g) || g->hook != GPU_HOOK_FENTRY)
+		return false;
+	g->hook = GPU_HOOK_TRACEPOINT;
+	return true;
 }
 
 /* Every command of every class traced: the filter is there to narrow
@@ -384,33 +505,67 @@ static void log_devices(const struct gpu *g)
 	}
 }
 
+static void detach_sys_hooks(struct gpu *g)
+{
+	size_t i;
+
+	for (i = 0; i < GPU_MAX_SYS_LINKS; i++) {
+		bpf_link__destroy(g->sys_links[i]);
+		g->sys_links[i] = NULL;
+	}
+}
+
+/* Attach the syscall programs gpu_bpf_prepare() chose to load. */
+static int attach_sys_hooks(struct gpu *g)
+{
+	struct bpf_program *progs[GPU_N_SYS_PROGS];
+	size_t i, k = 0, n = sys_progs(g->skel, progs);
+
+	for (i = 0; i < n; i++) {
+		if (!bpf_program__autoload(progs[i]))
+			continue;
+		if (k == GPU_MAX_SYS_LINKS)
+			return -E2BIG;
+		g->sys_links[k] = bpf_program__attach(progs[i]);
+		if (!g->sys_links[k++])
+			return -errno;
+	}
+	return 0;
+}
+
+const char *gpu_hook_name(enum gpu_hook h)
+{
+	switch (h) {
+	case GPU_HOOK_FENTRY: return "fentry";
+	case GPU_HOOK_TRACEPOINT: return "tracepoint";
+	case GPU_HOOK_NONE: return "none";
+	default: return "auto";
+	}
+}
+
 int gpu_attach(struct gpu *g)
 {
 	int err;
 
 	if (!gpu_enabled(g) || !g->skel)
 		return 0;
-	if (g->ndevs) {
-		g->sys_enter = bpf_program__attach(g->skel->progs.on_gpu_sys_enter);
-		if (!g->sys_enter)
-			goto fail;
+	err = attach_sys_hooks(g);
+	if (err) {
+		log_warn("gpu: attaching the syscall %s failed: %s; GPU tracing is off",
+			 g->hook == GPU_HOOK_FENTRY ? "fentry/fexit programs" : "tracepoints",
+			 strerror(-err));
+		detach_sys_hooks(g);
+		return err;
 	}
-	g->sys_exit = bpf_program__attach(g->skel->progs.on_gpu_sys_exit);
-	if (!g->sys_exit)
-		goto fail;
+	g->st.hook = g->hook;
 	log_devices(g);
 	if (g->cuda)
 		gpu_uprobe_scan_all(g);
-	log_info("gpu: tracing %zu device entries%s", g->ndevs,
-		 g->cuda ? ", CUDA entry points" : "");
+	log_info("gpu: tracing %zu device entries%s, system calls hooked by %s", g->ndevs,
+		 g->cuda ? ", CUDA entry points" : "",
+		 g->hook == GPU_HOOK_FENTRY ? "fentry/fexit on their kernel functions"
+					    : "the sys_enter/sys_exit raw tracepoints");
 	return 0;
-fail:
-	err = -errno;
-	log_warn("gpu: attaching the syscall tracepoints failed: %s; GPU tracing is off",
-		 strerror(errno));
-	bpf_link__destroy(g->sys_enter);
-	g->sys_enter = NULL;
-	return err;
 }
 
 struct gpu_stats *gpu_stats_mut(struct gpu *g)

@@ -28,8 +28,17 @@ enum gpu_mode {
 	GPU_MODE_OFF,      /* nothing loaded, nothing attached */
 };
 
+/* How ioctl/poll/ppoll (and mmap, for CUDA) are hooked. */
+enum gpu_hook {
+	GPU_HOOK_AUTO = 0,   /* fentry/fexit where trampolines attach, else tracepoints */
+	GPU_HOOK_TRACEPOINT, /* always the raw sys_enter/sys_exit tracepoints */
+	GPU_HOOK_FENTRY,     /* in use: fentry/fexit on the syscall functions */
+	GPU_HOOK_NONE,       /* in use: nothing attached */
+};
+
 struct gpu_opts {
 	enum gpu_mode mode;
+	enum gpu_hook hook;         /* GPU_HOOK_AUTO or GPU_HOOK_TRACEPOINT */
 	const char *const *devices; /* --gpu-device PATH[=CLASS] */
 	size_t ndevices;
 	const char *proc_root;    /* NULL: "/proc" */
@@ -53,6 +62,7 @@ struct gpu_stats {
 	uint64_t uprobe_files;    /* library files with uprobes */
 	uint64_t uprobes;         /* uprobes attached (entry + return) */
 	uint64_t uprobe_failures; /* attach failures */
+	enum gpu_hook hook;       /* syscall hooks in use: FENTRY, TRACEPOINT or NONE */
 	uint64_t bpf[PROFD_GPU_CNT_MAX]; /* the BPF counters, summed over CPUs */
 };
 
@@ -64,8 +74,12 @@ bool gpu_enabled(const struct gpu *g);
 /* The sampler calls these around loading its object; g may be NULL
  * (then the GPU programs are neither loaded nor attached). */
 void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel);
+/* The object failed to load with the fentry/fexit programs chosen: use
+ * the tracepoints next time (open the object again and prepare it).
+ * false when there is nothing to fall back to. */
+bool gpu_bpf_fallback(struct gpu *g);
 int gpu_bpf_loaded(struct gpu *g, struct sample_bpf *skel);
-/* Attach the syscall tracepoints and the uprobes on CUDA libraries that
+/* Attach the syscall hooks and the uprobes on CUDA libraries that
  * running processes map.  0 or -errno (GPU tracing then stays off). */
 int gpu_attach(struct gpu *g);
 
@@ -77,6 +91,8 @@ int gpu_scan_maps(struct gpu *g, uint32_t pid, const struct procmaps *m);
 void gpu_get_stats(const struct gpu *g, struct gpu_stats *out);
 struct gpu_stats *gpu_stats_mut(struct gpu *g); /* ingest counts here */
 const char *gpu_counter_name(int which);
+/* "fentry", "tracepoint", "none". */
+const char *gpu_hook_name(enum gpu_hook h);
 
 /* ---- Devices (gpu.c) ---- */
 

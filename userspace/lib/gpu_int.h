@@ -6,6 +6,7 @@
 #include "hashmap.h"
 
 #define GPU_MAX_DEVICES 64
+#define GPU_MAX_SYS_LINKS 8
 
 struct bpf_link;
 
@@ -16,7 +17,8 @@ struct gpu {
 	size_t ndevs;
 	char *proc_root;
 	struct sample_bpf *skel;  /* set once loaded */
-	struct bpf_link *sys_enter, *sys_exit;
+	enum gpu_hook hook;       /* asked for, then chosen before load */
+	struct bpf_link *sys_links[GPU_MAX_SYS_LINKS]; /* the syscall hooks */
 	struct hashmap files;     /* hash(dev, inode) of library files seen */
 	struct bpf_link **links;  /* uprobes */
 	size_t nlinks;

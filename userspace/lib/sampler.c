@@ -232,6 +232,24 @@ static const char *load_hint(int err)
 	return "";
 }
 
+/* The GPU fentry/fexit programs passed gpu.c's probe but the object
+ * still failed to load: open it again with the syscall tracepoints
+ * rather than fail the daemon for an optional feature. */
+static int reload_gpu_tracepoints(struct sampler *s, const struct sampler_opts *o, int err)
+{
+	log_warn("sampler: loading with the GPU fentry/fexit programs failed (%s); "
+		 "again with the syscall tracepoints", strerror(-err));
+	sample_bpf__destroy(s->skel);
+	s->skel = sample_bpf__open();
+	if (!s->skel)
+		return -errno;
+	err = configure(s, o);
+	if (err)
+		return err;
+	gpu_bpf_prepare(s->gpu, s->skel);
+	return sample_bpf__load(s->skel);
+}
+
 struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, void *ctx)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -267,6 +285,8 @@ struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, 
 		goto fail;
 	gpu_bpf_prepare(s->gpu, s->skel);
 	err = sample_bpf__load(s->skel);
+	if (err && gpu_bpf_fallback(s->gpu))
+		err = reload_gpu_tracepoints(s, o, err);
 	if (err) {
 		log_error("sampler: loading BPF programs failed: %s%s", strerror(-err), load_hint(err));
 		goto fail;

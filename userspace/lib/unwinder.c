@@ -194,7 +194,12 @@ static void fill_mapping(struct profd_unwind_mapping *out, const struct uw_file 
 {
 	uint64_t bias;
 
-	*out = (struct profd_unwind_mapping){.start = m->start, .end = m->end, .file_id = f->id};
+	*out = (struct profd_unwind_mapping){.start = m->start, .end = m->end};
+	if (!f) {
+		out->flags = PROFD_UNWIND_MAP_ANON;
+		return;
+	}
+	out->file_id = f->id;
 	if (f->state == FILE_LOADED && mapping_bias(f, m, &bias)) {
 		out->bias = bias;
 		out->row_start = f->row_start;
@@ -215,10 +220,18 @@ static void plan_release(struct unwinder *u, struct plan *pl)
 	memset(pl, 0, sizeof(*pl));
 }
 
-/* Files and mapping entries for every executable file mapping, sorted by
- * start as procmaps keeps them; anonymous code is left out so the walk
- * stops there.  Every file is referenced before any table is built, so
- * making room for one never evicts another this process maps. */
+/* Anonymous executable memory: JIT code ("" or "[anon:name]"), which
+ * the walk crosses by frame pointers, checked.  Not [vsyscall] and the
+ * like, nor a file. */
+static bool anon_code(const struct procmap *m)
+{
+	return !m->path[0] || !strncmp(m->path, "[anon:", 6);
+}
+
+/* Files and mapping entries for every executable mapping, sorted by
+ * start as procmaps keeps them; anonymous code gets an entry without a
+ * file (files[k] NULL).  Every file is referenced before any table is
+ * built, so making room for one never evicts another this process maps. */
 static int plan_build(struct unwinder *u, int pid, const struct procmaps *pm, struct plan *pl)
 {
 	const struct procmap **src = calloc(pm->n ? pm->n : 1, sizeof(*src));
@@ -243,15 +256,17 @@ static int plan_build(struct unwinder *u, int pid, const struct procmaps *pm, st
 			u->st.mappings_dropped++;
 			continue;
 		}
-		f = uwfile_get(u, pid, m);
-		if (!f)
+		f = anon_code(m) ? NULL : uwfile_get(u, pid, m);
+		if (!f && !anon_code(m))
 			continue;
-		f->refs++;
+		if (f)
+			f->refs++;
 		src[pl->n] = m;
 		pl->files[pl->n++] = f;
 	}
 	for (k = 0; k < pl->n; k++) {
-		uwfile_load(u, pl->files[k], pid, src[k]);
+		if (pl->files[k])
+			uwfile_load(u, pl->files[k], pid, src[k]);
 		fill_mapping(&pl->ml[k], pl->files[k], src[k]);
 	}
 	free(src);
@@ -363,7 +378,7 @@ static bool proc_has_refused(const struct uw_proc *p)
 	uint32_t i;
 
 	for (i = 0; i < p->map_count; i++)
-		if (p->files[i]->state == FILE_REFUSED)
+		if (p->files[i] && p->files[i]->state == FILE_REFUSED)
 			return true;
 	return false;
 }
@@ -509,6 +524,7 @@ const char *unwinder_counter_name(int which)
 	    [PROFD_UNWIND_CNT_READ] = "unwind_trunc_read",
 	    [PROFD_UNWIND_CNT_BAD] = "unwind_trunc_bad",
 	    [PROFD_UNWIND_CNT_STALE] = "unwind_stale",
+	    [PROFD_UNWIND_CNT_ANON] = "unwind_walks_through_anon_code",
 	};
 
 	return which >= 0 && which < PROFD_UNWIND_CNT_MAX && names[which] ? names[which] : "?";

@@ -52,6 +52,7 @@ struct daemon_config {
 	uint64_t history_max_bytes;
 	uint64_t flush_interval_ns;
 	int gpu_mode;              /* enum gpu_mode */
+	int gpu_hook;              /* enum gpu_hook: AUTO or TRACEPOINT */
 	const char **gpu_devices;  /* --gpu-device PATH[=CLASS] */
 	size_t ngpu_devices;
 	const char *push_url;      /* NULL: no push */

@@ -55,6 +55,10 @@ static void usage(FILE *out)
 		"                           on also probes CUDA libraries without a driver\n"
 		"      --gpu-device PATH[=CLASS] also watch this character device; CLASS\n"
 		"                           (nvidia, uvm, kfd, drm) names its commands\n"
+		"      --gpu-syscall-hook auto|tracepoint  how ioctl and poll are traced:\n"
+		"                           auto uses fentry/fexit on their kernel functions\n"
+		"                           (tracepoints where that cannot attach), tracepoint\n"
+		"                           the raw syscall tracepoints (every syscall pays)\n"
 		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
 		"      --push-interval DUR  how often to send them (default 10s)\n"
 		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
@@ -85,6 +89,7 @@ enum {
 	OPT_FLUSH_INTERVAL,
 	OPT_GPU,
 	OPT_GPU_DEVICE,
+	OPT_GPU_HOOK,
 };
 
 #define SHORT_OPTS "ap:r:s:vh"
@@ -109,6 +114,7 @@ static const struct option long_opts[] = {
 	{ "flush-interval", required_argument, NULL, OPT_FLUSH_INTERVAL },
 	{ "gpu", required_argument, NULL, OPT_GPU },
 	{ "gpu-device", required_argument, NULL, OPT_GPU_DEVICE },
+	{ "gpu-syscall-hook", required_argument, NULL, OPT_GPU_HOOK },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
@@ -153,7 +159,7 @@ static int add_pid(struct daemon_config *c, const char *arg)
 	return 0;
 }
 
-/* --gpu MODE and --gpu-device PATH[=CLASS] (checked when GPU tracing
+/* --gpu MODE, --gpu-syscall-hook HOOK and --gpu-device PATH[=CLASS] (checked when GPU tracing
  * starts: the device must exist then). */
 static int opt_gpu(struct daemon_config *c, int opt, const char *arg)
 {
@@ -162,6 +168,15 @@ static int opt_gpu(struct daemon_config *c, int opt, const char *arg)
 	const char **devs;
 	int i;
 
+	if (opt == OPT_GPU_HOOK) {
+		if (strcmp(arg, "auto") && strcmp(arg, "tracepoint")) {
+			fprintf(stderr, "profd: --gpu-syscall-hook: '%s' must be auto or tracepoint\n",
+				arg);
+			return -EINVAL;
+		}
+		c->gpu_hook = strcmp(arg, "auto") ? GPU_HOOK_TRACEPOINT : GPU_HOOK_AUTO;
+		return 0;
+	}
 	if (opt == OPT_GPU_DEVICE) {
 		devs = realloc(c->gpu_devices, (c->ngpu_devices + 1) * sizeof(*devs));
 		if (!devs)
@@ -275,7 +290,8 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 			break;
 		case OPT_CONFIG: break; /* read already, by config_find_path */
 		case OPT_GPU:
-		case OPT_GPU_DEVICE: err = opt_gpu(c, opt, optarg); break;
+		case OPT_GPU_DEVICE:
+		case OPT_GPU_HOOK: err = opt_gpu(c, opt, optarg); break;
 		case OPT_PUSH: c->push_url = optarg; break;
 		case OPT_PUSH_INTERVAL:
 			err = opt_duration("push-interval", optarg, &c->push_interval_ns);
@@ -456,6 +472,7 @@ static int daemon_gpu_new(struct daemon *d)
 {
 	struct gpu_opts go = {
 		.mode = (enum gpu_mode)d->cfg.gpu_mode,
+		.hook = (enum gpu_hook)d->cfg.gpu_hook,
 		.devices = d->cfg.gpu_devices,
 		.ndevices = d->cfg.ngpu_devices,
 	};
@@ -738,6 +755,7 @@ static void daemon_reload(struct daemon *d)
 	keep_setting("push", (nc.push_url == NULL) != (c->push_url == NULL) ||
 				     (nc.push_url && strcmp(nc.push_url, c->push_url)));
 	keep_setting("push-interval", nc.push_interval_ns != c->push_interval_ns);
+	keep_setting("gpu-syscall-hook", nc.gpu_hook != c->gpu_hook);
 	fprintf(stderr, "profd: reloaded %s\n", args.path ? args.path : "(no config file)");
 	sdnotify_send("READY=1\nSTATUS=configuration reloaded");
 out:

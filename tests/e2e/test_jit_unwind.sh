@@ -1,0 +1,89 @@
+# Native stacks through JIT code: tests/workloads/jit copies a function
+# built with frame pointers into anonymous executable memory, names it in
+# /tmp/perf-PID.map, and calls it from main -> jit_a -> jit_b -> jit_c
+# built without frame pointers.  The walk must cross the anonymous frame
+# by its frame pointer and go on with the tables, so the callers up to
+# main are still found, and the JIT frame must carry the perf map's name.
+# A second copy runs frameless code whose rbp points at a fake frame:
+# its walks must stop at the JIT frame, with no caller made up.
+. "$(dirname "$0")/lib.sh"
+
+CC=${CC:-cc}
+SRCDIR=$SRC/tests/workloads/jit
+NAME=JIT:hot_loop
+$CC -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-stack-protector -c \
+	-o "$T/jitcode.o" "$SRCDIR/jitcode.c" || fail "building the JIT code"
+$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$T/jit" "$SRCDIR/chain.c" \
+	"$T/jitcode.o" || fail "building the program"
+objdump -d "$T/jit" | grep -A3 -E '<jit_[abc]>:' | grep -q 'push *%rbp' &&
+	fail "the callers have frame pointers"
+objdump -d "$T/jit" | grep -A2 '<jit_code>:' | grep -q 'push *%rbp' ||
+	fail "the JIT code has no frame pointer"
+
+# The processes and their JIT code first, so that profd --pid has their
+# mapping lists (with the anonymous mapping) before sampling starts.
+start_jit() { # OUT ARGS...
+	local out=$1 i
+	shift
+	run_bg "$T/jit" 10 "$NAME" "$@" >"$out"
+	for i in $(seq 1 100); do grep -q ready "$out" 2>/dev/null && break; sleep 0.05; done
+	grep -q ready "$out" || fail "the workload did not start"
+	grep -q " $NAME\$" "/tmp/perf-${CHILDREN[-1]}.map" || fail "no perf map written"
+}
+trap 'rm -f /tmp/perf-$W.map /tmp/perf-$F.map; cleanup' EXIT
+start_jit "$T/jit.out"
+W=${CHILDREN[-1]}
+start_jit "$T/frameless.out" frameless
+F=${CHILDREN[-1]}
+
+start_profd --rate 499 --pid "$W" --pid "$F"
+sleep 5
+ctl dump --pid "$W" -o "$T/jit.folded" || fail "dump failed"
+ctl dump --pid "$F" -o "$T/frameless.folded" || fail "dump failed"
+ctl stats >"$T/stats"
+
+# Samples with the JIT frame that have a user frame after it (it is the
+# leaf: only kernel frames, an interrupt, may follow), a caller other
+# than jit_c, or (unless $2 is "root-ok") no caller at all.
+invented() {
+	awk -v name="$NAME" -v rootok="${2:-}" '{
+		n = $NF; $NF = ""; sub(/ $/, ""); k = split($0, f, ";")
+		for (i = 1; i <= k && f[i] != name; i++) ;
+		if (i > k) next
+		if (i == 1 ? rootok != "root-ok" : f[i - 1] != "jit_c") { s += n; next }
+		for (j = i + 1; j <= k; j++) if (f[j] !~ /_\[k\]$/) { s += n; next }
+	} END { print s + 0 }' "$1"
+}
+
+total=$(total_samples "$T/jit.folded")
+jit=$(sum_matching "$T/jit.folded" "(^|;)$NAME(;| |$)")
+full=$(sum_matching "$T/jit.folded" "^_start;__libc_start_main;__libc_start_call_main;main;jit_a;jit_b;jit_c;$NAME(;| |$)")
+anon=$(awk '$1 == "bpf_unwind_walks_through_anon_code" { print $2 }' "$T/stats")
+pct=$(awk -v f="$full" -v j="$jit" 'BEGIN { printf "%.1f", j ? 100 * f / j : 0 }')
+echo "JIT leaf named $NAME in $jit/$total samples; $full ($pct%) of them reach _start..main" \
+	"through jit_a;jit_b;jit_c; bpf_unwind_walks_through_anon_code $anon"
+[ "$total" -ge 200 ] || fail "only $total samples"
+[ $((jit * 100)) -ge $((total * 80)) ] ||
+	{ sort -k2 -rn "$T/jit.folded" | head -5 >&2; fail "the JIT frame is not named from the perf map"; }
+ok "the JIT frame is named from the perf map"
+awk -v p="$pct" 'BEGIN { exit !(p >= 90) }' ||
+	{ awk '{ print $NF, $0 }' "$T/jit.folded" | sort -rn | head -5 >&2; fail "only $pct% of JIT samples reach main"; }
+ok "callers through JIT code: $pct% reach main"
+[ "${anon:-0}" -gt 0 ] || fail "bpf_unwind_walks_through_anon_code is ${anon:-missing}"
+bad=$(invented "$T/jit.folded")
+[ "$bad" = 0 ] || fail "$bad samples with frames around the JIT frame that are not there"
+ok "no invented frames around the JIT frame"
+
+# Frameless code on a fake frame: walks stop at the JIT frame (a sample
+# on its first instruction may still find jit_c through the caller's rbp).
+ftotal=$(sum_matching "$T/frameless.folded" "(^|;)$NAME(;| |$)")
+alone=$(sum_matching "$T/frameless.folded" "^$NAME(;| |$)")
+bad=$(invented "$T/frameless.folded" root-ok)
+echo "frameless JIT code: $ftotal samples, $alone cut short at the JIT frame, $bad with a made-up caller"
+[ "$ftotal" -ge 100 ] || fail "only $ftotal samples of the frameless JIT code"
+[ "$bad" = 0 ] || { grep -F "$NAME" "$T/frameless.folded" | head -5 >&2; fail "$bad samples with a made-up caller of frameless JIT code"; }
+[ $((alone * 100)) -ge $((ftotal * 90)) ] || fail "frameless JIT walks did not stop at the fake frame"
+ok "frameless JIT code: no caller made up"
+
+stop_profd
+echo "PASS test_jit_unwind"

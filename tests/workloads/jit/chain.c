@@ -1,0 +1,90 @@
+/* A JIT stand-in: copies jit_code (jitcode.c, built with frame pointers)
+ * into an anonymous PROT_EXEC mapping, names it in /tmp/perf-PID.map as
+ * JITs do, and calls it in a loop through main -> jit_a -> jit_b -> jit_c,
+ * built WITHOUT frame pointers (-O2 -fomit-frame-pointer, checked by the
+ * test).  A profiler must cross the anonymous frame by its frame pointer
+ * and go on with the tables in jit_c.  With "frameless", the code is
+ * frameless[] below instead: no frame of its own, and rbp pointing at a
+ * fake one on the stack whose return address is no code at all, which a
+ * profiler must not report as a caller.  Writes "ready" on stdout once
+ * the map is written.  usage: chain SECONDS NAME [frameless] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+extern const unsigned char __start_jit_text[], __stop_jit_text[];
+static unsigned long (*jit)(unsigned long);
+static volatile unsigned long sink;
+
+#define STEP(a, b)                                                                                 \
+	__attribute__((noinline)) static void a(void)                                              \
+	{                                                                                          \
+		b();                                                                               \
+		sink++;                                                                            \
+	}
+__attribute__((noinline)) static void jit_c(void)
+{
+	sink += jit(200000);
+}
+STEP(jit_b, jit_c)
+STEP(jit_a, jit_b)
+
+/* unsigned long f(unsigned long n): count n down with rbp on a fake
+ * frame {saved rbp 0x10, return address 0x20} at the top of the stack. */
+static const unsigned char frameless[] = {
+    0x48, 0x83, 0xec, 0x28,				  /* sub $0x28,%rsp */
+    0x48, 0xc7, 0x04, 0x24, 0x10, 0x00, 0x00, 0x00,	  /* movq $0x10,(%rsp) */
+    0x48, 0xc7, 0x44, 0x24, 0x08, 0x20, 0x00, 0x00, 0x00, /* movq $0x20,0x8(%rsp) */
+    0x48, 0x89, 0x6c, 0x24, 0x10,			  /* mov %rbp,0x10(%rsp) */
+    0x48, 0x89, 0xe5,					  /* mov %rsp,%rbp */
+    0x48, 0x83, 0xef, 0x01,				  /* 1: sub $1,%rdi */
+    0x75, 0xfa,						  /* jnz 1b */
+    0x48, 0x8b, 0x6c, 0x24, 0x10,			  /* mov 0x10(%rsp),%rbp */
+    0x48, 0x83, 0xc4, 0x28,				  /* add $0x28,%rsp */
+    0x48, 0x89, 0xf8,					  /* mov %rdi,%rax */
+    0xc3,						  /* ret */
+};
+
+/* The code copied to a fresh anonymous mapping, then made executable
+ * (never writable and executable at once). */
+static void *load_code(int fake_frame, size_t *len)
+{
+	const unsigned char *src = fake_frame ? frameless : __start_jit_text;
+	size_t n = fake_frame ? sizeof(frameless) : (size_t)(__stop_jit_text - __start_jit_text);
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, src, n);
+	if (mprotect(p, n, PROT_READ | PROT_EXEC))
+		return NULL;
+	*len = n;
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	char path[64];
+	size_t len;
+	void *code;
+	FILE *f;
+	time_t end;
+
+	if (argc < 3 || !(code = load_code(argc > 3 && !strcmp(argv[3], "frameless"), &len)))
+		return 1;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%lx %zx %s\n", (unsigned long)code, len, argv[2]) < 0 || fclose(f))
+		return 1;
+	jit = (unsigned long (*)(unsigned long))code;
+	printf("ready\n");
+	fflush(stdout);
+	end = time(NULL) + atoi(argv[1]);
+	while (time(NULL) < end)
+		jit_a();
+	unlink(path);
+	return 0;
+}
