@@ -432,4 +432,5 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_counters *ou
 	out->parse_failures = cs.parse_failures;
 	out->kallsyms_symbols = s->ks ? kallsyms_count(s->ks) : 0;
 	out->files_too_big = elffile_too_big();
+	out->names_left_mangled = demangle_refused();
 }
