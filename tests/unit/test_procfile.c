@@ -1,8 +1,8 @@
 /* procfile: opening files a profiled process names, against the attacks
  * its owner can mount: a symlink swapped under a mapped library, a FIFO
  * where a library was, an absolute symlink out of a container's root, no
- * openat2 at all, and 1 TB sparse files as executable and as the
- * .gnu_debuglink target. */
+ * openat2 at all, 1 TB sparse files as executable and as the
+ * .gnu_debuglink target, and an .eh_frame of a million tiny entries. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -383,6 +383,35 @@ static void test_sparse_huge_debuglink_target(void **state)
 	assert_true(now_s() - t0 < 2);
 }
 
+/* An .eh_frame well under the section cap but made of a million and
+ * more minimal CIEs: the entry count bounds the work, not the size. */
+static void test_many_cfi_entries(void **state)
+{
+	static const uint8_t cie[16] = { 12, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0x78, 16, 0, 0, 0 };
+	const uint64_t n = UNWIND_TABLE_MAX_CFI_ENTRIES + 1;
+	const struct sec secs[] = { { ".eh_frame", SHT_PROGBITS, 0x10000, n * sizeof(cie), 0, 0 } };
+	uint64_t refused = elffile_too_big(), i;
+	uint8_t *buf = malloc(n * sizeof(cie));
+	struct unwind_table t;
+	double t0;
+	int fd;
+
+	(void)state;
+	assert_non_null(buf);
+	for (i = 0; i < n; i++)
+		memcpy(buf + i * sizeof(cie), cie, sizeof(cie));
+	assert_true(write_elf(at("cies"), secs, 1, 0x10000 + n * sizeof(cie)));
+	fd = open(at("cies"), O_RDWR);
+	assert_true(fd >= 0);
+	put(fd, 0x10000, buf, n * sizeof(cie));
+	free(buf);
+	t0 = now_s();
+	assert_int_equal(unwind_table_build_fd(fd, NULL, &t), -E2BIG);
+	close(fd);
+	assert_true(elffile_too_big() > refused);
+	assert_true(now_s() - t0 < 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +421,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_openat2_fails_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sparse_huge_executable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sparse_huge_debuglink_target, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_cfi_entries, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,7 @@ struct builder {
 	struct unwind_table *t;
 	struct ranges ranges;
 	struct rows rows;
+	uint32_t entries; /* CIEs and FDEs read, both sections */
 };
 
 static uint64_t now_ns(void)
@@ -158,6 +159,12 @@ static int collect_fdes(struct builder *b, struct unwind_cfi_src *s, uint32_t sr
 
 	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
 		off = next;
+		/* Work is per entry: the count, not the section's size, bounds
+		 * it (a 256 MiB section holds millions of tiny FDEs). */
+		if (++b->entries > UNWIND_TABLE_MAX_CFI_ENTRIES) {
+			elffile_count_too_big();
+			return -E2BIG;
+		}
 		if (dwarf_cfi_cie_p(&e))
 			continue;
 		/* FDEs of discarded sections (address 0) and junk fail here. */
@@ -327,7 +334,8 @@ static int open_eh_frame(struct builder *b, struct unwind_cfi_src *s)
 	GElf_Shdr sh;
 	Elf_Scn *scn = elffile_find_section(b->f, ".eh_frame", &sh);
 
-	if (!scn || sh.sh_type != SHT_PROGBITS)
+	/* lld types it SHT_X86_64_UNWIND, as the psABI says. */
+	if (!scn || (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND))
 		return 0;
 	s->data = elffile_section_data(b->f, scn, &sh);
 	if (!s->data)
