@@ -50,8 +50,7 @@ static void link_field(uint8_t *obj, uint32_t off, int target, int raw)
 		memcpy(obj + off, &v, 8);
 }
 
-static void lay_out(const struct profd_pyoffsets *o, const uint8_t *data, size_t size,
-		    unsigned raw)
+static void lay_out(const struct profd_pyoffsets *o, const uint8_t *data, size_t size, unsigned raw)
 {
 	size_t r, off = 0;
 
@@ -78,9 +77,9 @@ static void lay_out(const struct profd_pyoffsets *o, const uint8_t *data, size_t
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const int minors[] = { 9, 10, 11, 12, 13 };
+	static const int minors[] = {9, 10, 11, 12, 13};
 	const struct profd_pyoffsets *o;
-	struct pyruntime rt = { 0 };
+	struct pyruntime rt = {0};
 	struct pycode_cache *c;
 	struct pycode_frame fr;
 	int err;

@@ -88,7 +88,8 @@ static pid_t map_library(struct procmaps *maps, const struct procmap **m, int *k
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		int fd = open(at("lib/libswap.so"), O_RDONLY);
-		void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		void *p = fd < 0 ? MAP_FAILED
+				 : mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 
 		if (p == MAP_FAILED || write(out[1], "r", 1) != 1)
 			_exit(1);
@@ -177,7 +178,7 @@ static void test_symlink_out_of_root(void **state)
 
 	/* Inside the root, the identity decides. */
 	assert_int_equal(stat(at("ctr/lib/real.so"), &st), 0);
-	want = (struct procfile_id){ major(st.st_dev), minor(st.st_dev), st.st_ino };
+	want = (struct procfile_id){major(st.st_dev), minor(st.st_dev), st.st_ino};
 	fd = procfile_open(at("ctr"), "/lib/real.so", &want);
 	assert_true(fd >= 0);
 	close(fd);
@@ -189,7 +190,7 @@ static void test_symlink_out_of_root(void **state)
  * never waited on (the open would block forever without O_NONBLOCK). */
 static void test_fifo_where_library_was(void **state)
 {
-	struct procmap m = { .start = 0x400000, .end = 0x401000, .prot = 5 };
+	struct procmap m = {.start = 0x400000, .end = 0x401000, .prot = 5};
 	struct symcache *c = symcache_new(4);
 	struct stat st;
 	double t0 = now_s();
@@ -220,12 +221,13 @@ static void test_fifo_where_library_was(void **state)
 static void test_no_openat2_fails_closed(void **state)
 {
 	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
+	struct sock_fprog prog = {sizeof(filter) / sizeof(filter[0]), filter};
+	bool closed;
 	int status;
 	pid_t pid;
 
@@ -239,8 +241,9 @@ static void test_no_openat2_fails_closed(void **state)
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
 			_exit(2);
-		_exit(procfile_open(at("ctr"), "/real.so", NULL) == -ENOSYS &&
-		      rootfs_open(at("ctr"), "/real.so") == -ENOSYS ? 0 : 1);
+		closed = procfile_open(at("ctr"), "/real.so", NULL) == -ENOSYS &&
+			 rootfs_open(at("ctr"), "/real.so") == -ENOSYS;
+		_exit(closed ? 0 : 1);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
@@ -265,16 +268,25 @@ static void put(int fd, uint64_t off, const void *p, size_t n)
  * in .shstrtab, section 1) and the file stretched to size with a hole. */
 static bool write_elf(const char *path, const struct sec *secs, size_t n, uint64_t size)
 {
-	Elf64_Ehdr eh = { .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
-				       EV_CURRENT },
-			  .e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
-			  .e_phoff = 64, .e_shoff = 0x1000, .e_ehsize = 64,
-			  .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1,
-			  .e_shentsize = sizeof(Elf64_Shdr), .e_shnum = (uint16_t)(n + 2),
-			  .e_shstrndx = 1 };
-	Elf64_Phdr ph = { .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_filesz = 0x2000,
-			  .p_memsz = 0x2000, .p_align = 0x1000 };
-	Elf64_Shdr sh[16] = { { 0 } };
+	Elf64_Ehdr eh = {
+	    .e_ident = {ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT},
+	    .e_type = ET_DYN,
+	    .e_machine = EM_X86_64,
+	    .e_version = EV_CURRENT,
+	    .e_phoff = 64,
+	    .e_shoff = 0x1000,
+	    .e_ehsize = 64,
+	    .e_phentsize = sizeof(Elf64_Phdr),
+	    .e_phnum = 1,
+	    .e_shentsize = sizeof(Elf64_Shdr),
+	    .e_shnum = (uint16_t)(n + 2),
+	    .e_shstrndx = 1};
+	Elf64_Phdr ph = {.p_type = PT_LOAD,
+			 .p_flags = PF_R | PF_X,
+			 .p_filesz = 0x2000,
+			 .p_memsz = 0x2000,
+			 .p_align = 0x1000};
+	Elf64_Shdr sh[16] = {{0}};
 	char names[256] = "";
 	size_t i, len = 1;
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -316,11 +328,11 @@ static bool write_elf(const char *path, const struct sec *secs, size_t n, uint64
 static void test_sparse_huge_executable(void **state)
 {
 	const struct sec secs[] = {
-		{ ".symtab", SHT_SYMTAB, 0x10000, 4 * GB, sizeof(Elf64_Sym), 3 },
-		{ ".strtab", SHT_STRTAB, 0x10000 + 4 * GB, 4 * GB, 0, 0 },
-		{ ".eh_frame", SHT_PROGBITS, 0x10000 + 8 * GB, 4 * GB, 0, 0 },
-		{ ".debug_frame", SHT_PROGBITS, 0x10000 + 12 * GB, 4 * GB, 0, 0 },
-		{ ".debug_info", SHT_PROGBITS, 0x10000 + 16 * GB, 4 * GB, 0, 0 },
+	    {".symtab", SHT_SYMTAB, 0x10000, 4 * GB, sizeof(Elf64_Sym), 3},
+	    {".strtab", SHT_STRTAB, 0x10000 + 4 * GB, 4 * GB, 0, 0},
+	    {".eh_frame", SHT_PROGBITS, 0x10000 + 8 * GB, 4 * GB, 0, 0},
+	    {".debug_frame", SHT_PROGBITS, 0x10000 + 12 * GB, 4 * GB, 0, 0},
+	    {".debug_info", SHT_PROGBITS, 0x10000 + 16 * GB, 4 * GB, 0, 0},
 	};
 	struct unwind_table t;
 	struct elfsym *es;
@@ -353,7 +365,7 @@ static void test_sparse_huge_executable(void **state)
  * takes hours. */
 static void test_sparse_huge_debuglink_target(void **state)
 {
-	const struct sec secs[] = { { ".gnu_debuglink", SHT_PROGBITS, 0x200, 16, 0, 0 } };
+	const struct sec secs[] = {{".gnu_debuglink", SHT_PROGBITS, 0x200, 16, 0, 0}};
 	static const char link[16] = "huge.debug\0\0\x12\x34\x56\x78";
 	struct elfsym *es;
 	uint64_t refused = elffile_too_big();
@@ -387,9 +399,9 @@ static void test_sparse_huge_debuglink_target(void **state)
  * more minimal CIEs: the entry count bounds the work, not the size. */
 static void test_many_cfi_entries(void **state)
 {
-	static const uint8_t cie[16] = { 12, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0x78, 16, 0, 0, 0 };
+	static const uint8_t cie[16] = {12, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0x78, 16, 0, 0, 0};
 	const uint64_t n = UNWIND_TABLE_MAX_CFI_ENTRIES + 1;
-	const struct sec secs[] = { { ".eh_frame", SHT_PROGBITS, 0x10000, n * sizeof(cie), 0, 0 } };
+	const struct sec secs[] = {{".eh_frame", SHT_PROGBITS, 0x10000, n * sizeof(cie), 0, 0}};
 	uint64_t refused = elffile_too_big(), i;
 	uint8_t *buf = malloc(n * sizeof(cie));
 	struct unwind_table t;
@@ -415,13 +427,14 @@ static void test_many_cfi_entries(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_symlink_swapped_under_mapped_library, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_symlink_out_of_root, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fifo_where_library_was, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_openat2_fails_closed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sparse_huge_executable, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sparse_huge_debuglink_target, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_many_cfi_entries, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_symlink_swapped_under_mapped_library, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_symlink_out_of_root, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fifo_where_library_was, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_openat2_fails_closed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sparse_huge_executable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sparse_huge_debuglink_target, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_many_cfi_entries, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdbool.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +26,8 @@
 static int open_in_root(const char *root, const char *path)
 {
 	struct open_how how = {
-		.flags = OPEN_FLAGS,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	    .flags = OPEN_FLAGS,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int dirfd, fd, tries;
 
@@ -102,7 +102,7 @@ static int open_plain(const char *path)
 
 int procfile_open_mapped(const char *proc_root, int pid, const struct procmap *m)
 {
-	struct procfile_id want = { m->dev_major, m->dev_minor, m->inode };
+	struct procfile_id want = {m->dev_major, m->dev_minor, m->inode};
 	char p[PATH_MAX];
 	int fd, n;
 
@@ -110,8 +110,8 @@ int procfile_open_mapped(const char *proc_root, int pid, const struct procmap *m
 	 * itself, so the process has no say in where it leads (its identity
 	 * is not compared: on overlayfs the maps line shows the backing
 	 * inode and fstat the overlay's).  It needs CAP_SYS_ADMIN. */
-	n = snprintf(p, sizeof(p), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid,
-		     m->start, m->end);
+	n = snprintf(p, sizeof(p), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid, m->start,
+		     m->end);
 	if (n < 0 || (size_t)n >= sizeof(p))
 		return -ENAMETOOLONG;
 	fd = check_fd(open_plain(p), NULL);
@@ -158,6 +158,7 @@ int rootfs_open(const char *root, const char *path)
 		return procfile_open(root, path, NULL);
 	return check_fd(open_plain(path), NULL);
 }
+
 int rootfs_read_fd(int fd, size_t max, char **data, size_t *len)
 {
 	size_t cap = 4096, n = 0;
