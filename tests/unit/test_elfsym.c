@@ -381,12 +381,14 @@ static void test_demangle_exponential(void **state)
 	sym[strlen("_Z1fSt4pairI1aS0_E") + 3 * 10] = 0;
 	s = demangle(sym);
 	assert_non_null(s);
-	assert_true(strstr(s, "f(std::pair<a, a>, std::pair<a, a>, std::pair<std::pair<a, a>, ") == s);
+	assert_true(strstr(s, "f(std::pair<a, a>, std::pair<a, a>, std::pair<std::pair<a, a>, ") ==
+		    s);
 	free(s);
 	/* A long real one. */
-	s = demangle("_ZNSt8_Rb_treeINSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESt4pairIKS5_"
-		     "St6vectorIS5_SaIS5_EEESt10_Select1stISB_ESt4lessIS5_ESaISB_EE8_M_eraseEPSt13_"
-		     "Rb_tree_nodeISB_E");
+	s = demangle(
+	    "_ZNSt8_Rb_treeINSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESt4pairIKS5_"
+	    "St6vectorIS5_SaIS5_EEESt10_Select1stISB_ESt4lessIS5_ESaISB_EE8_M_eraseEPSt13_"
+	    "Rb_tree_nodeISB_E");
 	assert_non_null(s);
 	free(s);
 	assert_int_equal(demangle_refused(), before + 1);

@@ -62,7 +62,7 @@ static struct stat stat_of(const char *path)
  * umask of a careless start) or 0666 ends up 0600, never open to all. */
 static void test_no_group_means_0600(void **state)
 {
-	static const mode_t before[] = { 0700, 0666, 0777 };
+	static const mode_t before[] = {0700, 0666, 0777};
 	char path[300];
 	size_t i;
 	int fd = make_socket("a.sock", path, sizeof(path));

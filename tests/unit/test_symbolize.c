@@ -146,8 +146,9 @@ static int build_fake_proc(void)
 		       "head -c 5000 /dev/urandom > '%s/opt/bad.so'",
 		       D, symtest_cc(), root, root, FAKE_PID, root, root, root))
 		return -1;
-	snprintf(status, sizeof(status), "Name:\tjit\nPid:\t4242\nNSpid:\t4242\t7\nUid:\t%u\t%u\t%u\t%u\n",
-		 FAKE_UID, FAKE_UID, FAKE_UID, FAKE_UID);
+	snprintf(status, sizeof(status),
+		 "Name:\tjit\nPid:\t4242\nNSpid:\t4242\t7\nUid:\t%u\t%u\t%u\t%u\n", FAKE_UID,
+		 FAKE_UID, FAKE_UID, FAKE_UID);
 	if (symtest_write_str(path_of("proc/%d/status", FAKE_PID), status))
 		return -1;
 	if (symtest_write_str(path_of("proc/%d/root/tmp/perf-7.map", FAKE_PID),

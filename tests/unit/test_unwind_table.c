@@ -266,14 +266,16 @@ static void retype_eh_frame(const char *file, uint32_t type)
 
 	assert_true(fd >= 0);
 	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
-	assert_int_equal(pread(fd, &strs, sizeof(strs), (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof(sh))),
-			 (ssize_t)sizeof(strs));
+	assert_int_equal(
+	    pread(fd, &strs, sizeof(strs), (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof(sh))),
+	    (ssize_t)sizeof(strs));
 	for (i = 1; i < eh.e_shnum; i++) {
 		off_t at = (off_t)(eh.e_shoff + (uint64_t)i * sizeof(sh));
 
 		assert_int_equal(pread(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
 		memset(name, 0, sizeof(name));
-		assert_true(pread(fd, name, sizeof(name) - 1, (off_t)(strs.sh_offset + sh.sh_name)) > 0);
+		assert_true(
+		    pread(fd, name, sizeof(name) - 1, (off_t)(strs.sh_offset + sh.sh_name)) > 0);
 		if (strcmp(name, ".eh_frame"))
 			continue;
 		sh.sh_type = type;

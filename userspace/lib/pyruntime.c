@@ -207,8 +207,13 @@ static void elf_cache_put(const struct stat *st, const struct pyelf *pe, int err
 static int read_elf(int pid, const struct pymap *m, struct pyelf *pe)
 {
 	struct procmap pm = {
-		.start = m->start, .end = m->end, .offset = m->offset, .inode = m->inode,
-		.dev_major = m->dev_major, .dev_minor = m->dev_minor, .path = (char *)m->path,
+	    .start = m->start,
+	    .end = m->end,
+	    .offset = m->offset,
+	    .inode = m->inode,
+	    .dev_major = m->dev_major,
+	    .dev_minor = m->dev_minor,
+	    .path = (char *)m->path,
 	};
 	struct elffile f;
 	struct stat st;

@@ -33,7 +33,7 @@
 struct pid_jit {
 	struct perfmap *pm;
 	int nspid;
-	uid_t uid;	   /* effective uid of the process */
+	uid_t uid;	      /* effective uid of the process */
 	uint64_t refused_ino; /* last map refused, logged once */
 	uint64_t size, ino;
 	struct timespec mtime;
