@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 4
+#define PROFD_ABI_VERSION 5
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
@@ -22,6 +22,7 @@ enum profd_event_type {
 	PROFD_EV_EXEC = 2,
 	PROFD_EV_EXIT = 3,
 	PROFD_EV_GPU = 4, /* struct profd_gpu_event (GPU driver call or CUDA entry point) */
+	PROFD_EV_STACK = 5, /* struct profd_stack: a stack's frames, sent once per generation */
 };
 
 /* Stack kinds, mixed into the content hash so equal IPs of different
@@ -33,12 +34,12 @@ enum profd_stack_kind {
 };
 
 /* profd_sample.flags */
-#define PROFD_SAMPLE_KSTACK_NEW (1u << 0) /* BPF inserted kstack: userspace copies then deletes */
+#define PROFD_SAMPLE_KSTACK_NEW (1u << 0) /* the kernel stack's frames were sent just before */
 #define PROFD_SAMPLE_USTACK_NEW (1u << 1) /* same for the user stack */
 #define PROFD_SAMPLE_KSTACK_TRUNC (1u << 2) /* kernel stack hit PROFD_MAX_STACK_DEPTH */
 #define PROFD_SAMPLE_USTACK_TRUNC (1u << 3) /* user stack hit PROFD_MAX_STACK_DEPTH */
 #define PROFD_SAMPLE_KERNEL_THREAD (1u << 4) /* no user stack: a kernel thread */
-#define PROFD_SAMPLE_PYSTACK_NEW (1u << 5)  /* BPF inserted the Python stack */
+#define PROFD_SAMPLE_PYSTACK_NEW (1u << 5)  /* same for the Python stack */
 #define PROFD_SAMPLE_PYSTACK_TRUNC (1u << 6) /* more Python frames than fit */
 #define PROFD_SAMPLE_PYTHON (1u << 7)       /* a Python process (pystack_id 0: thread not in Python) */
 #define PROFD_SAMPLE_USTACK_UNKNOWN (1u << 8) /* unwind hit code without a table: maps changed? */
@@ -46,7 +47,10 @@ enum profd_stack_kind {
 
 /* A CPU sample.  Stacks travel by ID: the ID is a 64-bit content hash of
  * the stack, so a reused or colliding slot can never mislabel a sample.
- * An ID of 0 means "no stack" (see the failure counters). */
+ * An ID of 0 means "no stack" (an empty kernel stack: the thread was in
+ * user mode; otherwise see the failure counters).  A stack's frames reach
+ * userspace once per generation as a PROFD_EV_STACK record in the same
+ * ring, before the first event that names it (see stackhash.bpf.h). */
 struct profd_sample {
 	__u32 type;
 	__u32 pid; /* tgid */
@@ -59,9 +63,14 @@ struct profd_sample {
 	__u32 flags;
 	__u32 _pad;
 	char comm[PROFD_COMM_LEN]; /* thread name */
+	/* The process's start, ns since boot (/proc/PID/stat's starttime is
+	 * this in clock ticks): with the pid, the process's identity, so a
+	 * reused pid is told apart without a look into /proc. */
+	__u64 start_ns;
 };
 
-/* Process lifecycle events from tracepoints. */
+/* Process lifecycle events from tracepoints, in a ring of their own so a
+ * flood of samples cannot crowd them out. */
 struct profd_proc_event {
 	__u32 type;
 	__u32 pid;
@@ -71,12 +80,18 @@ struct profd_proc_event {
 	char comm[PROFD_COMM_LEN];
 };
 
-/* Value of the stacks map. */
+/* A stack as BPF builds it in a per-CPU scratch slot and sends it: only
+ * the first nr ips travel (PROFD_STACK_REC_BYTES(nr) bytes). */
 struct profd_stack {
-	__u32 kind;
+	__u32 type; /* PROFD_EV_STACK */
+	__u32 kind; /* enum profd_stack_kind */
 	__u32 nr;
+	__u32 _pad;
+	__u64 id;   /* content hash of kind and ips */
 	__u64 ips[PROFD_MAX_STACK_DEPTH];
 };
+#define PROFD_STACK_HDR_BYTES 24
+#define PROFD_STACK_REC_BYTES(nr) (PROFD_STACK_HDR_BYTES + (nr) * 8)
 
 /* Counters, one slot each in the per-CPU counters map.  Every sample the
  * program sees ends in exactly one of SENT, FILTERED or RB_FULL; stack
@@ -90,7 +105,7 @@ enum profd_counter {
 	PROFD_CNT_USTACK_FAIL,   /* bpf_get_stack failed for the user stack */
 	PROFD_CNT_KSTACK_TRUNC,  /* kernel stack deeper than the limit */
 	PROFD_CNT_USTACK_TRUNC,  /* user stack deeper than the limit */
-	PROFD_CNT_STACKMAP_FULL, /* stacks map could not take a new stack */
+	PROFD_CNT_STACKMAP_FULL, /* a new stack's record found the ringbuf full (event sent without it) */
 	PROFD_CNT_PROC_SENT,     /* exec/exit events sent */
 	PROFD_CNT_PROC_RB_FULL,  /* exec/exit events dropped */
 	PROFD_CNT_PY_SAMPLES,    /* samples of Python processes */
@@ -99,6 +114,7 @@ enum profd_counter {
 	PROFD_CNT_PY_READ_FAIL,  /* ... where reading interpreter memory failed */
 	PROFD_CNT_PY_TSTATE_WALKS, /* thread-list searches for a tstate */
 	PROFD_CNT_PY_UPROBE_HITS,  /* eval-loop uprobe hits (--python-uprobe) */
+	PROFD_CNT_STACKS_SENT,     /* stack records sent (new in this generation) */
 	PROFD_CNT_MAX
 };
 
@@ -108,6 +124,10 @@ enum profd_counter {
  * (userspace/lib/pyoffsets.c).  One copy per Python process sits in the
  * py_procs map. */
 #define PYOFF_NONE 0xffffffffu
+/* Low bits of a _PyStackRef (3.14+ f_executable) that tag it rather than
+ * address the object (Py_TAG_BITS); objects are 8-byte aligned, so older
+ * versions' plain pointers have them clear and the mask changes nothing. */
+#define PYOFF_STACKREF_TAG 3ull
 
 /* pyoffsets.instr_kind: what frame_instr holds and how the walker turns it
  * into the instruction offset it emits (see pycode.h). */
@@ -154,12 +174,19 @@ struct profd_pyoffsets {
 
 	/* PyFrameObject (<= 3.10) or _PyInterpreterFrame (3.11+) */
 	__u32 frame_previous;     /* f_back / previous */
-	__u32 frame_code;	     /* f_code / f_executable */
+	__u32 frame_code;	     /* f_code / f_executable (3.14+: a tagged
+				      * _PyStackRef, see PYOFF_STACKREF_TAG) */
 	__u32 frame_instr;	     /* f_lasti / prev_instr / instr_ptr */
 	__u32 frame_owner;	     /* char owner, 3.11+ */
 	__u32 frame_is_entry;     /* bool is_entry, 3.11 only */
-	__u32 frame_owner_cstack; /* owner value of C-stack shim frames
-				      * (3.12+), PYOFF_NONE if none */
+	__u32 frame_owner_cstack; /* owner values from this one up are
+				      * not Python frames: C-stack shims
+				      * (3.12, 3.13) and interpreter-owned
+				      * entry/base frames (3.14+); PYOFF_NONE
+				      * before 3.12 */
+	__u32 frame_tlbc_index;   /* int32 tlbc_index: which per-thread copy
+				      * of the bytecode instr_ptr is in
+				      * (free-threaded 3.14+), else PYOFF_NONE */
 
 	/* PyCodeObject */
 	__u32 code_filename;
@@ -168,6 +195,7 @@ struct profd_pyoffsets {
 	__u32 code_firstlineno; /* int */
 	__u32 code_linetable;   /* co_lnotab (3.9) / co_linetable */
 	__u32 code_adaptive;	   /* co_code_adaptive, 3.11+ */
+	__u32 code_tlbc;	   /* co_tlbc (_PyCodeArray *), with frame_tlbc_index */
 
 	/* PyObject, PyTypeObject, PyBytesObject */
 	__u32 object_type; /* ob_type */
@@ -182,7 +210,7 @@ struct profd_pyoffsets {
 	__u32 unicode_ascii_data;	/* sizeof(PyASCIIObject) */
 	__u32 unicode_compact_data;	/* sizeof(PyCompactUnicodeObject) */
 	__u32 unicode_has_ready_bit; /* 1 on <= 3.11 (state.ready) */
-	__u32 _pad;
+	__u32 free_threaded;	     /* 1: a free-threaded build (3.13t+) */
 };
 
 

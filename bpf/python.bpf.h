@@ -135,6 +135,26 @@ static __always_inline __u64 py_top_frame(const struct profd_pyoffsets *o, __u64
 	return f;
 }
 
+/* Free-threaded 3.14+: where the bytecode copy instr_ptr points into
+ * starts.  Copy 0 is co_code_adaptive itself; a thread with its own copy
+ * runs entries[i] of the code's _PyCodeArray { Py_ssize_t size; char
+ * *entries[]; }. */
+static __always_inline __u64 py_bytecode_base(const struct profd_pyoffsets *o, __u64 frame,
+					      __u64 code)
+{
+	__s32 idx = 0;
+	__u64 arr, base;
+
+	if (o->frame_tlbc_index == PYOFF_NONE || o->code_tlbc == PYOFF_NONE)
+		return code + o->code_adaptive;
+	bpf_probe_read_user(&idx, sizeof(idx), (const void *)(frame + o->frame_tlbc_index));
+	if (idx <= 0 || idx > 4096)
+		return code + o->code_adaptive;
+	arr = py_read_ptr(code + o->code_tlbc);
+	base = arr ? py_read_ptr(arr + 8 + 8 * (__u64)idx) : 0;
+	return base ? base : code + o->code_adaptive;
+}
+
 /* Instruction offset the way userspace's pycode module expects it. */
 static __always_inline __s32 py_instr_offset(const struct profd_pyoffsets *o, __u64 frame,
 					     __u64 code)
@@ -145,7 +165,7 @@ static __always_inline __s32 py_instr_offset(const struct profd_pyoffsets *o, __
 		bpf_probe_read_user(&lasti, sizeof(lasti), (const void *)(frame + o->frame_instr));
 		return lasti;
 	}
-	return (__s32)(py_read_ptr(frame + o->frame_instr) - (code + o->code_adaptive));
+	return (__s32)(py_read_ptr(frame + o->frame_instr) - py_bytecode_base(o, frame, code));
 }
 
 static __always_inline __u8 py_read_u8(__u64 addr)
@@ -176,10 +196,11 @@ static long py_walk_step(__u32 i, void *ctx)
 
 	if (!st || !frame)
 		return 1;
-	/* 3.12+: shim frames owned by the C stack sit between eval calls;
-	 * the frame just leafward of one starts a C-level call. */
+	/* 3.12+: shim frames owned by the C stack (3.14+: by the
+	 * interpreter) sit between eval calls; the frame just leafward of
+	 * one starts a C-level call. */
 	if (o->frame_owner_cstack != PYOFF_NONE &&
-	    py_read_u8(frame + o->frame_owner) == o->frame_owner_cstack) {
+	    py_read_u8(frame + o->frame_owner) >= o->frame_owner_cstack) {
 		if (n > 0)
 			st->ips[(2 * (n - 1) + 1) & 127] |= (__u64)PROFD_PYFRAME_ENTRY << 32;
 		w->frame = py_read_ptr(frame + o->frame_previous);
@@ -192,6 +213,7 @@ static long py_walk_step(__u32 i, void *ctx)
 		w->frame = PY_FRAME_UNREADABLE;
 		return 1;
 	}
+	code &= ~PYOFF_STACKREF_TAG;
 	if (o->frame_kind == PYOFF_FRAME_OBJECT)
 		flags = PROFD_PYFRAME_ENTRY; /* <= 3.10: one eval call per frame */
 	else if (o->frame_is_entry != PYOFF_NONE && py_read_u8(frame + o->frame_is_entry))

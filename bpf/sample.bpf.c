@@ -27,10 +27,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 filter_by_pid = 0; /* 1: only tgids in pid_filter */
 const volatile __u32 abi_version = PROFD_ABI_VERSION;
 
+/* exec and exit: a ring of their own, so samples cannot crowd them out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22); /* resized by userspace */
-} events SEC(".maps");
+	__uint(max_entries, 1 << 18);
+} proc_events SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -71,7 +72,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct profd_py_proc *py;
 	struct task_struct *task;
-	struct profd_sample *e;
+	struct profd_sample e;
 
 	count(PROFD_CNT_SEEN);
 	/* tid 0 is the idle task: nothing to attribute. */
@@ -79,31 +80,32 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		count(PROFD_CNT_FILTERED);
 		return 0;
 	}
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
+	/* Built on the stack and sent last: the records of new stacks must
+	 * precede the sample in the ring (stackhash.bpf.h). */
+	e.type = PROFD_EV_SAMPLE;
+	e.pid = tgid;
+	e.tid = tid;
+	e.cpu = bpf_get_smp_processor_id();
+	e.time_ns = bpf_ktime_get_ns();
+	e.flags = 0;
+	e._pad = 0;
+	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	e.kstack_id = capture(ctx, PROFD_STACK_KERNEL, &e);
+
+	task = (struct task_struct *)bpf_get_current_task();
+	e.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
+		e.flags |= PROFD_SAMPLE_KERNEL_THREAD;
+		e.ustack_id = 0;
+	} else {
+		e.ustack_id = capture_user(ctx, tgid, &e);
+	}
+	py = bpf_map_lookup_elem(&py_procs, &tgid);
+	e.pystack_id = py ? py_capture(py, tid, &e) : 0;
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), 0)) {
 		count(PROFD_CNT_RB_FULL);
 		return 0;
 	}
-	e->type = PROFD_EV_SAMPLE;
-	e->pid = tgid;
-	e->tid = tid;
-	e->cpu = bpf_get_smp_processor_id();
-	e->time_ns = bpf_ktime_get_ns();
-	e->flags = 0;
-	e->_pad = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	e->kstack_id = capture(ctx, PROFD_STACK_KERNEL, e);
-
-	task = (struct task_struct *)bpf_get_current_task();
-	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
-		e->flags |= PROFD_SAMPLE_KERNEL_THREAD;
-		e->ustack_id = 0;
-	} else {
-		e->ustack_id = capture_user(ctx, tgid, e);
-	}
-	py = bpf_map_lookup_elem(&py_procs, &tgid);
-	e->pystack_id = py ? py_capture(py, tid, e) : 0;
-	bpf_ringbuf_submit(e, 0);
 	count(PROFD_CNT_SENT);
 	return 0;
 }
@@ -115,7 +117,7 @@ static __always_inline int send_proc_event(struct task_struct *p, __u32 type)
 
 	if (!selected(tgid))
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
 		count(PROFD_CNT_PROC_RB_FULL);
 		return 0;

@@ -29,6 +29,8 @@ static __always_inline __u64 stackcap_get_stack(void *ctx, struct profd_stack *s
 	}
 	st->kind = kind;
 	st->nr = (__u32)n / sizeof(__u64);
+	if (!st->nr && !user)
+		return 0; /* user mode: nothing to store, nothing to send */
 	if (st->nr >= PROFD_MAX_STACK_DEPTH) {
 		count(user ? PROFD_CNT_USTACK_TRUNC : PROFD_CNT_KSTACK_TRUNC);
 		*flags |= user ? PROFD_SAMPLE_USTACK_TRUNC : PROFD_SAMPLE_KSTACK_TRUNC;

@@ -1,20 +1,37 @@
-/* stackhash.bpf.h: content-hashed stack storage shared by every BPF
- * program that records stacks.  A stack's ID is a 64-bit hash of its kind
- * and frames, so the same stack always gets the same ID and two stacks can
- * share one only through a 64-bit hash collision.  Userspace copies a new
- * stack out and deletes it (the NEW flag tells it to), which keeps the map
- * small: it holds only stacks userspace has not read yet. */
+/* stackhash.bpf.h: content-hashed stacks shared by every BPF program
+ * that records them.  A stack's ID is a 64-bit hash of its kind and frames,
+ * so the same stack always gets the same ID and two stacks can share one
+ * only through a 64-bit hash collision.
+ *
+ * The frames travel to userspace once: the first time a stack is seen in
+ * the current generation, its record goes into the events ring before the
+ * event that names it, and its ID into stacks_known.  Later events carry
+ * the ID alone, and userspace never reads or deletes anything in a map per
+ * sample.  Userspace keeps the frames of two generations; when it drops the
+ * older it bumps stack_gen, so every stack it no longer holds is sent again
+ * the next time it is seen. */
 #ifndef PROFD_STACKHASH_BPF_H
 #define PROFD_STACKHASH_BPF_H
 
 #include "common.bpf.h"
 
+/* Samples, GPU-free events and stack records (sample.bpf.c). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192); /* resized by userspace */
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22); /* resized by userspace */
+} events SEC(".maps");
+
+/* ID -> generation it was last sent in.  An LRU: an entry that falls out
+ * only means the stack is sent once more. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536); /* resized by userspace */
 	__type(key, __u64);
-	__type(value, struct profd_stack);
-} stacks SEC(".maps");
+	__type(value, __u32);
+} stacks_known SEC(".maps");
+
+/* Written by userspace when it drops a generation of stacks. */
+volatile __u32 stack_gen = 1;
 
 /* One per-CPU slot per stack kind, so the kernel, user and Python stacks of
  * one sample are built without overwriting each other. */
@@ -60,21 +77,31 @@ __noinline __u64 stackhash_of(const struct profd_stack *st)
 	return h ? h : 1; /* 0 means "no stack" */
 }
 
-/* Store st if new; returns its ID (0 on failure, counted in full_counter).
- * Sets new_flag in *flags when this call inserted it. */
+/* The ID of st, sending its frames first when userspace may not hold
+ * them (sets new_flag in *flags then).  0 when the record could not be
+ * sent: the ring is full, and the event will say "[stack lost]". */
 static __always_inline __u64 stackhash_store(struct profd_stack *st, __u32 *flags, __u32 new_flag,
 					     __u32 full_counter)
 {
-	__u64 h = stackhash_of(st);
-	long err;
+	__u64 h = stackhash_of(st), size;
+	__u32 gen = stack_gen, *known;
 
-	err = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
-	if (err == 0) {
-		*flags |= new_flag;
-	} else if (err != -17 /* EEXIST: already stored, unread */) {
+	known = bpf_map_lookup_elem(&stacks_known, &h);
+	if (known && *known == gen)
+		return h;
+	st->type = PROFD_EV_STACK;
+	st->_pad = 0;
+	st->id = h;
+	size = PROFD_STACK_REC_BYTES((__u64)st->nr);
+	if (size > sizeof(*st))
+		size = sizeof(*st);
+	if (bpf_ringbuf_output(&events, st, size, 0)) {
 		count(full_counter);
 		return 0;
 	}
+	bpf_map_update_elem(&stacks_known, &h, &gen, BPF_ANY);
+	count(PROFD_CNT_STACKS_SENT);
+	*flags |= new_flag;
 	return h;
 }
 

@@ -1,6 +1,9 @@
 # The CPython interpreters to test, one path per line: $PROFD_TEST_PYTHONS
-# (colon-separated) if set, else Debian's python3.11 and every pyenv
-# version from 3.9 on.  Sourced by the Python end-to-end tests.
+# (colon-separated) if set, else Debian's python3.11, every pyenv version
+# from 3.9 on, and 3.14 and 3.15 from Debian sid's packages, fetched once
+# into the build tree by get_sid_pythons.sh (where that fails, the reason
+# is printed and those versions are skipped).  Sourced by the Python
+# end-to-end tests.
 list_pythons() {
 	if [ -n "${PROFD_TEST_PYTHONS:-}" ]; then
 		echo "$PROFD_TEST_PYTHONS" | tr ':' '\n'
@@ -18,4 +21,6 @@ list_pythons() {
 			esac
 		done
 	fi
+	"$(dirname "${BASH_SOURCE[0]}")/get_sid_pythons.sh" "$BUILD/sid-pythons" 14 15 ||
+		echo "SKIP: sid's CPython 3.14/3.15 (reason above)" >&2
 }

@@ -5,6 +5,9 @@
 # stay bounded, its fds not leak, and every sample be accounted for:
 #   bpf_samples_seen = filtered + sent + dropped_ringbuf_full
 #   samples_received = aggregated + dropped_nomem + dropped_proc_table_full
+# Meanwhile a client asks for stats every 200 ms: every answer within 1 s,
+# p99 within 100 ms.  Each Python worker's samples after its first seconds
+# carry its whole Python stack (>= 95%), and no exec or exit event is lost.
 # The table printed at the end is the run's record.
 # PROFD_LOAD_SECONDS, PROFD_LOAD_PYTHONS override the length and the load.
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +54,7 @@ echo "profd: RSS ${RSS0_KB} KiB and $FDS0 fds before the load; RSS limit $((RSS_
 
 # The load.  The Python processes run at nice 10, as batch work would, so
 # the storm and profd get the CPU share they need on a small machine.
+PYPIDS=()
 for i in $(seq 1 "$NPY"); do
 	run_bg nice -n 10 "$PY" -c "
 import time
@@ -60,10 +64,15 @@ def work(n):
 while time.monotonic() < end:
     work(2000)
 "
+	PYPIDS+=("${CHILDREN[-1]}")
 done
 "$STORM" "$SECONDS_LOAD" 4 800 >"$T/storm.out" &
 STORM_PID=$!
 CHILDREN+=("$STORM_PID")
+python3 "$(dirname "$0")/tools/ctl_latency.py" --profctl "$PROFCTL" --socket "$SOCK" \
+	--seconds "$SECONDS_LOAD" --every 0.2 --out "$T/lat" &
+LAT_PID=$!
+CHILDREN+=("$LAT_PID")
 
 printf '%6s %9s %5s %10s %10s %8s %8s %8s\n' time rss_mib fds samples/s execs/s drops tracked evicted >"$T/table"
 row() { # time
@@ -96,6 +105,7 @@ while [ "$elapsed" -lt "$SECONDS_LOAD" ]; do
 	[ -z "${RSS_MID_KB:-}" ] && [ "$elapsed" -ge $((SECONDS_LOAD / 2)) ] && RSS_MID_KB=$RSS_KB
 done
 wait "$STORM_PID" || fail "exec_storm failed"
+wait "$LAT_PID" || fail "the latency prober failed"
 for p in "${CHILDREN[@]}"; do wait "$p" 2>/dev/null; done
 CHILDREN=()
 sleep 3 # the last events drain; /proc entries of the dead are gone
@@ -142,6 +152,43 @@ inflight=$((sent - recv))
 	fail "sent $sent but received $recv"
 ok "accounted: seen $seen = filtered $filtered + sent $sent + ringbuf full $rbfull (+$d in flight);" \
 	"received $recv = aggregated $agg + nomem $nomem + table full $full; $inflight in the ring"
+
+# Lifecycle events have a ring of their own: none lost to the flood.
+[ "$(st bpf_proc_events_dropped_ringbuf_full)" = 0 ] ||
+	fail "$(st bpf_proc_events_dropped_ringbuf_full) exec/exit events lost"
+ok "lifecycle events: $(st bpf_proc_events_sent) sent, 0 lost;" \
+	"$(st proc_exits_repaired) exits repaired from a reused pid"
+
+# Clients answered all along (connect to the answer's last byte).
+n=$(wc -l <"$T/lat")
+failed=$(awk '$2 != 0' "$T/lat" | wc -l)
+p99=$(sort -n "$T/lat" | awk '{ v[NR] = $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; print v[i] }')
+worst=$(sort -n "$T/lat" | tail -n 1 | cut -d' ' -f1)
+[ "$failed" = 0 ] || fail "$failed of $n stats requests failed under load"
+echo "server side: longest answer $(st control_answer_ns_max) ns, longest wait for the" \
+	"profile state $(st state_lock_wait_ns_max) ns, last history flush $(st history_last_flush_ns) ns"
+awk -v p="$p99" -v w="$worst" 'BEGIN { exit !(p <= 100 && w <= 1000) }' ||
+	fail "stats under load: p99 $p99 ms (limit 100), worst $worst ms (limit 1000)"
+ok "stats under load: $n requests, p99 $p99 ms, worst $worst ms"
+
+# Python workers: their whole stack (<module> down to work) in >= 95% of
+# their samples once they run (their first seconds left out).
+since=$((SECONDS_LOAD - 10))
+worst_share=100 checked=0
+for pid in "${PYPIDS[@]}"; do
+	ctl dump --pid "$pid" --python-only --since "${since}s" --format folded \
+		-o "$T/py.folded" 2>/dev/null || continue
+	tot=$(total_samples "$T/py.folded")
+	[ "$tot" -ge 20 ] || continue
+	full=$(sum_matching "$T/py.folded" '<module>.*;work ')
+	share=$((100 * full / tot))
+	[ "$share" -lt "$worst_share" ] && worst_share=$share worst_pid=$pid
+	checked=$((checked + 1))
+done
+[ "$checked" -ge $((NPY / 2)) ] || fail "only $checked Python workers had 20 samples to check"
+[ "$worst_share" -ge 95 ] ||
+	fail "Python worker $worst_pid: only $worst_share% of its samples with its whole stack"
+ok "Python workers: $checked checked, the worst with its whole stack in $worst_share% of samples"
 
 stop_profd
 ok "profd stopped cleanly"

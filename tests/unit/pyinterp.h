@@ -6,7 +6,9 @@
  *                        these are used
  *   otherwise            python3.N and python3 on PATH, plus
  *                        $(pyenv root)/versions/<any>/bin/python3 when
- *                        pyenv is installed
+ *                        pyenv is installed, plus Debian sid's 3.14 and
+ *                        3.15 where the end-to-end tests have fetched
+ *                        them into $BUILD/sid-pythons (get_sid_pythons.sh)
  * Each candidate is asked for its version and sys.executable; duplicates
  * (same real path) are dropped. */
 #ifndef PROFD_TEST_PYINTERP_H
@@ -119,6 +121,18 @@ static inline void pyinterp_from_pyenv(struct pyinterps *ps)
 	closedir(d);
 }
 
+static inline void pyinterp_from_build(struct pyinterps *ps)
+{
+	const char *build = getenv("BUILD");
+	char cand[PATH_MAX];
+	int minor;
+
+	for (minor = 14; build && minor <= 15; minor++)
+		if (snprintf(cand, sizeof(cand), "%s/sid-pythons/python3.%d/usr/bin/python3.%d",
+			     build, minor, minor) < (int)sizeof(cand))
+			pyinterp_try(ps, cand);
+}
+
 static inline void pyinterp_discover(struct pyinterps *ps)
 {
 	const char *env = getenv("PROFD_TEST_PYTHONS");
@@ -135,6 +149,7 @@ static inline void pyinterp_discover(struct pyinterps *ps)
 	}
 	pyinterp_from_path(ps);
 	pyinterp_from_pyenv(ps);
+	pyinterp_from_build(ps);
 }
 
 /* A fresh scratch directory under PROFD_TEST_TMP (or /tmp). */

@@ -1,7 +1,9 @@
 /* ingest + aggregate + proctable: feed sample events with a fake stack
  * source, symbolize against this very process, and check what a dump
  * returns: frames in order, counts, lost stacks accounted, time windows,
- * per-thread roots, the map entry deleted exactly when BPF says NEW. */
+ * per-thread roots; stack records kept by ID across generations, samples
+ * counted by the memo without symbolizing again, pid reuse told apart by
+ * the sample's start time. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,34 +38,28 @@ __attribute__((noinline, used)) void victim_caller(void)
 	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
 }
 
+/* The stack BPF would send: its record goes in before the next sample
+ * naming it when present is set (once, as BPF sends it once). */
 struct fake_source {
 	uint64_t id;
 	struct profd_stack st;
-	int reads, deletes;
 	bool present;
+	uint32_t gens_told, last_gen;
 };
 
-static int fake_read(void *ctx, uint64_t id, struct profd_stack *out)
+static void fake_gen(void *ctx, uint32_t gen)
 {
 	struct fake_source *f = ctx;
 
-	if (!f->present || id != f->id)
-		return -ENOENT;
-	f->reads++;
-	*out = f->st;
-	return 0;
+	f->gens_told++;
+	f->last_gen = gen;
 }
 
-static int fake_del(void *ctx, uint64_t id)
+static void send_record(struct ingest *in, struct fake_source *src)
 {
-	struct fake_source *f = ctx;
-
-	if (id == f->id && f->present) {
-		f->present = false;
-		f->deletes++;
-		return 0;
-	}
-	return -ENOENT;
+	src->st.type = PROFD_EV_STACK;
+	src->st.id = src->id;
+	ingest_event(in, &src->st, PROFD_STACK_REC_BYTES(src->st.nr));
 }
 
 struct fixture {
@@ -86,8 +82,7 @@ static int setup(void **state)
 	proctable_init(&f->pt, 0, "/proc");
 	f->pt.on_free = aggregate_proc_free;
 	assert_int_equal(aggregate_init(&f->agg, 0), 0);
-	s.read_stack = fake_read;
-	s.del_stack = fake_del;
+	s.stack_gen = fake_gen;
 	s.ctx = &f->src;
 	assert_int_equal(ingest_init(&f->in, &s, f->sym, &f->pt, &f->agg), 0);
 	*state = f;
@@ -126,6 +121,10 @@ static void send_sample(struct fixture *f, uint64_t ustack, uint32_t flags, uint
 	e.ustack_id = ustack;
 	e.flags = flags;
 	strcpy(e.comm, "worker");
+	if (f->src.present && ustack == f->src.id) {
+		send_record(&f->in, &f->src);
+		f->src.present = false;
+	}
 	ingest_event(&f->in, &e, sizeof(e));
 }
 
@@ -159,37 +158,92 @@ static void prepare_stack(struct fixture *f)
 	f->src.st.ips[1] = (uint64_t)(uintptr_t)&victim_caller + 6;
 }
 
-static void test_new_stack_copied_then_deleted(void **state)
+/* A stack's frames come once; later samples name it by ID, and the second
+ * sample of the same stack in a process is counted without symbolizing. */
+static void test_stack_record_kept_and_memo(void **state)
 {
 	struct fixture *f = *state;
 	char *folded;
 
 	prepare_stack(f);
 	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
-	/* Same stack again, inserted by BPF before userspace deleted it. */
 	send_sample(f, f->src.id, 0, 100);
-	assert_int_equal(f->src.reads, 1);
-	assert_int_equal(f->src.deletes, 1);
-	assert_int_equal(f->in.c.samples, 2);
-	assert_int_equal(f->in.c.aggregated, 2);
+	send_sample(f, f->src.id, 0, 101);
+	assert_int_equal(f->in.c.stack_records, 1);
+	assert_int_equal(f->in.c.samples, 3);
+	assert_int_equal(f->in.c.aggregated, 3);
+	assert_int_equal(f->in.c.symbolized, 1);
+	assert_int_equal(f->in.c.memo_hits, 2);
 	assert_int_equal(f->in.c.stack_lost, 0);
 	folded = dump_folded(f, 0, 0);
-	assert_string_equal(folded, "victim_caller;victim_leaf 2\n");
+	assert_string_equal(folded, "victim_caller;victim_leaf 3\n");
 	free(folded);
 }
 
-static void test_lost_stack_is_counted_not_hidden(void **state)
+/* A record that comes after its sample in the same batch (sent on another
+ * CPU) is waited for until the batch ends; one that never comes is
+ * counted, under "[stack lost]". */
+static void test_late_record_and_lost_stack(void **state)
 {
 	struct fixture *f = *state;
 	char *folded;
 
+	prepare_stack(f);
 	f->src.present = false;
-	send_sample(f, 0x1234, 0, 100);
+	send_sample(f, f->src.id, 0, 100);
+	assert_int_equal(f->in.c.deferred, 1);
+	assert_int_equal(f->in.c.aggregated, 0);
+	send_record(&f->in, &f->src);
+	send_sample(f, 0x1234, 0, 100); /* never sent */
+	ingest_end_batch(&f->in);
 	assert_int_equal(f->in.c.stack_lost, 1);
-	assert_int_equal(f->in.c.aggregated, 1);
+	assert_int_equal(f->in.c.aggregated, 2);
 	folded = dump_folded(f, 0, 0);
+	assert_non_null(strstr(folded, "victim_caller;victim_leaf 1\n"));
 	assert_non_null(strstr(folded, "[stack lost] 1\n"));
 	free(folded);
+}
+
+/* Kept stacks are bounded by two generations: when the newer fills, the
+ * older goes and BPF is told to send those stacks again. */
+static void test_generations_bounded_and_told(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t first;
+	int i;
+
+	f->in.raw_max = 2;
+	prepare_stack(f);
+	first = f->src.id;
+	for (i = 0; i < 2; i++) { /* fills generation 1: rotation to 2 */
+		f->src.id = first + (uint64_t)i;
+		send_record(&f->in, &f->src);
+	}
+	assert_int_equal(f->src.gens_told, 1);
+	assert_int_equal(f->src.last_gen, 2);
+	assert_non_null(ingest_resolve_stack(&f->in, first, PROFD_STACK_USER));
+	for (i = 2; i < 4; i++) { /* fills generation 2: generation 1 goes */
+		f->src.id = first + (uint64_t)i;
+		send_record(&f->in, &f->src);
+	}
+	assert_int_equal(f->src.last_gen, 3);
+	assert_null(ingest_resolve_stack(&f->in, first, PROFD_STACK_USER));
+	assert_non_null(ingest_resolve_stack(&f->in, first + 3, PROFD_STACK_USER));
+	/* A kind that does not match is a collision: refused. */
+	assert_null(ingest_resolve_stack(&f->in, first + 3, PROFD_STACK_KERNEL));
+}
+
+/* A record that claims more frames than it carries is refused. */
+static void test_short_record_refused(void **state)
+{
+	struct fixture *f = *state;
+
+	prepare_stack(f);
+	f->src.st.type = PROFD_EV_STACK;
+	f->src.st.id = f->src.id;
+	ingest_event(&f->in, &f->src.st, PROFD_STACK_REC_BYTES(1));
+	assert_int_equal(f->in.c.bad_events, 1);
+	assert_null(ingest_resolve_stack(&f->in, f->src.id, PROFD_STACK_USER));
 }
 
 static void test_by_thread_and_window(void **state)
@@ -407,6 +461,63 @@ static void test_late_samples_and_pid_reuse(void **state)
 	rmdir(root);
 }
 
+static void send_sample_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
+{
+	struct profd_sample e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = PROFD_EV_SAMPLE;
+	e.pid = pid;
+	e.tid = pid;
+	e.time_ns = mono_now();
+	e.start_ns = start_ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	strcpy(e.comm, "fake");
+	ingest_event(in, &e, sizeof(e));
+}
+
+/* A lost exit event: the pid's next program is told apart by the start
+ * time every sample carries, without waiting for /proc to be read again;
+ * a late sample of the old program still goes to the old entry. */
+static void test_lost_exit_repaired_by_start_time(void **state)
+{
+	char root[] = "/tmp/profd-fakeproc.XXXXXX";
+	struct ingest_backend be = { 0 };
+	struct symbolizer_opts so = { .kallsyms_path = "/nonexistent" };
+	struct symbolizer *sym = symbolizer_new(&so);
+	struct aggregate agg;
+	struct proctable pt;
+	struct ingest in;
+	struct proc *old, *cur;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	proctable_init(&pt, 0, root);
+	pt.on_free = aggregate_proc_free;
+	assert_int_equal(aggregate_init(&agg, 0), 0);
+	assert_int_equal(ingest_init(&in, &be, sym, &pt, &agg), 0);
+	write_fake_stat(root, 777, 1000);
+	send_sample_at(&in, 777, 1000);
+	old = proctable_find_live(&pt, 777);
+	assert_non_null(old);
+	write_fake_stat(root, 777, 2000); /* exited, pid reused: no exit event seen */
+	send_sample_at(&in, 777, 2000);
+	cur = proctable_find_live(&pt, 777);
+	assert_non_null(cur);
+	assert_ptr_not_equal(cur, old);
+	assert_true(old->exited);
+	assert_int_equal(cur->start_time, 2000);
+	assert_int_equal(in.c.proc_exits_repaired, 1);
+	send_sample_at(&in, 777, 1000); /* late, from the old program */
+	assert_int_equal(old->samples, 2);
+	assert_int_equal(cur->samples, 1);
+	ingest_free(&in);
+	proctable_free(&pt);
+	aggregate_free(&agg);
+	symbolizer_free(sym);
+	remove_fake_pid(root, 777);
+	rmdir(root);
+}
+
 /* Native frames carry the binary they are in through to a dump. */
 static void test_dump_keeps_modules(void **state)
 {
@@ -434,14 +545,17 @@ static void test_dump_keeps_modules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_new_stack_copied_then_deleted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lost_stack_is_counted_not_hidden, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stack_record_kept_and_memo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_record_and_lost_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_generations_bounded_and_told, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_record_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_by_thread_and_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_events_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_keeps_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_cap_counts_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_mapping_gets_named, setup, teardown),
 		cmocka_unit_test(test_late_samples_and_pid_reuse),
+		cmocka_unit_test(test_lost_exit_repaired_by_start_time),
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 	};
 

@@ -411,6 +411,8 @@ VERSION_TEST(10)
 VERSION_TEST(11)
 VERSION_TEST(12)
 VERSION_TEST(13)
+VERSION_TEST(14)
+VERSION_TEST(15)
 
 /* ---- malformed tables and fake code objects in our own memory ---- */
 
@@ -591,6 +593,8 @@ int main(void)
 	    cmocka_unit_test(test_python3_11),
 	    cmocka_unit_test(test_python3_12),
 	    cmocka_unit_test(test_python3_13),
+	    cmocka_unit_test(test_python3_14),
+	    cmocka_unit_test(test_python3_15),
 	};
 
 	pyinterp_discover(&interps);

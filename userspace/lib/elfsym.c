@@ -8,6 +8,7 @@
 
 #include "debuginfo.h"
 #include "elffile.h"
+#include "elfsplit.h"
 #include "log.h"
 #include "rootfs.h"
 
@@ -358,6 +359,44 @@ static int add_debug_symbols(struct elfsym *e, struct elffile *f, int fd, const 
 	return err;
 }
 
+/* Functions whose split-off part (F.cold) must carry their name in a
+ * stripped file: Python frames take the eval loop's place (mixedstack). */
+static const char *const split_funcs[] = {"_PyEval_EvalFrameDefault"};
+
+static bool covered(const struct rawvec *funcs, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < funcs->n; i++)
+		if (funcs->v[i].sized && funcs->v[i].addr < end && funcs->v[i].end > start)
+			return true;
+	return false;
+}
+
+/* Stripped file without separate debug info: name the split parts of
+ * split_funcs after their function. */
+static int add_split_parts(struct elffile *f, struct collect *c)
+{
+	size_t i, j, n = c->funcs.n;
+
+	for (i = 0; i < n; i++) {
+		struct raw part = c->funcs.v[i];
+
+		for (j = 0; j < sizeof(split_funcs) / sizeof(split_funcs[0]); j++)
+			if (part.sized && name_len(part.name) == strlen(split_funcs[j]) &&
+			    !strncmp(part.name, split_funcs[j], name_len(part.name)))
+				break;
+		if (j == sizeof(split_funcs) / sizeof(split_funcs[0]))
+			continue;
+		if (elfsplit_find(f, part.addr, part.end, &part.addr, &part.end) ||
+		    covered(&c->funcs, part.addr, part.end))
+			continue;
+		if (rawvec_push(&c->funcs, &part))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static struct elfsym *build(struct elffile *f, int fd, const char *path, const char *root)
 {
 	struct elffile dbg = { .fd = -1 };
@@ -375,6 +414,8 @@ static struct elfsym *build(struct elffile *f, int fd, const char *path, const c
 	err = collect_file(f, false, &c, &has_symtab);
 	if (!err && !has_symtab && root)
 		err = add_debug_symbols(e, f, fd, path, root, &c, &dbg, &dbg_fd);
+	if (!err && !has_symtab && !e->debug_file)
+		err = add_split_parts(f, &c);
 	if (!err)
 		err = finalize(e, &c);
 out:

@@ -5,12 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "pycode.h"
 #include "symbolize.h"
 
 #define RAW_CACHE_MAX 32768
+#define PENDING_MAX 4096
+#define MEMO_MAX 65536 /* per process; a full memo starts over */
+/* Python stacks are re-symbolized this often (2^30 ns, about 1 s) per
+ * unique stack: a code object freed and reused at the same address by
+ * other code is noticed within that time, at one read per stack, not one
+ * per sample. */
+#define MEMO_PY_EPOCH_SHIFT 30
 /* Merged frames: user + Python + kernel, plus room for root frames. */
 #define MAX_FRAMES (3 * PROFD_MAX_STACK_DEPTH + 8)
 
@@ -41,9 +49,14 @@ int ingest_init(struct ingest *in, const struct ingest_backend *be, struct symbo
 	in->pt = pt;
 	in->agg = agg;
 	in->raw_max = RAW_CACHE_MAX;
+	in->raw_gen = 1; /* BPF's stack_gen starts there */
 	in->pyc = pycode_cache_new();
-	if (!in->pyc)
+	in->pending = malloc(PENDING_MAX * sizeof(*in->pending));
+	if (!in->pyc || !in->pending) {
+		pycode_cache_free(in->pyc);
+		free(in->pending);
 		return -ENOMEM;
+	}
 	ingest_sync_clock(in);
 	return 0;
 }
@@ -66,58 +79,72 @@ void ingest_free(struct ingest *in)
 	hashmap_free(&in->eval_frames);
 	pycode_cache_free(in->pyc);
 	in->pyc = NULL;
+	free(in->pending);
+	in->pending = NULL;
 }
 
-static const struct raw_stack *raw_lookup(struct ingest *in, uint64_t id)
+const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, uint32_t kind)
 {
+	const struct raw_stack *r = NULL;
 	uint64_t v;
 
 	if (hashmap_get(&in->raw[0], id, &v) || hashmap_get(&in->raw[1], id, &v))
-		return (const struct raw_stack *)(uintptr_t)v;
-	return NULL;
-}
-
-static const struct raw_stack *raw_insert(struct ingest *in, uint64_t id, const struct profd_stack *st)
-{
-	struct raw_stack *r = malloc(sizeof(*r) + st->nr * sizeof(uint64_t));
-
-	if (!r)
-		return NULL;
-	r->kind = st->kind;
-	r->nr = st->nr;
-	memcpy(r->ips, st->ips, st->nr * sizeof(uint64_t));
-	if (in->raw[0].len >= in->raw_max) {
-		free_raw(&in->raw[1]);
-		in->raw[1] = in->raw[0];
-		hashmap_init(&in->raw[0]);
-	}
-	if (hashmap_put(&in->raw[0], id, (uint64_t)(uintptr_t)r)) {
-		free(r);
-		return NULL;
-	}
-	return r;
-}
-
-/* The raw stack for id.  A NEW flag means this event's BPF insert created
- * the map entry: copy it (if not cached) and delete it so the map only
- * holds unread stacks.  Without the flag the entry may still be in the
- * map (inserted by an event not yet processed) or already in the cache. */
-const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, bool is_new,
-					     uint32_t kind)
-{
-	const struct raw_stack *r = raw_lookup(in, id);
-	struct profd_stack st;
-
-	if (!r && in->be.read_stack(in->be.ctx, id, &st) == 0) {
-		in->c.stack_reads++;
-		r = raw_insert(in, id, &st);
-	}
-	if (is_new)
-		in->be.del_stack(in->be.ctx, id);
+		r = (const struct raw_stack *)(uintptr_t)v;
 	if (r && r->kind != kind)
 		return NULL; /* a 64-bit hash collision across kinds: refuse */
 	return r;
 }
+
+/* The newer generation is full: drop the older and tell BPF, which then
+ * sends again every stack it sees that is not in the newer one. */
+static void raw_rotate(struct ingest *in)
+{
+	free_raw(&in->raw[1]);
+	in->raw[1] = in->raw[0];
+	hashmap_init(&in->raw[0]);
+	in->raw_gen++;
+	in->c.stack_gens++;
+	if (in->be.stack_gen)
+		in->be.stack_gen(in->be.ctx, in->raw_gen);
+}
+
+/* A stack record: keep the frames under its ID, in the newer generation
+ * (a stack sent again after a rotation moves up from the older one). */
+static void on_stack(struct ingest *in, const void *data, size_t len)
+{
+	struct profd_stack hdr;
+	struct raw_stack *r;
+	uint64_t v;
+
+	memcpy(&hdr, data, PROFD_STACK_HDR_BYTES);
+	if (hdr.nr > PROFD_MAX_STACK_DEPTH || len < PROFD_STACK_REC_BYTES((size_t)hdr.nr) ||
+	    !hdr.id) {
+		in->c.bad_events++;
+		return;
+	}
+	in->c.stack_records++;
+	if (hashmap_get(&in->raw[0], hdr.id, NULL))
+		return;
+	if (hashmap_get(&in->raw[1], hdr.id, &v)) {
+		hashmap_del(&in->raw[1], hdr.id);
+		r = (struct raw_stack *)(uintptr_t)v;
+	} else {
+		r = malloc(sizeof(*r) + hdr.nr * sizeof(uint64_t));
+		if (!r)
+			return; /* its samples count as "[stack lost]" */
+		r->kind = hdr.kind;
+		r->nr = hdr.nr;
+		memcpy(r->ips, (const char *)data + PROFD_STACK_HDR_BYTES, hdr.nr * sizeof(uint64_t));
+	}
+	if (hashmap_put(&in->raw[0], hdr.id, (uint64_t)(uintptr_t)r)) {
+		free(r);
+		return;
+	}
+	if (in->raw[0].len >= in->raw_max)
+		raw_rotate(in);
+}
+
+static void forget(struct ingest *in, uint32_t pid);
 
 #define UNWIND_REFRESH_MIN_NS (250ull * 1000000ull) /* per process */
 
@@ -158,43 +185,138 @@ static void copy_comm(char dst[PROFD_COMM_LEN + 1], const char src[PROFD_COMM_LE
 	dst[PROFD_COMM_LEN] = '\0';
 }
 
-static void on_sample(struct ingest *in, const struct profd_sample *e)
+/* The raw identity of a sample's stack in its process. */
+static uint64_t memo_key(const struct profd_sample *e)
+{
+	uint64_t h = hash64_mix(e->pystack_id ^ (e->flags & PROFD_SAMPLE_KERNEL_THREAD));
+
+	h = hash64_mix(e->ustack_id ^ h);
+	return hash64_mix(e->kstack_id ^ h);
+}
+
+/* Symbolize a sample seen for the first time in its process (or a Python
+ * stack due for its check), and remember where it was counted. */
+static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct profd_sample *e,
+				uint64_t key, bool final)
 {
 	const struct raw_stack *u = NULL, *k = NULL, *py = NULL;
-	char comm[PROFD_COMM_LEN + 1];
 	uint32_t ids[MAX_FRAMES], n;
+	bool stable = true;
+	int64_t idx;
+
+	if (e->kstack_id)
+		k = ingest_resolve_stack(in, e->kstack_id, PROFD_STACK_KERNEL);
+	if (e->ustack_id)
+		u = ingest_resolve_stack(in, e->ustack_id, PROFD_STACK_USER);
+	if (e->pystack_id)
+		py = ingest_resolve_stack(in, e->pystack_id, PROFD_STACK_PYTHON);
+	if ((e->kstack_id && !k) || (e->ustack_id && !u) || (e->pystack_id && !py)) {
+		if (!final)
+			return -EAGAIN;
+		in->c.stack_lost++;
+		stable = false;
+	}
+	in->c.symbolized++;
+	if (ingest_build_frames(in, p, e, u, k, py, ids, MAX_FRAMES, &n, &stable))
+		return -ENOMEM;
+	idx = aggregate_stack(in->agg, p, ids, n);
+	if (idx >= 0 && stable) {
+		uint64_t epoch = e->pystack_id ? e->time_ns >> MEMO_PY_EPOCH_SHIFT : 0;
+
+		if (p->stack_memo.len >= MEMO_MAX)
+			hashmap_free(&p->stack_memo);
+		hashmap_put(&p->stack_memo, key, (uint64_t)idx + 1 + (epoch << 32));
+	}
+	return idx;
+}
+
+/* The fast path: the stack index of a sample whose raw stacks this
+ * process has had before, in one lookup; else symbolize it. */
+static int64_t stack_index(struct ingest *in, struct proc *p, const struct profd_sample *e,
+			   bool final)
+{
+	uint64_t key = memo_key(e), v;
+
+	if (hashmap_get(&p->stack_memo, key, &v) &&
+	    (!e->pystack_id || (v >> 32) == (uint32_t)(e->time_ns >> MEMO_PY_EPOCH_SHIFT))) {
+		in->c.memo_hits++;
+		return (int64_t)(uint32_t)v - 1;
+	}
+	return symbolize_sample(in, p, e, key, final);
+}
+
+static void defer(struct ingest *in, const struct profd_sample *e)
+{
+	if (in->npending < PENDING_MAX) {
+		in->pending[in->npending++] = *e;
+		in->c.deferred++;
+	}
+}
+
+/* /proc/PID/stat's starttime: ns since boot in USER_HZ clock ticks. */
+static uint64_t start_ticks(uint64_t start_ns)
+{
+	static uint64_t ns_per_tick;
+
+	if (!ns_per_tick) {
+		long hz = sysconf(_SC_CLK_TCK);
+
+		ns_per_tick = 1000000000ull / (uint64_t)(hz > 0 ? hz : 100);
+	}
+	return start_ns / ns_per_tick;
+}
+
+/* The process a sample belongs to, by pid and start time, without a look
+ * into /proc for a known one.  A live entry older than the sample's
+ * process lost its exit event (a dropped event, or one not yet read while
+ * the pid was reused): it is ended here, so two programs never merge.  A
+ * sample older than the live entry is a late one of an exited process. */
+static struct proc *sample_proc(struct ingest *in, const struct profd_sample *e,
+				const char *comm)
+{
+	uint64_t start = e->start_ns ? start_ticks(e->start_ns) : 0;
+	struct proc *p = proctable_find_live(in->pt, e->pid);
+
+	if (p && start && p->start_time && p->start_time != start) {
+		if (start < p->start_time)
+			return proctable_find_exited(in->pt, e->pid, start);
+		in->c.proc_exits_repaired++;
+		forget(in, e->pid);
+		proctable_exit(in->pt, e->pid, ingest_realtime(in, e->time_ns));
+		proc_event(in, e->pid, INGEST_PROC_EXIT);
+	}
+	return proctable_get(in->pt, e->pid, comm);
+}
+
+/* final: a retry at the end of the batch, when a stack record that has
+ * still not come never will. */
+static void on_sample(struct ingest *in, const struct profd_sample *e, bool final)
+{
+	char comm[PROFD_COMM_LEN + 1];
 	struct proc *p;
 	int64_t idx;
 
-	in->c.samples++;
-	if (!in->c.first_sample_mono_ns)
-		in->c.first_sample_mono_ns = e->time_ns;
+	if (!final) {
+		in->c.samples++;
+		if (!in->c.first_sample_mono_ns)
+			in->c.first_sample_mono_ns = e->time_ns;
+	}
 	copy_comm(comm, e->comm);
-	if (e->kstack_id)
-		k = ingest_resolve_stack(in, e->kstack_id, e->flags & PROFD_SAMPLE_KSTACK_NEW,
-				  PROFD_STACK_KERNEL);
-	if (e->ustack_id)
-		u = ingest_resolve_stack(in, e->ustack_id, e->flags & PROFD_SAMPLE_USTACK_NEW,
-				  PROFD_STACK_USER);
-	if (e->pystack_id)
-		py = ingest_resolve_stack(in, e->pystack_id, e->flags & PROFD_SAMPLE_PYSTACK_NEW,
-				   PROFD_STACK_PYTHON);
-	if ((e->kstack_id && !k) || (e->ustack_id && !u) || (e->pystack_id && !py))
-		in->c.stack_lost++;
-
-	p = proctable_get(in->pt, e->pid, comm);
+	p = sample_proc(in, e, comm);
 	if (!p) {
 		in->c.dropped_noproc++;
+		return;
+	}
+	idx = stack_index(in, p, e, final || in->npending >= PENDING_MAX);
+	if (idx == -EAGAIN) {
+		defer(in, e);
 		return;
 	}
 	if (!p->py_checked)
 		ingest_detect_python(in, p, e->time_ns);
 	ingest_keep_unwind_tables(in, p, e);
-	if (py)
+	if (e->pystack_id)
 		in->c.py_samples++;
-	if (ingest_build_frames(in, p, e, u, k, py, ids, MAX_FRAMES, &n))
-		goto nomem;
-	idx = aggregate_stack(in->agg, p, ids, n);
 	if (idx < 0 || aggregate_count(in->agg, p, (uint32_t)idx, e->tid, comm,
 				       ingest_realtime(in, e->time_ns), 1))
 		goto nomem;
@@ -202,6 +324,15 @@ static void on_sample(struct ingest *in, const struct profd_sample *e)
 	return;
 nomem:
 	in->c.dropped_nomem++;
+}
+
+void ingest_end_batch(struct ingest *in)
+{
+	size_t i, n = in->npending;
+
+	in->npending = 0;
+	for (i = 0; i < n; i++)
+		on_sample(in, &in->pending[i], true);
 }
 
 static void forget(struct ingest *in, uint32_t pid)
@@ -249,11 +380,13 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 		return;
 	}
 	memcpy(&type, data, sizeof(type));
-	if (type == PROFD_EV_SAMPLE && len >= sizeof(struct profd_sample)) {
+	if (type == PROFD_EV_STACK && len >= PROFD_STACK_HDR_BYTES) {
+		on_stack(in, data, len);
+	} else if (type == PROFD_EV_SAMPLE && len >= sizeof(struct profd_sample)) {
 		struct profd_sample e;
 
 		memcpy(&e, data, sizeof(e));
-		on_sample(in, &e);
+		on_sample(in, &e, false);
 	} else if (type == PROFD_EV_GPU) {
 		ingest_gpu_event(in, data, len);
 	} else if ((type == PROFD_EV_EXEC || type == PROFD_EV_EXIT) &&
@@ -285,7 +418,7 @@ int ingest_scan_python(struct ingest *in)
 		p = proctable_get(in->pt, (uint32_t)pid, NULL);
 		if (!p)
 			break;
-		ingest_detect_python(in, p, now_ns(CLOCK_MONOTONIC));
+		ingest_detect_python_now(in, p, now_ns(CLOCK_MONOTONIC), true);
 		found += p->py != NULL;
 		/* Unwind tables come with each process's first sample: building
 		 * them for every process here would delay the start. */

@@ -1,9 +1,12 @@
-/* ingest: the first userspace stage.  Takes ringbuf events, resolves
- * stack IDs to raw stacks (copying each new stack out of the BPF map once
- * and deleting it there), symbolizes them per process (kernel, native and
- * Python frames, merged in true order), and counts them in the
- * aggregator.  Every sample ends in exactly one counter: aggregated, or
- * dropped with a reason. */
+/* ingest: the first userspace stage, and the daemon's fast path.  Takes
+ * ringbuf events: stack records (a stack's frames, sent once by BPF) are
+ * kept by ID; a sample is counted in constant time under its raw stack IDs
+ * when its process has seen them before (the per-process memo), and
+ * symbolized once (kernel, native and Python frames, merged in true order)
+ * when it has not.  Slow per-process work (Python detection, unwind
+ * tables) is handed to the backend's workers and published back later.
+ * Every sample ends in exactly one counter: aggregated, or dropped with a
+ * reason. */
 #ifndef PROFD_INGEST_H
 #define PROFD_INGEST_H
 
@@ -19,19 +22,23 @@
 struct symbolizer;
 struct gpu;
 struct pycode_cache;
+struct pyruntime;
 
 enum ingest_proc_event { INGEST_PROC_NEW, INGEST_PROC_EXEC, INGEST_PROC_REFRESH, INGEST_PROC_EXIT };
 
-/* What ingest needs from the BPF side: the daemon wires the sampler in,
- * unit tests a fake. */
+/* What ingest needs from the rest of the daemon: the daemon wires the
+ * sampler and its workers in, unit tests a fake.  Every member may be NULL. */
 struct ingest_backend {
-	int (*read_stack)(void *ctx, uint64_t id, struct profd_stack *out);
-	int (*del_stack)(void *ctx, uint64_t id);
-	/* Start or stop walking Python frames of a process; optional. */
+	/* Userspace dropped the stacks of generations before gen. */
+	void (*stack_gen)(void *ctx, uint32_t gen);
+	/* Start or stop walking Python frames of a process. */
 	int (*py_add)(void *ctx, uint32_t pid, const struct profd_py_proc *pp, const char *path);
 	void (*py_del)(void *ctx, uint32_t pid);
+	/* Look for CPython in a process off the sample path; the answer comes
+	 * back through ingest_python_found().  NULL: look inline (tests). */
+	void (*py_detect)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
 	/* A process appeared, exec'ed, needs its native unwind tables
-	 * refreshed (new mappings), or exited; optional. */
+	 * refreshed (new mappings), or exited. */
 	void (*proc_event)(void *ctx, uint32_t pid, enum ingest_proc_event what);
 	void *ctx;
 };
@@ -41,9 +48,14 @@ struct ingest_counters {
 	uint64_t aggregated;     /* counted in a profile */
 	uint64_t dropped_nomem;  /* lost to allocation failure */
 	uint64_t dropped_noproc; /* process table full */
-	uint64_t stack_lost;     /* stack ID no longer readable: counted under "[stack lost]" */
-	uint64_t stack_reads;    /* stacks copied out of the BPF map */
+	uint64_t stack_lost;     /* stack ID unknown: counted under "[stack lost]" */
+	uint64_t stack_records;  /* stack records received (frames sent by BPF) */
+	uint64_t stack_gens;     /* generations of kept stacks dropped */
+	uint64_t deferred;       /* samples whose stack record came later in the batch */
+	uint64_t memo_hits;      /* samples counted without symbolizing */
+	uint64_t symbolized;     /* samples symbolized (new stack for the process) */
 	uint64_t proc_execs, proc_exits;
+	uint64_t proc_exits_repaired; /* exits found from a reused pid's samples */
 	uint64_t bad_events;     /* malformed ringbuf records */
 	uint64_t maps_reloads;
 	uint64_t user_frames, user_frames_unknown; /* symbolized user frames / of them without a symbol */
@@ -63,9 +75,15 @@ struct ingest {
 	struct aggregate *agg;
 	struct ingest_counters c;
 	/* Raw stacks by ID: two generations, the older dropped when the
-	 * newer fills, so memory stays bounded without per-entry LRU. */
+	 * newer fills (BPF is told, and sends those stacks again when it
+	 * sees them), so memory stays bounded without per-entry LRU. */
 	struct hashmap raw[2];
 	size_t raw_max;
+	uint32_t raw_gen;
+	/* Samples naming a stack whose record is not here yet (sent on
+	 * another CPU or ring a moment later): retried at the batch's end. */
+	struct profd_sample *pending;
+	size_t npending;
 	struct hashmap kernel_frames; /* kernel ip -> global frame id + 1 */
 	struct hashmap eval_frames;   /* frame id -> 1 if an eval-loop frame */
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
@@ -91,23 +109,37 @@ void ingest_sync_clock(struct ingest *in);
 uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns);
 
 /* ingest_frames.c: the symbolized, root-first frames of one sample. */
+/* *stable is set false when a frame may be named differently later (an
+ * address outside the known maps, an unreadable code object, Python
+ * frames before the interpreter is known): such a stack is not memoized. */
 int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
 			const struct raw_stack *u, const struct raw_stack *k,
-			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n);
+			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n,
+			bool *stable);
 /* ingest_gpu.c: a GPU driver call or CUDA entry-point event. */
 void ingest_gpu_event(struct ingest *in, const void *data, size_t len);
 /* ingest.c, for events that carry stacks like a sample does: the raw
- * stack of an ID (copied out and deleted when is_new), and the native
- * unwind tables kept for the process. */
-const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, bool is_new,
-					     uint32_t kind);
+ * stack of an ID (NULL: unknown), and the native unwind tables kept for
+ * the process. */
+const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, uint32_t kind);
 void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct profd_sample *e);
 /* Tables for p have been asked for (first sight, exec, or the daemon
  * before sampling): later walks into unknown code refresh them, the first
  * such refresh at once. */
 void ingest_unwind_requested(struct proc *p);
+/* End of a consume pass: samples still waiting for a stack record are
+ * counted now, under "[stack lost]" where it never came. */
+void ingest_end_batch(struct ingest *in);
 
-/* ingest_frames.c: check whether p runs CPython and tell BPF. */
+/* ingest_frames.c: have p checked for CPython (through the backend's
+ * worker when there is one), and take the answer: rt (owned by ingest from
+ * here) for request req of the process (pid, start_time), NULL when it
+ * runs no CPython.  An answer for a process that has exec'ed, been asked
+ * again or gone since is dropped. */
 void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns);
+/* The same, on this thread when here is set (start-up, before sampling). */
+void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns, bool here);
+void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
+			 struct pyruntime *rt);
 
 #endif

@@ -69,7 +69,7 @@ static bool refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uin
 }
 
 static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool is_ret,
-			  struct buf *name, uint64_t mono)
+			  struct buf *name, uint64_t mono, bool *stable)
 {
 	uint64_t key = ip ^ (is_ret ? 1ull << 63 : 0), v;
 	uint32_t kind = FRAME_UNKNOWN;
@@ -80,6 +80,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	if (hashmap_get(&p->user_frames, key, &v))
 		return (int64_t)v - 1;
 	mapped = refresh_maps_for(in, p, ip, mono);
+	*stable &= mapped;
 	buf_reset(name);
 	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, ip, is_ret, name, &kind, &mod) ||
 	    !buf_cstr(name))
@@ -106,7 +107,7 @@ static int64_t named(struct ingest *in, uint32_t kind, const char *name)
 /* Native user frames, root first, with eval-loop frames flagged. */
 static int native_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
 			 const struct raw_stack *u, uint32_t *ids, bool *is_eval, uint32_t *n,
-			 struct buf *name)
+			 struct buf *name, bool *stable)
 {
 	int64_t id;
 	int i;
@@ -123,7 +124,7 @@ static int native_frames(struct ingest *in, struct proc *p, const struct profd_s
 		return 0;
 	}
 	for (i = (int)u->nr - 1; i >= 0; i--) {
-		id = user_frame(in, p, u->ips[i], i > 0, name, e->time_ns);
+		id = user_frame(in, p, u->ips[i], i > 0, name, e->time_ns, stable);
 		if (id < 0)
 			return (int)id;
 		is_eval[*n] = hashmap_get(&in->eval_frames, (uint64_t)id, NULL);
@@ -134,13 +135,15 @@ static int native_frames(struct ingest *in, struct proc *p, const struct profd_s
 
 /* Python frames, root first.  Raw pairs come leaf first. */
 static int python_frames(struct ingest *in, struct proc *p, const struct raw_stack *py,
-			 uint32_t *ids, bool *entry, uint32_t *n)
+			 uint32_t *ids, bool *entry, uint32_t *n, bool *stable)
 {
 	char text[2 * PYCODE_MAX_STR + 64];
 	int64_t id;
 	int i;
 
 	*n = 0;
+	if (py && !p->py)
+		*stable = false; /* named once the interpreter is known */
 	if (!py || !p->py)
 		return 0;
 	for (i = (int)py->nr / 2 - 1; i >= 0; i--) {
@@ -150,6 +153,7 @@ static int python_frames(struct ingest *in, struct proc *p, const struct raw_sta
 		if (pycode_name(in->pyc, p->py, code, off, text, sizeof(text)) == 0) {
 			id = named(in, FRAME_PYTHON, text);
 		} else {
+			*stable = false;
 			in->c.py_frames_unreadable++;
 			id = named(in, FRAME_UNKNOWN, "[python frame unreadable]");
 		}
@@ -180,7 +184,8 @@ static int kernel_frames(struct ingest *in, const struct raw_stack *k, uint32_t 
 
 int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
 			const struct raw_stack *u, const struct raw_stack *k,
-			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n)
+			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n,
+			bool *stable)
 {
 	uint32_t nat[PROFD_MAX_STACK_DEPTH + 1], pyids[PROFD_MAX_PY_FRAMES];
 	bool is_eval[PROFD_MAX_STACK_DEPTH + 1], entry[PROFD_MAX_PY_FRAMES];
@@ -189,9 +194,9 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 	int err;
 
 	buf_init(&name);
-	err = native_frames(in, p, e, u, nat, is_eval, &mi.nnative, &name);
+	err = native_frames(in, p, e, u, nat, is_eval, &mi.nnative, &name, stable);
 	if (!err)
-		err = python_frames(in, p, py, pyids, entry, &mi.npy);
+		err = python_frames(in, p, py, pyids, entry, &mi.npy, stable);
 	if (!err) {
 		*n = mixed_merge(&mi, ids, max);
 		err = kernel_frames(in, k, ids, max, n, &name);
@@ -200,17 +205,12 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 	return err;
 }
 
-void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
+/* Read the process's maps and binaries for a CPython runtime here. */
+static void detect_inline(struct ingest *in, struct proc *p)
 {
-	struct profd_py_proc pp;
-	struct pyruntime *rt;
+	struct pyruntime *rt = calloc(1, sizeof(*rt));
 	int err;
 
-	p->py_checked = true;
-	p->py_checked_mono_ns = mono_ns;
-	if (p->py || p->exited || p->start_time == 0)
-		return;
-	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return;
 	err = pyruntime_detect((int)p->pid, rt);
@@ -218,9 +218,46 @@ void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
 		if (err != -ENOENT)
 			log_info("python: pid %u: %s", p->pid, strerror(-err));
 		free(rt);
+		rt = NULL;
+	}
+	ingest_python_found(in, p->pid, p->start_time, p->py_req, rt);
+}
+
+void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns,
+			      bool here)
+{
+	p->py_checked = true;
+	p->py_checked_mono_ns = mono_ns;
+	if (p->py || p->py_pending || p->exited || p->start_time == 0)
+		return;
+	p->py_req++;
+	p->py_pending = true;
+	if (here || !in->be.py_detect)
+		detect_inline(in, p);
+	else
+		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->py_req);
+}
+
+void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
+{
+	ingest_detect_python_now(in, p, mono_ns, false);
+}
+
+void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
+			 struct pyruntime *rt)
+{
+	struct proc *p = proctable_find_live(in->pt, pid);
+	struct profd_py_proc pp;
+
+	if (!p || p->start_time != start_time || !p->py_pending || p->py_req != req || p->py) {
+		free(rt); /* exec'ed, asked again, or gone since it was asked */
 		return;
 	}
+	p->py_pending = false;
+	if (!rt)
+		return;
 	p->py = rt;
+	hashmap_free(&p->stack_memo); /* stacks seen before now get Python names */
 	in->c.py_processes++;
 	memset(&pp, 0, sizeof(pp));
 	pp.runtime_addr = rt->runtime_addr;

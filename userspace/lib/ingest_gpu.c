@@ -85,10 +85,9 @@ static int add_leaves(struct ingest *in, struct proc *p, const struct profd_gpu_
 	return 0;
 }
 
-static const struct raw_stack *stack_of(struct ingest *in, uint64_t id, uint32_t flags,
-					uint32_t new_flag, uint32_t kind)
+static const struct raw_stack *stack_of(struct ingest *in, uint64_t id, uint32_t kind)
 {
-	return id ? ingest_resolve_stack(in, id, flags & new_flag, kind) : NULL;
+	return id ? ingest_resolve_stack(in, id, kind) : NULL;
 }
 
 static void on_call(struct ingest *in, const struct profd_gpu_event *e, struct gpu_stats *st)
@@ -96,6 +95,7 @@ static void on_call(struct ingest *in, const struct profd_gpu_event *e, struct g
 	const struct raw_stack *u, *k, *py;
 	char comm[PROFD_COMM_LEN + 1];
 	uint32_t ids[MAX_FRAMES + LEAF_FRAMES], n;
+	bool stable = true; /* GPU calls are few: no memo */
 	struct profd_sample s;
 	struct proc *p;
 	int64_t idx;
@@ -103,9 +103,9 @@ static void on_call(struct ingest *in, const struct profd_gpu_event *e, struct g
 	uint64_t when;
 
 	as_sample(e, &s);
-	k = stack_of(in, e->kstack_id, e->flags, PROFD_SAMPLE_KSTACK_NEW, PROFD_STACK_KERNEL);
-	u = stack_of(in, e->ustack_id, e->flags, PROFD_SAMPLE_USTACK_NEW, PROFD_STACK_USER);
-	py = stack_of(in, e->pystack_id, e->flags, PROFD_SAMPLE_PYSTACK_NEW, PROFD_STACK_PYTHON);
+	k = stack_of(in, e->kstack_id, PROFD_STACK_KERNEL);
+	u = stack_of(in, e->ustack_id, PROFD_STACK_USER);
+	py = stack_of(in, e->pystack_id, PROFD_STACK_PYTHON);
 	if ((e->kstack_id && !k) || (e->ustack_id && !u) || (e->pystack_id && !py))
 		in->c.stack_lost++;
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
@@ -116,7 +116,7 @@ static void on_call(struct ingest *in, const struct profd_gpu_event *e, struct g
 	if (!p->py_checked)
 		ingest_detect_python(in, p, s.time_ns);
 	ingest_keep_unwind_tables(in, p, &s);
-	if (ingest_build_frames(in, p, &s, u, k, py, ids, MAX_FRAMES, &n) ||
+	if (ingest_build_frames(in, p, &s, u, k, py, ids, MAX_FRAMES, &n, &stable) ||
 	    add_leaves(in, p, e, ids, &n))
 		goto nomem;
 	idx = aggregate_stack(in->agg, p, ids, n);

@@ -26,6 +26,7 @@ static void proc_destroy(struct proctable *pt, struct proc *p)
 		pt->on_free(p);
 	procmaps_free(&p->maps);
 	hashmap_free(&p->user_frames);
+	hashmap_free(&p->stack_memo);
 	free(p->py);
 	free(p->exe);
 	free(p);
@@ -215,6 +216,16 @@ struct proc *proctable_find_live(struct proctable *pt, uint32_t pid)
 	return hashmap_get(&pt->live, pid, &v) ? (struct proc *)(uintptr_t)v : NULL;
 }
 
+struct proc *proctable_find_exited(struct proctable *pt, uint32_t pid, uint64_t start_time)
+{
+	uint64_t v;
+
+	if (!hashmap_get(&pt->dead, pid, &v))
+		return NULL;
+	return ((struct proc *)(uintptr_t)v)->start_time == start_time ? (struct proc *)(uintptr_t)v
+								      : NULL;
+}
+
 struct proc *proctable_get(struct proctable *pt, uint32_t pid, const char *comm)
 {
 	struct proc *p = proctable_find_live(pt, pid);
@@ -253,9 +264,11 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 	procmaps_free(&p->maps);
 	p->maps_loaded = false;
 	hashmap_free(&p->user_frames);
+	hashmap_free(&p->stack_memo);
 	free(p->py);
 	p->py = NULL;
 	p->py_checked = false;
+	p->py_pending = false;
 	p->unwind_added = false;
 }
 
@@ -293,6 +306,7 @@ int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns
 	p->maps_loaded = true;
 	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale. */
 	hashmap_free(&p->user_frames);
+	hashmap_free(&p->stack_memo);
 	return 0;
 }
 

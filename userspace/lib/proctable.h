@@ -36,10 +36,15 @@ struct proc {
 	struct pyruntime *py;  /* NULL: not (yet) a Python process */
 	bool unwind_added;     /* native unwind tables requested */
 	uint64_t unwind_refresh_mono_ns;
-	bool py_checked;
+	bool py_checked;       /* asked (py_pending until the answer came) */
+	bool py_pending;
+	uint32_t py_req;       /* requests made: an old answer is ignored */
 	uint64_t py_checked_mono_ns;
 
 	struct hashmap user_frames;  /* user ip -> global frame id + 1 */
+	/* The fast path: hash of a sample's raw stack IDs -> its stack index
+	 * in the profile + 1, and (Python stacks) when it was last checked. */
+	struct hashmap stack_memo;
 	struct proc_profile *profile; /* owned by the aggregator */
 };
 
@@ -65,6 +70,8 @@ void proctable_free(struct proctable *pt);
  * nothing. */
 struct proc *proctable_get(struct proctable *pt, uint32_t pid, const char *comm);
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid);
+/* The latest exited process with this pid and start time, or NULL. */
+struct proc *proctable_find_exited(struct proctable *pt, uint32_t pid, uint64_t start_time);
 /* exec(): same process, new program: maps and caches are stale. */
 void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm);
 void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns);

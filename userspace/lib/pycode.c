@@ -208,6 +208,10 @@ int pycode_read_str(int pid, const struct profd_pyoffsets *off, uint64_t addr, c
 		return err;
 	memcpy(&length, head + off->unicode_length, 8);
 	memcpy(&state, head + off->unicode_state, 4);
+	/* Free-threaded 3.14+ keeps state.interned in a whole byte, not two
+	 * bits, so the other bits sit 6 higher. */
+	if (off->free_threaded && off->version >= 0x030e)
+		state >>= PYOFF_UNICODE_FT_SHIFT;
 	kind = (state >> PYOFF_UNICODE_KIND_SHIFT) & PYOFF_UNICODE_KIND_MASK;
 	if (kind != 1 && kind != 2 && kind != 4)
 		return -EINVAL;

@@ -12,7 +12,8 @@
 #define PYOFF_COMMON                                                            \
 	.interp_next = 0, .tstate_next = 8, .tstate_interp = 16,                \
 	.object_type = 8, .type_name = 24, .bytes_size = 16, .bytes_data = 32,  \
-	.unicode_length = 16, .unicode_state = 32
+	.unicode_length = 16, .unicode_state = 32,                              \
+	.frame_tlbc_index = N, .code_tlbc = N
 
 /* Python 3.9: Include/cpython/{pystate,frameobject,code}.h,
  * Include/internal/{pycore_runtime,pycore_interp}.h. */
@@ -157,51 +158,203 @@ const struct profd_pyoffsets *pyoffsets_builtin(int major, int minor)
 	}
 }
 
-/* The 3.13 _Py_DebugOffsets layout, as bytes in the target: every member
- * is a uint64_t and each group starts with the size of its struct.  Only
- * the groups up to the unicode one are described; what follows is unused.
- * Later versions insert members in the middle, so each layout needs its
- * own description, chosen by the version field. */
-struct dbg313 {
-	char cookie[8];
-	uint64_t version;
-	uint64_t free_threaded;
-	struct {
-		uint64_t size, finalizing, interpreters_head;
-	} runtime;
-	struct {
-		uint64_t size, id, next, threads_head, gc, imports_modules;
-		uint64_t sysdict, builtins, ceval_gil, gil, gil_enabled;
-		uint64_t gil_locked, gil_holder;
-	} interp;
-	struct {
-		uint64_t size, prev, next, interp, current_frame, thread_id;
-		uint64_t native_thread_id, datastack_chunk, status;
-	} tstate;
-	struct {
-		uint64_t size, previous, executable, instr_ptr, localsplus;
-		uint64_t owner;
-	} frame;
-	struct {
-		uint64_t size, filename, name, qualname, linetable, firstlineno;
-		uint64_t argcount, localsplusnames, localspluskinds, adaptive;
-	} code;
-	struct {
-		uint64_t size, ob_type;
-	} object;
-	struct {
-		uint64_t size, tp_name, tp_repr, tp_flags;
-	} type;
-	uint64_t tuple[3], list[3], dict[3], flt[2], lng[3];
-	struct {
-		uint64_t size, ob_size, ob_sval;
-	} bytes;
-	struct {
-		uint64_t size, state, length, ascii_size;
-	} unicode;
+/* _Py_DebugOffsets, as bytes in the target: every member is a uint64_t and
+ * most groups start with the size of their struct.  The layout of the block
+ * itself changes between minor versions (3.14 and 3.15 insert members in
+ * the middle), never within one, so each minor version's layout is written
+ * down below from its Include/internal/pycore_debug_offsets.h; the values
+ * in it, the offsets the walker uses, are always the process's own.  Only
+ * the groups up to the unicode one are described: what follows is unused.
+ * Members named _n are there to keep the layout and are not read. */
+struct dbg_runtime {
+	uint64_t size, finalizing, interpreters_head;
 };
 
-_Static_assert(sizeof(struct dbg313) <= PYOFF_DEBUG_READ_SIZE, "read size");
+struct dbg_interp313 {
+	uint64_t size, id, next, threads_head, _n[9];
+};
+
+/* 3.14 adds threads.main after threads.head, and two generation counters
+ * at the end. */
+struct dbg_interp314 {
+	uint64_t size, id, next, threads_head, _n[12];
+};
+
+struct dbg_tstate313 {
+	uint64_t size, prev, next, interp, current_frame, thread_id;
+	uint64_t native_thread_id, datastack_chunk, status;
+};
+
+/* 3.15 adds base_frame and two last_profiled_frame members before
+ * thread_id, and four after status. */
+struct dbg_tstate315 {
+	uint64_t size, prev, next, interp, current_frame, _n1[3], thread_id;
+	uint64_t native_thread_id, datastack_chunk, status, _n2[4];
+};
+
+struct dbg_frame313 {
+	uint64_t size, previous, executable, instr_ptr, localsplus, owner;
+};
+
+/* 3.14 adds stackpointer and tlbc_index (free-threaded builds). */
+struct dbg_frame314 {
+	uint64_t size, previous, executable, instr_ptr, localsplus, owner;
+	uint64_t stackpointer, tlbc_index;
+};
+
+struct dbg_code313 {
+	uint64_t size, filename, name, qualname, linetable, firstlineno;
+	uint64_t argcount, localsplusnames, localspluskinds, adaptive;
+};
+
+/* 3.14 adds co_tlbc (free-threaded builds). */
+struct dbg_code314 {
+	uint64_t size, filename, name, qualname, linetable, firstlineno;
+	uint64_t argcount, localsplusnames, localspluskinds, adaptive, tlbc;
+};
+
+struct dbg_object {
+	uint64_t size, ob_type;
+};
+
+struct dbg_type {
+	uint64_t size, tp_name, _n[2];
+};
+
+struct dbg_bytes {
+	uint64_t size, ob_size, ob_sval;
+};
+
+struct dbg_unicode313 {
+	uint64_t size, state, length, ascii_size;
+};
+
+/* 3.15 says sizeof(PyCompactUnicodeObject) itself. */
+struct dbg_unicode315 {
+	uint64_t size, state, length, ascii_size, compact_size;
+};
+
+#define DBG_HEAD                                                                                   \
+	char cookie[8];                                                                            \
+	uint64_t version;                                                                          \
+	uint64_t free_threaded;                                                                    \
+	struct dbg_runtime runtime
+
+struct dbg313 {
+	DBG_HEAD;
+	struct dbg_interp313 interp;
+	struct dbg_tstate313 tstate;
+	struct dbg_frame313 frame;
+	struct dbg_code313 code;
+	struct dbg_object object;
+	struct dbg_type type;
+	uint64_t tuple[3], list[3], dict[3], flt[2], lng[3];
+	struct dbg_bytes bytes;
+	struct dbg_unicode313 unicode;
+};
+
+/* 3.14: a set group before the dict one. */
+struct dbg314 {
+	DBG_HEAD;
+	struct dbg_interp314 interp;
+	struct dbg_tstate313 tstate;
+	struct dbg_frame314 frame;
+	struct dbg_code314 code;
+	struct dbg_object object;
+	struct dbg_type type;
+	uint64_t tuple[3], list[3], set[4], dict[3], flt[2], lng[3];
+	struct dbg_bytes bytes;
+	struct dbg_unicode313 unicode;
+};
+
+/* 3.15: an err_stackitem group after the thread state, tp_basicsize and
+ * tp_dictoffset in the type group, then a heap type group. */
+struct dbg315 {
+	DBG_HEAD;
+	struct dbg_interp314 interp;
+	struct dbg_tstate315 tstate;
+	uint64_t err_stackitem[1];
+	struct dbg_frame314 frame;
+	struct dbg_code314 code;
+	struct dbg_object object;
+	struct dbg_type type;
+	uint64_t type_more[2], heap_type[2];
+	uint64_t tuple[3], list[3], set[4], dict[3], flt[2], lng[3];
+	struct dbg_bytes bytes;
+	struct dbg_unicode315 unicode;
+};
+
+/* Where the unicode group starts, as counted on the headers; a slip in
+ * the descriptions above would move it. */
+_Static_assert(offsetof(struct dbg313, unicode) == 536, "3.13 layout");
+_Static_assert(offsetof(struct dbg314, unicode) == 616, "3.14 layout");
+_Static_assert(offsetof(struct dbg315, unicode) == 712, "3.15 layout");
+_Static_assert(sizeof(struct dbg315) <= PYOFF_DEBUG_READ_SIZE, "read size");
+
+/* The members the walker uses, whatever the layout they came from. */
+struct dbg_use {
+	uint64_t version, free_threaded;
+	struct dbg_runtime runtime;
+	struct {
+		uint64_t size, next, threads_head;
+	} interp;
+	struct {
+		uint64_t size, next, interp, current_frame, thread_id, native_thread_id;
+	} tstate;
+	struct {
+		uint64_t size, previous, executable, instr_ptr, owner, tlbc_index;
+	} frame;
+	struct {
+		uint64_t size, filename, name, qualname, linetable, firstlineno, adaptive, tlbc;
+	} code;
+	struct dbg_object object;
+	struct {
+		uint64_t size, tp_name;
+	} type;
+	struct dbg_bytes bytes;
+	struct dbg_unicode315 unicode;
+};
+
+/* Copy the members every layout names alike; TLBC and COMPACT are the
+ * ones a layout may lack (PYOFF_NONE, 0). */
+#define DBG_PICK(u, d, TLBC_INDEX, CO_TLBC, COMPACT)                                               \
+	do {                                                                                       \
+		(u)->version = (d)->version;                                                       \
+		(u)->free_threaded = (d)->free_threaded;                                           \
+		(u)->runtime = (d)->runtime;                                                       \
+		(u)->interp.size = (d)->interp.size;                                               \
+		(u)->interp.next = (d)->interp.next;                                               \
+		(u)->interp.threads_head = (d)->interp.threads_head;                               \
+		(u)->tstate.size = (d)->tstate.size;                                               \
+		(u)->tstate.next = (d)->tstate.next;                                               \
+		(u)->tstate.interp = (d)->tstate.interp;                                           \
+		(u)->tstate.current_frame = (d)->tstate.current_frame;                             \
+		(u)->tstate.thread_id = (d)->tstate.thread_id;                                     \
+		(u)->tstate.native_thread_id = (d)->tstate.native_thread_id;                       \
+		(u)->frame.size = (d)->frame.size;                                                 \
+		(u)->frame.previous = (d)->frame.previous;                                         \
+		(u)->frame.executable = (d)->frame.executable;                                     \
+		(u)->frame.instr_ptr = (d)->frame.instr_ptr;                                       \
+		(u)->frame.owner = (d)->frame.owner;                                               \
+		(u)->frame.tlbc_index = (TLBC_INDEX);                                              \
+		(u)->code.size = (d)->code.size;                                                   \
+		(u)->code.filename = (d)->code.filename;                                           \
+		(u)->code.name = (d)->code.name;                                                   \
+		(u)->code.qualname = (d)->code.qualname;                                           \
+		(u)->code.linetable = (d)->code.linetable;                                         \
+		(u)->code.firstlineno = (d)->code.firstlineno;                                     \
+		(u)->code.adaptive = (d)->code.adaptive;                                           \
+		(u)->code.tlbc = (CO_TLBC);                                                        \
+		(u)->object = (d)->object;                                                         \
+		(u)->type.size = (d)->type.size;                                                   \
+		(u)->type.tp_name = (d)->type.tp_name;                                             \
+		(u)->bytes = (d)->bytes;                                                           \
+		(u)->unicode.size = (d)->unicode.size;                                             \
+		(u)->unicode.state = (d)->unicode.state;                                           \
+		(u)->unicode.length = (d)->unicode.length;                                         \
+		(u)->unicode.ascii_size = (d)->unicode.ascii_size;                                 \
+		(u)->unicode.compact_size = (COMPACT);                                             \
+	} while (0)
 
 static const char debug_cookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
 
@@ -216,6 +369,32 @@ int pyoffsets_has_debug(const void *data, size_t len, uint64_t *hexversion)
 	return 1;
 }
 
+/* The block's members in one shape, from the layout of its minor version.
+ * -EPROTONOSUPPORT for a minor version whose layout is not known. */
+static int pick(const void *data, size_t len, unsigned int minor, struct dbg_use *u)
+{
+	union {
+		struct dbg313 v13;
+		struct dbg314 v14;
+		struct dbg315 v15;
+	} d;
+	size_t need = minor == 13 ? sizeof(d.v13) : minor == 14 ? sizeof(d.v14) : sizeof(d.v15);
+
+	if (minor < 13 || minor > 15)
+		return -EPROTONOSUPPORT;
+	if (len < need)
+		return -EINVAL;
+	memcpy(&d, data, need);
+	if (minor == 13)
+		DBG_PICK(u, &d.v13, PYOFF_NONE, PYOFF_NONE, 0);
+	else if (minor == 14)
+		DBG_PICK(u, &d.v14, d.v14.frame.tlbc_index, d.v14.code.tlbc, 0);
+	else
+		DBG_PICK(u, &d.v15, d.v15.frame.tlbc_index, d.v15.code.tlbc,
+			 d.v15.unicode.compact_size);
+	return 0;
+}
+
 /* An offset is usable if it lies inside its struct, which itself must be
  * of a believable size. */
 static int fits(uint64_t off, uint64_t size, uint64_t width)
@@ -223,7 +402,7 @@ static int fits(uint64_t off, uint64_t size, uint64_t width)
 	return size > 0 && size < (1u << 20) && off + width <= size;
 }
 
-static int check313(const struct dbg313 *d)
+static int check_threads(const struct dbg_use *d)
 {
 	return fits(d->runtime.interpreters_head, d->runtime.size, 8) &&
 	       fits(d->interp.next, d->interp.size, 8) &&
@@ -232,22 +411,42 @@ static int check313(const struct dbg313 *d)
 	       fits(d->tstate.interp, d->tstate.size, 8) &&
 	       fits(d->tstate.current_frame, d->tstate.size, 8) &&
 	       fits(d->tstate.thread_id, d->tstate.size, 8) &&
-	       fits(d->tstate.native_thread_id, d->tstate.size, 8) &&
-	       fits(d->frame.previous, d->frame.size, 8) &&
+	       fits(d->tstate.native_thread_id, d->tstate.size, 8);
+}
+
+/* tlbc_index and co_tlbc are 0 in builds with the GIL: only a
+ * free-threaded build has per-thread bytecode. */
+static int check_frames(const struct dbg_use *d)
+{
+	int tlbc = d->free_threaded && d->frame.tlbc_index != PYOFF_NONE;
+
+	return fits(d->frame.previous, d->frame.size, 8) &&
 	       fits(d->frame.executable, d->frame.size, 8) &&
 	       fits(d->frame.instr_ptr, d->frame.size, 8) &&
-	       fits(d->frame.owner, d->frame.size, 1) && fits(d->code.filename, d->code.size, 8) &&
-	       fits(d->code.name, d->code.size, 8) && fits(d->code.qualname, d->code.size, 8) &&
+	       fits(d->frame.owner, d->frame.size, 1) &&
+	       (!tlbc || (fits(d->frame.tlbc_index, d->frame.size, 4) &&
+			  fits(d->code.tlbc, d->code.size, 8)));
+}
+
+static int check_objects(const struct dbg_use *d)
+{
+	return fits(d->code.filename, d->code.size, 8) && fits(d->code.name, d->code.size, 8) &&
+	       fits(d->code.qualname, d->code.size, 8) &&
 	       fits(d->code.linetable, d->code.size, 8) &&
 	       fits(d->code.firstlineno, d->code.size, 4) && d->code.adaptive <= d->code.size &&
 	       fits(d->object.ob_type, d->object.size, 8) &&
 	       fits(d->type.tp_name, d->type.size, 8) && fits(d->bytes.ob_size, d->bytes.size, 8) &&
 	       d->bytes.ob_sval < d->bytes.size && fits(d->unicode.state, d->unicode.size, 4) &&
 	       fits(d->unicode.length, d->unicode.size, 8) &&
-	       d->unicode.ascii_size < d->unicode.size;
+	       d->unicode.ascii_size < d->unicode.size && d->unicode.compact_size < d->unicode.size;
 }
 
-static void fill313(const struct dbg313 *d, struct profd_pyoffsets *o)
+static uint32_t tlbc_off(const struct dbg_use *d, uint64_t off)
+{
+	return d->free_threaded && d->frame.tlbc_index != PYOFF_NONE ? (uint32_t)off : PYOFF_NONE;
+}
+
+static void fill(const struct dbg_use *d, struct profd_pyoffsets *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->version = (uint32_t)(((d->version >> 24) & 0xff) << 8 | ((d->version >> 16) & 0xff));
@@ -268,13 +467,18 @@ static void fill313(const struct dbg313 *d, struct profd_pyoffsets *o)
 	o->frame_instr = (uint32_t)d->frame.instr_ptr;
 	o->frame_owner = (uint32_t)d->frame.owner;
 	o->frame_is_entry = PYOFF_NONE;
-	o->frame_owner_cstack = 3; /* FRAME_OWNED_BY_CSTACK, not in the block */
+	/* FRAME_OWNED_BY_CSTACK (3.13) and FRAME_OWNED_BY_INTERPRETER
+	 * (3.14+) are both 3, the last owner value; the block does not say
+	 * so itself. */
+	o->frame_owner_cstack = 3;
+	o->frame_tlbc_index = tlbc_off(d, d->frame.tlbc_index);
 	o->code_filename = (uint32_t)d->code.filename;
 	o->code_name = (uint32_t)d->code.name;
 	o->code_qualname = (uint32_t)d->code.qualname;
 	o->code_firstlineno = (uint32_t)d->code.firstlineno;
 	o->code_linetable = (uint32_t)d->code.linetable;
 	o->code_adaptive = (uint32_t)d->code.adaptive;
+	o->code_tlbc = tlbc_off(d, d->code.tlbc);
 	o->object_type = (uint32_t)d->object.ob_type;
 	o->type_name = (uint32_t)d->type.tp_name;
 	o->bytes_size = (uint32_t)d->bytes.ob_size;
@@ -283,16 +487,19 @@ static void fill313(const struct dbg313 *d, struct profd_pyoffsets *o)
 	o->unicode_state = (uint32_t)d->unicode.state;
 	o->unicode_ascii_data = (uint32_t)d->unicode.ascii_size;
 	/* PyCompactUnicodeObject adds utf8_length and utf8 to the ASCII
-	 * header; the block does not say so itself. */
-	o->unicode_compact_data = (uint32_t)d->unicode.ascii_size + 16;
+	 * header; before 3.15 the block does not say so itself. */
+	o->unicode_compact_data = d->unicode.compact_size ? (uint32_t)d->unicode.compact_size
+							  : (uint32_t)d->unicode.ascii_size + 16;
 	o->unicode_has_ready_bit = 0;
+	o->free_threaded = d->free_threaded ? 1 : 0;
 }
 
 int pyoffsets_from_debug(const void *data, size_t len, struct profd_pyoffsets *out)
 {
-	struct dbg313 d;
+	struct dbg_use d;
 	uint64_t hex;
 	unsigned int major, minor;
+	int err;
 
 	if (!pyoffsets_has_debug(data, len, &hex))
 		return -EINVAL;
@@ -302,23 +509,17 @@ int pyoffsets_from_debug(const void *data, size_t len, struct profd_pyoffsets *o
 		log_warn("pyoffsets: debug offsets claim version %#llx", (unsigned long long)hex);
 		return -EINVAL;
 	}
-	if (minor > 13) {
+	err = pick(data, len, minor, &d);
+	if (err == -EPROTONOSUPPORT)
 		log_warn("pyoffsets: _Py_DebugOffsets layout of Python %u.%u "
 			 "is not known yet",
 			 major, minor);
-		return -EPROTONOSUPPORT;
-	}
-	if (len < sizeof(d))
-		return -EINVAL;
-	memcpy(&d, data, sizeof(d));
-	if (d.free_threaded) {
-		log_warn("pyoffsets: free-threaded Python %u.%u is not supported", major, minor);
-		return -ENOTSUP;
-	}
-	if (!check313(&d)) {
+	if (err)
+		return err;
+	if (d.free_threaded > 1 || !check_threads(&d) || !check_frames(&d) || !check_objects(&d)) {
 		log_warn("pyoffsets: implausible _Py_DebugOffsets for %u.%u", major, minor);
 		return -EINVAL;
 	}
-	fill313(&d, out);
+	fill(&d, out);
 	return 0;
 }

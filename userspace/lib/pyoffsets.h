@@ -22,15 +22,16 @@
 /* The offsets struct and its enums live in profd_abi.h: the BPF walker
  * reads the same struct from a map. */
 
-/* State bits of PyASCIIObject.state, the same on 3.9 .. 3.13. */
+/* State bits of PyASCIIObject.state, the same on 3.9 .. 3.15 with the GIL. */
 #define PYOFF_UNICODE_KIND_SHIFT 2
 #define PYOFF_UNICODE_KIND_MASK 0x7u
 #define PYOFF_UNICODE_COMPACT (1u << 5)
 #define PYOFF_UNICODE_ASCII (1u << 6)
 #define PYOFF_UNICODE_READY (1u << 7) /* <= 3.11 only */
+#define PYOFF_UNICODE_FT_SHIFT 6 /* free-threaded 3.14+: a byte for interned */
 
 /* Bytes of _PyRuntime to read for pyoffsets_from_debug(). */
-#define PYOFF_DEBUG_READ_SIZE 640
+#define PYOFF_DEBUG_READ_SIZE 1024
 
 /* The built-in table for 3.9 .. 3.12; NULL for other versions (3.13+
  * must come from pyoffsets_from_debug()). */
@@ -42,8 +43,10 @@ int pyoffsets_has_debug(const void *data, size_t len, uint64_t *hexversion);
 
 /* Fill out from a _Py_DebugOffsets block (the first len bytes of
  * _PyRuntime).  0, -EINVAL (no cookie, short or implausible),
- * -EPROTONOSUPPORT (a layout this code does not know: 3.14+), -ENOTSUP
- * (free-threaded build). */
+ * -EPROTONOSUPPORT (a layout this code does not know: 3.16+).  The block
+ * of a free-threaded build (3.13t+) is taken too: its values already
+ * account for the larger object header, and per-thread bytecode
+ * (frame_tlbc_index, code_tlbc) is filled in. */
 int pyoffsets_from_debug(const void *data, size_t len, struct profd_pyoffsets *out);
 
 #endif

@@ -13,7 +13,7 @@
 static size_t frame_size(const struct profd_pyoffsets *o)
 {
 	uint32_t f[] = {o->frame_previous, o->frame_code, o->frame_instr, o->frame_owner,
-			o->frame_is_entry};
+			o->frame_is_entry, o->frame_tlbc_index};
 	size_t i, max = 0;
 
 	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
@@ -46,6 +46,23 @@ static int first_frame(int pid, const struct profd_pyoffsets *o, uint64_t tstate
 	return pymem_read_u64(pid, cframe + o->cframe_current_frame, frame);
 }
 
+/* Free-threaded 3.14+: the address instr_ptr counts from when the frame
+ * runs a thread's own copy of the bytecode (see python.bpf.h). */
+static uint64_t bytecode_base(int pid, const struct profd_pyoffsets *o, const uint8_t *frame,
+			      uint64_t code)
+{
+	uint64_t arr, base;
+	int32_t idx;
+
+	if (o->frame_tlbc_index == PYOFF_NONE || o->code_tlbc == PYOFF_NONE)
+		return 0;
+	memcpy(&idx, frame + o->frame_tlbc_index, sizeof(idx));
+	if (idx <= 0 || idx > 4096 || pymem_read_u64(pid, code + o->code_tlbc, &arr) || !arr ||
+	    pymem_read_u64(pid, arr + 8 + 8 * (uint64_t)idx, &base))
+		return 0;
+	return base;
+}
+
 /* Walk one thread's frames, leaf first. */
 static void walk_frames(int pid, const struct profd_pyoffsets *o, uint64_t frame,
 			struct pystack_thread *t)
@@ -56,15 +73,15 @@ static void walk_frames(int pid, const struct profd_pyoffsets *o, uint64_t frame
 
 	for (steps = 0; frame && steps < 2 * PYSTACK_MAX_FRAMES; steps++) {
 		struct pystack_frame *f;
-		uint64_t code;
+		uint64_t code, base;
 
 		if (size > sizeof(buf) || pymem_read(pid, frame, buf, size)) {
 			t->flags |= PYSTACK_T_TRUNCATED;
 			return;
 		}
-		code = get64(buf, o->frame_code);
+		code = get64(buf, o->frame_code) & ~PYOFF_STACKREF_TAG;
 		if (o->frame_owner_cstack != PYOFF_NONE &&
-		    buf[o->frame_owner] == o->frame_owner_cstack) {
+		    buf[o->frame_owner] >= o->frame_owner_cstack) {
 			/* A shim: the eval loop's own C-stack entry frame. */
 			if (t->nframes)
 				t->frames[t->nframes - 1].flags |= PYSTACK_F_ENTRY;
@@ -75,8 +92,10 @@ static void walk_frames(int pid, const struct profd_pyoffsets *o, uint64_t frame
 			}
 			f = &t->frames[t->nframes++];
 			f->code_addr = code;
-			f->instr_off =
-			    pycode_offset_from_frame(o, code, get64(buf, o->frame_instr));
+			base = bytecode_base(pid, o, buf, code);
+			f->instr_off = base ? (int64_t)(get64(buf, o->frame_instr) - base)
+					    : pycode_offset_from_frame(o, code,
+								       get64(buf, o->frame_instr));
 			f->flags = 0;
 			if (o->frame_kind == PYOFF_FRAME_OBJECT ||
 			    (o->frame_is_entry != PYOFF_NONE && buf[o->frame_is_entry]))

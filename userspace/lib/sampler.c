@@ -48,7 +48,7 @@ static const char *const counter_names[PROFD_CNT_MAX] = {
 	[PROFD_CNT_USTACK_FAIL] = "bpf_user_stack_failed",
 	[PROFD_CNT_KSTACK_TRUNC] = "bpf_kernel_stack_truncated",
 	[PROFD_CNT_USTACK_TRUNC] = "bpf_user_stack_truncated",
-	[PROFD_CNT_STACKMAP_FULL] = "bpf_stack_map_full",
+	[PROFD_CNT_STACKMAP_FULL] = "bpf_stack_records_dropped_ringbuf_full",
 	[PROFD_CNT_PROC_SENT] = "bpf_proc_events_sent",
 	[PROFD_CNT_PROC_RB_FULL] = "bpf_proc_events_dropped_ringbuf_full",
 	[PROFD_CNT_PY_SAMPLES] = "bpf_python_samples",
@@ -57,6 +57,7 @@ static const char *const counter_names[PROFD_CNT_MAX] = {
 	[PROFD_CNT_PY_READ_FAIL] = "bpf_python_read_failed",
 	[PROFD_CNT_PY_TSTATE_WALKS] = "bpf_python_thread_list_searches",
 	[PROFD_CNT_PY_UPROBE_HITS] = "bpf_python_uprobe_hits",
+	[PROFD_CNT_STACKS_SENT] = "bpf_stack_records_sent",
 };
 
 const char *sampler_counter_name(int which)
@@ -190,7 +191,7 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	struct unwinder_maps um = unwind_maps(s);
 
 	uint32_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : 4u << 20;
-	uint32_t stacks = o->stack_map_entries ? o->stack_map_entries : 4096;
+	uint32_t known = o->stack_map_entries ? o->stack_map_entries : 65536;
 
 	if (o->npids > PROFD_MAX_PID_FILTER) {
 		log_error("sampler: at most %d --pid values", PROFD_MAX_PID_FILTER);
@@ -201,10 +202,13 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (unwinder_size_maps(&um, &s->uopts))
 		return -EINVAL;
 	if (bpf_map__set_max_entries(s->skel->maps.events, rb) ||
-	    bpf_map__set_max_entries(s->skel->maps.stacks, stacks))
+	    bpf_map__set_max_entries(s->skel->maps.stacks_known, known))
 		return -EINVAL;
-	s->map_bytes = rb + (uint64_t)stacks * (sizeof(struct profd_stack) + sizeof(__u64)) +
-		       2ull * sizeof(struct profd_stack) * (uint64_t)s->npossible;
+	/* Rings, the sent-stack LRU (key, value, ~48 bytes of element
+	 * header) and the per-CPU scratch stacks. */
+	s->map_bytes = rb + bpf_map__max_entries(s->skel->maps.proc_events) +
+		       (uint64_t)known * 64 +
+		       3ull * sizeof(struct profd_stack) * (uint64_t)s->npossible;
 	return 0;
 }
 
@@ -275,7 +279,13 @@ struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, 
 		goto fail;
 	}
 	s->rate_hz = o->rate_hz ? o->rate_hz : 99;
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
+	/* Lifecycle events first: each consume pass sees an exec or exit
+	 * before the samples that follow it. */
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.proc_events), on_record, s, NULL);
+	if (s->rb && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.events), on_record, s)) {
+		ring_buffer__free(s->rb);
+		s->rb = NULL;
+	}
 	if (!s->rb) {
 		err = -errno;
 		log_error("sampler: ring buffer setup failed: %s", strerror(errno));
@@ -343,20 +353,11 @@ int sampler_consume(struct sampler *s)
 	return ring_buffer__consume(s->rb);
 }
 
-int sampler_read_stack(struct sampler *s, uint64_t id, struct profd_stack *out)
+void sampler_set_stack_gen(struct sampler *s, uint32_t gen)
 {
-	if (bpf_map__lookup_elem(s->skel->maps.stacks, &id, sizeof(id), out, sizeof(*out), 0))
-		return -errno;
-	if (out->nr > PROFD_MAX_STACK_DEPTH)
-		out->nr = PROFD_MAX_STACK_DEPTH;
-	return 0;
-}
-
-int sampler_delete_stack(struct sampler *s, uint64_t id)
-{
-	if (bpf_map__delete_elem(s->skel->maps.stacks, &id, sizeof(id), 0))
-		return -errno;
-	return 0;
+	/* A plain store into the mmap'ed .data: the BPF programs read it
+	 * with a volatile load. */
+	__atomic_store_n(&s->skel->data->stack_gen, gen, __ATOMIC_RELEASE);
 }
 
 int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX])

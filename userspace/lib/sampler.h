@@ -1,7 +1,7 @@
 /* sampler: loads the CPU-sampling BPF programs, attaches one perf_event
  * per online CPU plus the exec/exit tracepoints, and hands ringbuf events
- * to a callback.  It also gives access to the stacks map (copy a new stack
- * out, then delete it) and to the per-CPU counters. */
+ * (lifecycle events, samples, stack records) to a callback.  It also
+ * gives access to the per-CPU counters. */
 #ifndef PROFD_SAMPLER_H
 #define PROFD_SAMPLER_H
 
@@ -21,7 +21,7 @@ struct sampler_opts {
 	const uint32_t *pids;       /* restrict to these tgids (in-kernel) */
 	size_t npids;
 	uint32_t ringbuf_bytes;     /* power of two; default 4 MiB */
-	uint32_t stack_map_entries; /* stacks not yet copied out; default 4096 */
+	uint32_t stack_map_entries; /* stack IDs BPF remembers as sent; default 65536 */
 	bool python_uprobe;         /* also attach the eval-loop uprobe */
 	uint64_t unwind_table_bytes; /* cap on .eh_frame tables; default 32 MiB */
 	struct gpu *gpu;            /* GPU tracing (gpu.h); NULL: off */
@@ -43,10 +43,9 @@ int sampler_fd(const struct sampler *s);
 /* Consume all available records; returns the number or -errno. */
 int sampler_consume(struct sampler *s);
 
-/* Copy a stack out of the map (0, -ENOENT) and delete it. */
-int sampler_read_stack(struct sampler *s, uint64_t id, struct profd_stack *out);
-int sampler_delete_stack(struct sampler *s, uint64_t id);
-
+/* Userspace dropped the stacks it kept from before generation gen: BPF
+ * sends every stack again the next time it sees it (stackhash.bpf.h). */
+void sampler_set_stack_gen(struct sampler *s, uint32_t gen);
 /* Walk Python frames of pid from now on.  module is the file holding the
  * interpreter as the process's maps name it; with python_uprobe the
  * eval-loop uprobe is attached to it once (by file identity). */

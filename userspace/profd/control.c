@@ -1,6 +1,8 @@
-/* control.c: the daemon's side of the control socket.  One request per
- * connection, handled synchronously with short deadlines so a stuck client
- * cannot stall sampling for long (the ringbuf absorbs the pause).
+/* control.c: what the daemon answers on its control socket (list, stats,
+ * dump).  Each answer is built into a buffer that the control thread
+ * (control_server.c) sends without blocking.  The profile state is read
+ * under d->lock for as short as it takes to copy it; history is queried
+ * under its own lock, so a long query never stops ingest.
  * SO_PEERCRED decides what a caller may see: root everything, anyone
  * else only processes running under its own uid. */
 #include <errno.h>
@@ -25,59 +27,6 @@
 #include "sockperm.h"
 #include "unwinder.h"
 
-#define RECV_TIMEOUT_MS 2000
-#define SEND_TIMEOUT_MS 10000
-
-static int make_parent_dir(const char *path)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-int control_listen(const char *path)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int fd, err;
-
-	if (strlen(path) >= sizeof(addr.sun_path)) {
-		log_error("control: socket path too long: %s", path);
-		return -ENAMETOOLONG;
-	}
-	strcpy(addr.sun_path, path);
-	err = make_parent_dir(path);
-	if (err) {
-		log_error("control: cannot create the directory of %s: %s", path, strerror(-err));
-		return err;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	unlink(path); /* a stale socket from a previous run */
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 16)) {
-		err = -errno;
-		log_error("control: cannot listen on %s: %s", path, strerror(errno));
-		close(fd);
-		return err;
-	}
-	/* 0660 group profd, else 0666 (logged); SO_PEERCRED limits what each
-	 * caller sees.  On failure it is left root-only, and said so. */
-	control_socket_perms(path);
-	return fd;
-}
-
-struct caller {
-	uid_t uid;
-	pid_t pid;
-};
 
 static bool may_see(const struct caller *c, const struct proc *p)
 {
@@ -90,10 +39,23 @@ static bool has_data(const struct proc *p)
 	return p->samples || p->events;
 }
 
-static int reply_error(int fd, int code, const char *fmt, ...)
+/* A whole response message: header, then the payload. */
+static int respond(struct buf *out, uint16_t type, const struct buf *payload)
+{
+	if (payload->failed)
+		return -ENOMEM;
+	if (payload->len > PROTO_MAX_RESPONSE)
+		return -EMSGSIZE;
+	buf_reset(out);
+	proto_put_header(out, type, (uint32_t)payload->len);
+	buf_append(out, payload->data, payload->len);
+	return out->failed ? -ENOMEM : 0;
+}
+
+static int reply_error(struct buf *out, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int reply_error(int fd, int code, const char *fmt, ...)
+static int reply_error(struct buf *out, int code, const char *fmt, ...)
 {
 	struct buf b;
 	char msg[512];
@@ -105,7 +67,7 @@ static int reply_error(int fd, int code, const char *fmt, ...)
 	va_end(ap);
 	buf_init(&b);
 	proto_encode_error(&b, code, msg);
-	err = proto_send(fd, PROTO_RESP_ERROR, &b, SEND_TIMEOUT_MS);
+	err = respond(out, PROTO_RESP_ERROR, &b);
 	buf_free(&b);
 	return err;
 }
@@ -161,7 +123,7 @@ static int list_history_proc(const struct history_proc *hp, uint64_t samples, vo
 			hp->start_time, samples, hp->comm, hp->exe);
 }
 
-static int handle_list(struct daemon *d, int fd, const struct caller *c)
+static int handle_list(struct daemon *d, struct buf *out, const struct caller *c)
 {
 	struct proto_list l = { 0 };
 	struct list_ctx x = { &l, 0, c, { 0 } };
@@ -169,6 +131,8 @@ static int handle_list(struct daemon *d, int fd, const struct caller *c)
 	size_t i;
 	int err = 0;
 
+	pthread_mutex_lock(&d->hist_lock);
+	daemon_lock_other(d);
 	for (i = 0; i < d->pt.n && !err; i++) {
 		const struct proc *p = d->pt.all[i];
 
@@ -176,14 +140,16 @@ static int handle_list(struct daemon *d, int fd, const struct caller *c)
 			err = list_add(&x, p->pid, p->uid, p->exited ? PROTO_PROC_EXITED : 0,
 				       p->start_time, p->samples, p->comm, p->exe);
 	}
+	daemon_unlock(d);
 	if (!err && d->hist)
 		err = history_procs(d->hist, daemon_realtime_ns() - d->cfg.retention_ns,
 				    list_history_proc, &x);
+	pthread_mutex_unlock(&d->hist_lock);
 	buf_init(&b);
 	if (!err)
 		err = proto_encode_list(&b, &l);
-	err = err ? reply_error(fd, -err, "listing failed: %s", strerror(-err))
-		  : proto_send(fd, PROTO_RESP_LIST, &b, SEND_TIMEOUT_MS);
+	err = err ? reply_error(out, -err, "listing failed: %s", strerror(-err))
+		  : respond(out, PROTO_RESP_LIST, &b);
 	buf_free(&b);
 	proto_list_free(&l); /* frees the copied strings too */
 	hashmap_free(&x.seen);
@@ -225,7 +191,12 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "samples_dropped_nomem", c->dropped_nomem);
 	proto_stats_add(s, "samples_dropped_proc_table_full", c->dropped_noproc);
 	proto_stats_add(s, "stacks_lost", c->stack_lost);
-	proto_stats_add(s, "stacks_copied", c->stack_reads);
+	proto_stats_add(s, "stack_records_received", c->stack_records);
+	proto_stats_add(s, "stack_generations_dropped", c->stack_gens);
+	proto_stats_add(s, "samples_deferred", c->deferred);
+	proto_stats_add(s, "samples_counted_by_memo", c->memo_hits);
+	proto_stats_add(s, "samples_symbolized", c->symbolized);
+	proto_stats_add(s, "proc_exits_repaired", c->proc_exits_repaired);
 	proto_stats_add(s, "bad_events", c->bad_events);
 	proto_stats_add(s, "proc_execs", c->proc_execs);
 	proto_stats_add(s, "proc_exits", c->proc_exits);
@@ -243,10 +214,17 @@ static void add_unwind_stats(struct daemon *d, struct proto_stats *s)
 	struct unwinder *u = sampler_unwinder(d->sampler);
 	uint64_t cnt[PROFD_UNWIND_CNT_MAX];
 	struct unwinder_stats us;
+	struct worker_stats ws;
 	char name[64];
 	int i;
 
-	unwinder_stats(u, &us);
+	/* As the worker last saw them: it may be building a table now. */
+	worker_stats(d->worker, &ws, &us);
+	proto_stats_add(s, "worker_jobs_queued", ws.queued);
+	proto_stats_add(s, "worker_jobs_done", ws.done);
+	proto_stats_add(s, "worker_jobs_dropped", ws.dropped);
+	proto_stats_add(s, "worker_jobs_waiting", ws.waiting);
+	proto_stats_add(s, "worker_busy_ns", ws.busy_ns);
 	proto_stats_add(s, "unwind_table_bytes_used", us.table_bytes_used);
 	proto_stats_add(s, "unwind_table_bytes_limit", us.table_bytes_limit);
 	proto_stats_add(s, "unwind_processes", us.procs);
@@ -309,12 +287,14 @@ static void add_gpu_stats(struct daemon *d, struct proto_stats *s)
 		proto_stats_add(s, gpu_counter_name(i), gs.bpf[i]);
 }
 
+/* As of the last flush or prune (persist.c): a query of the database here
+ * would wait for a flush in progress. */
 static void add_history_stats(struct daemon *d, struct proto_stats *s)
 {
-	struct history_stats hs;
+	const struct history_stats hs = d->hist_snap;
 
 	proto_stats_add(s, "history_enabled", d->hist != NULL);
-	if (!d->hist || history_stats(d->hist, &hs))
+	if (!d->hist || !d->hist_snap_ok)
 		return;
 	proto_stats_add(s, "history_file_bytes", hs.file_bytes);
 	proto_stats_add(s, "history_samples", hs.samples);
@@ -359,33 +339,35 @@ static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "kernel_symbols", sc.kallsyms_symbols);
 	proto_stats_add(s, "perf_maps_loaded", sc.perfmap_loads);
 	proto_stats_add(s, "rss_bytes", rss_bytes());
+	proto_stats_add(s, "state_lock_wait_ns_max", d->lock_wait_ns_max);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		proto_stats_add(s, "cpu_user_us", (uint64_t)ru.ru_utime.tv_sec * 1000000 +
 							  (uint64_t)ru.ru_utime.tv_usec);
 		proto_stats_add(s, "cpu_system_us", (uint64_t)ru.ru_stime.tv_sec * 1000000 +
 							    (uint64_t)ru.ru_stime.tv_usec);
 	}
-	proto_stats_add(s, "requests", d->requests);
-	proto_stats_add(s, "request_errors", d->request_errors);
 }
 
-static int handle_stats(struct daemon *d, int fd)
+static int handle_stats(struct daemon *d, struct buf *out)
 {
 	struct proto_stats s = { 0 };
 	struct buf b;
 	int err;
 
+	daemon_lock_other(d);
+	add_history_stats(d, &s);
 	add_bpf_stats(d, &s);
 	add_ingest_stats(d, &s);
 	add_unwind_stats(d, &s);
-	add_history_stats(d, &s);
 	add_daemon_stats(d, &s);
 	add_gpu_stats(d, &s);
 	add_push_stats(d, &s);
+	daemon_unlock(d);
+	control_stats(d->control, &s);
 	buf_init(&b);
 	err = proto_encode_stats(&b, &s);
 	if (!err)
-		err = proto_send(fd, PROTO_RESP_STATS, &b, SEND_TIMEOUT_MS);
+		err = respond(out, PROTO_RESP_STATS, &b);
 	buf_free(&b);
 	proto_stats_free(&s);
 	return err;
@@ -408,15 +390,15 @@ static struct proc *find_for_dump(struct daemon *d, uint32_t pid)
 	return best;
 }
 
-static int explain_missing(int fd, uint32_t pid)
+static int explain_missing(struct buf *out, uint32_t pid)
 {
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%u", pid);
 	if (access(path, F_OK))
-		return reply_error(fd, ESRCH, "no such process: %u (not running, and no profile kept)",
+		return reply_error(out, ESRCH, "no such process: %u (not running, and no profile kept)",
 				   pid);
-	return reply_error(fd, ENODATA,
+	return reply_error(out, ENODATA,
 			   "process %u has no samples yet (idle, just started, or not selected "
 			   "by profd --pid)",
 			   pid);
@@ -474,7 +456,7 @@ static bool matches(const struct proto_dump_req *r, const struct proc *p)
 
 /* Which processes a dump covers; replies with an error itself when one is
  * missing or not the caller's.  Returns the count, or -1 after replying. */
-static ssize_t select_procs(struct daemon *d, int fd, const struct caller *c,
+static ssize_t select_procs(struct daemon *d, struct buf *out, const struct caller *c,
 			    const struct proto_dump_req *r, struct proc **sel, uint32_t *hist_pids,
 			    size_t *nhist)
 {
@@ -486,7 +468,7 @@ static ssize_t select_procs(struct daemon *d, int fd, const struct caller *c,
 			    matches(r, d->pt.all[i]))
 				sel[n++] = d->pt.all[i];
 		if (!n && !r->npids && !(r->flags & PROTO_DUMP_ALL)) {
-			reply_error(fd, ENOENT, "no process with samples matches %s%s%s%s",
+			reply_error(out, ENOENT, "no process with samples matches %s%s%s%s",
 				    r->comm ? "comm " : "", r->comm ? r->comm : "",
 				    r->exe ? " exe " : "", r->exe ? r->exe : "");
 			return -1;
@@ -502,11 +484,11 @@ static ssize_t select_procs(struct daemon *d, int fd, const struct caller *c,
 				hist_pids[(*nhist)++] = r->pids[i];
 				continue;
 			}
-			explain_missing(fd, r->pids[i]);
+			explain_missing(out, r->pids[i]);
 			return -1;
 		}
 		if (!may_see(c, p)) {
-			reply_error(fd, EACCES, "permission denied: process %u belongs to uid %u",
+			reply_error(out, EACCES, "permission denied: process %u belongs to uid %u",
 				    p->pid, p->uid);
 			return -1;
 		}
@@ -516,16 +498,29 @@ static ssize_t select_procs(struct daemon *d, int fd, const struct caller *c,
 	return (ssize_t)n;
 }
 
-/* The flushed part of the selection from history (memory then adds the
- * rest with AGG_UNFLUSHED): per process, or all at once for --all. */
+/* What a dump covers, copied under d->lock so that history is read after
+ * it is let go (a process may expire meanwhile). */
+struct dump_plan {
+	struct proc **sel;   /* valid only under d->lock */
+	size_t nsel;
+	uint32_t *pids;      /* the selection's identities */
+	uint64_t *starts;
+	uint32_t *hist_pids; /* asked for, known only to history */
+	size_t nhist;
+	struct agg_query q;
+};
+
+/* The flushed part of the selection from history (memory adds the rest
+ * with AGG_UNFLUSHED): per process, or all at once for --all. */
 static int dump_history(struct daemon *d, const struct caller *c, const struct proto_dump_req *r,
-			struct proc **sel, size_t nsel, const uint32_t *hist_pids, size_t nhist,
-			const struct agg_query *q, struct stackset *ss)
+			const struct dump_plan *dp, struct stackset *ss)
 {
 	struct history_query hq = {
 		.since_ns = r->since_ns, .until_ns = r->until_ns,
-		.by_thread = q->flags & AGG_BY_THREAD, .python_only = q->flags & AGG_PYTHON_ONLY,
-		.process_root = q->flags & AGG_PROCESS_ROOT, .type = aggregate_type_name(q->type),
+		.by_thread = dp->q.flags & AGG_BY_THREAD,
+		.python_only = dp->q.flags & AGG_PYTHON_ONLY,
+		.process_root = dp->q.flags & AGG_PROCESS_ROOT,
+		.type = aggregate_type_name(dp->q.type),
 		.by_uid = c->uid != 0, .uid = c->uid,
 	};
 	size_t i;
@@ -533,153 +528,149 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 
 	if (r->flags & PROTO_DUMP_ALL)
 		return history_query(d->hist, &hq, ss);
-	for (i = 0; i < nsel && !err; i++) {
-		hq.pids = &sel[i]->pid;
-		hq.start_times = &sel[i]->start_time;
+	for (i = 0; i < dp->nsel && !err; i++) {
+		hq.pids = &dp->pids[i];
+		hq.start_times = &dp->starts[i];
 		hq.npids = 1;
 		err = history_query(d->hist, &hq, ss);
 	}
-	if (!err && nhist) {
-		hq.pids = hist_pids; /* not in memory: every instance history has */
+	if (!err && dp->nhist) {
+		hq.pids = dp->hist_pids; /* not in memory: every instance history has */
 		hq.start_times = NULL;
-		hq.npids = nhist;
+		hq.npids = dp->nhist;
 		err = history_query(d->hist, &hq, ss);
 	}
 	return err;
 }
 
-static int send_dump(struct daemon *d, int fd, const struct caller *c,
-		     const struct proto_dump_req *r, struct proc **sel, size_t nsel,
-		     const uint32_t *hist_pids, size_t nhist, int type)
+/* Under d->lock: the selection's profiles in memory, and its identities. */
+static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct dump_plan *dp,
+		       struct stackset *ss)
 {
-	struct agg_query q = { r->since_ns, r->until_ns, 0, type };
-	struct stackset *ss = stackset_new();
-	struct buf b;
 	size_t i;
 	int err = 0;
 
-	if (!ss)
-		return reply_error(fd, ENOMEM, "out of memory");
 	if (r->flags & PROTO_DUMP_BY_THREAD)
-		q.flags |= AGG_BY_THREAD;
+		dp->q.flags |= AGG_BY_THREAD;
 	if (r->flags & PROTO_DUMP_PYTHON_ONLY)
-		q.flags |= AGG_PYTHON_ONLY;
-	if (nsel + nhist > 1 || (r->flags & PROTO_DUMP_ALL) || r->comm || r->exe)
-		q.flags |= AGG_PROCESS_ROOT;
-	if (d->hist) {
-		q.flags |= AGG_UNFLUSHED;
-		err = dump_history(d, c, r, sel, nsel, hist_pids, nhist, &q, ss);
+		dp->q.flags |= AGG_PYTHON_ONLY;
+	if (dp->nsel + dp->nhist > 1 || (r->flags & PROTO_DUMP_ALL) || r->comm || r->exe)
+		dp->q.flags |= AGG_PROCESS_ROOT;
+	if (d->hist)
+		dp->q.flags |= AGG_UNFLUSHED;
+	dp->pids = calloc(dp->nsel + 1, sizeof(*dp->pids));
+	dp->starts = calloc(dp->nsel + 1, sizeof(*dp->starts));
+	if (!dp->pids || !dp->starts)
+		return -ENOMEM;
+	for (i = 0; i < dp->nsel && !err; i++) {
+		dp->pids[i] = dp->sel[i]->pid;
+		dp->starts[i] = dp->sel[i]->start_time;
+		err = aggregate_dump(&d->agg, dp->sel[i], &dp->q, ss);
 	}
-	for (i = 0; i < nsel && !err; i++)
-		err = aggregate_dump(&d->agg, sel[i], &q, ss);
-	if (err) {
-		stackset_free(ss);
-		return reply_error(fd, -err, "building the profile failed: %s", strerror(-err));
+	set_meta(ss, r, dp->sel, dp->nsel, d->cfg.rate_hz);
+	return err;
+}
+
+static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *type)
+{
+	if (r->flags & ~PROTO_DUMP_KNOWN_FLAGS)
+		return reply_error(out, EOPNOTSUPP, "dump flags 0x%x not understood: upgrade profd",
+				   r->flags & ~PROTO_DUMP_KNOWN_FLAGS) ?: 1;
+	*type = r->type ? aggregate_type_from_name(r->type) : AGG_CPU;
+	if (*type < 0)
+		return reply_error(out, EINVAL, "unknown profile type '%s' (known: %s)", r->type,
+				   aggregate_type_names()) ?: 1;
+	if (!r->npids && !r->comm && !r->exe && !(r->flags & PROTO_DUMP_ALL))
+		return reply_error(out, EINVAL,
+				   "no process selected: give --pid, --comm, --exe or --all") ?: 1;
+	return 0;
+}
+
+/* Selection and memory under both locks, history under its own, the
+ * encoding under none. */
+static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
+		      const struct proto_dump_req *r, struct dump_plan *dp, struct stackset *ss)
+{
+	ssize_t nsel;
+	int err = 0;
+
+	pthread_mutex_lock(&d->hist_lock);
+	daemon_lock_other(d);
+	dp->sel = calloc(2 * d->pt.n + r->npids + 1, sizeof(*dp->sel));
+	dp->hist_pids = calloc(r->npids + 1, sizeof(*dp->hist_pids));
+	if (!dp->sel || !dp->hist_pids)
+		err = -ENOMEM;
+	nsel = err ? -1 : select_procs(d, out, c, r, dp->sel, dp->hist_pids, &dp->nhist);
+	if (nsel >= 0) {
+		dp->nsel = (size_t)nsel;
+		err = dump_memory(d, r, dp, ss);
 	}
-	if (!ss->total && nhist && !nsel) {
-		stackset_free(ss);
-		return explain_missing(fd, hist_pids[0]);
+	daemon_unlock(d);
+	if (!err && nsel >= 0 && d->hist)
+		err = dump_history(d, c, r, dp, ss);
+	pthread_mutex_unlock(&d->hist_lock);
+	if (err)
+		return reply_error(out, -err, "building the profile failed: %s", strerror(-err));
+	if (nsel < 0)
+		return 1; /* answered already */
+	if (!ss->total && dp->nhist && !dp->nsel)
+		return explain_missing(out, dp->hist_pids[0]) ?: 1;
+	return 0;
+}
+
+static int handle_dump(struct daemon *d, struct buf *out, const struct caller *c,
+		       const struct buf *payload)
+{
+	struct proto_dump_req r = { 0 };
+	struct dump_plan dp = { 0 };
+	struct stackset *ss = NULL;
+	struct buf b;
+	int err, type;
+
+	if (proto_decode_dump_req(payload->data, payload->len, &r))
+		return reply_error(out, EINVAL, "malformed dump request");
+	err = check_dump_req(out, &r, &type);
+	if (err)
+		goto out;
+	dp.q.type = type;
+	dp.q.since_ns = r.since_ns;
+	dp.q.until_ns = r.until_ns;
+	ss = stackset_new();
+	if (!ss) {
+		err = reply_error(out, ENOMEM, "out of memory");
+		goto out;
 	}
-	set_meta(ss, r, sel, nsel, d->cfg.rate_hz);
+	err = build_dump(d, out, c, &r, &dp, ss);
+	if (err)
+		goto out;
 	stackset_set_str(&ss->type, aggregate_type_name(type));
 	stackset_set_str(&ss->unit, aggregate_type_unit(type));
 	buf_init(&b);
 	err = proto_encode_stackset(&b, ss);
 	if (!err)
-		err = proto_send(fd, PROTO_RESP_DUMP, &b, SEND_TIMEOUT_MS);
+		err = respond(out, PROTO_RESP_DUMP, &b);
 	buf_free(&b);
-	stackset_free(ss);
-	return err;
-}
-
-static int handle_dump(struct daemon *d, int fd, const struct caller *c, const struct buf *payload)
-{
-	struct proto_dump_req r = { 0 };
-	struct proc **sel = NULL;
-	uint32_t *hist_pids = NULL;
-	size_t nhist = 0;
-	ssize_t nsel;
-	int err, type;
-
-	err = proto_decode_dump_req(payload->data, payload->len, &r);
-	if (err)
-		return reply_error(fd, EINVAL, "malformed dump request");
-	if (r.flags & ~PROTO_DUMP_KNOWN_FLAGS) {
-		err = reply_error(fd, EOPNOTSUPP, "dump flags 0x%x not understood: upgrade profd",
-				  r.flags & ~PROTO_DUMP_KNOWN_FLAGS);
-		goto out;
-	}
-	type = r.type ? aggregate_type_from_name(r.type) : AGG_CPU;
-	if (type < 0) {
-		err = reply_error(fd, EINVAL, "unknown profile type '%s' (known: %s)", r.type,
-				  aggregate_type_names());
-		goto out;
-	}
-	if (!r.npids && !r.comm && !r.exe && !(r.flags & PROTO_DUMP_ALL)) {
-		err = reply_error(fd, EINVAL, "no process selected: give --pid, --comm, --exe or --all");
-		goto out;
-	}
-	sel = calloc(2 * d->pt.n + r.npids + 1, sizeof(*sel));
-	hist_pids = calloc(r.npids + 1, sizeof(*hist_pids));
-	if (!sel || !hist_pids) {
-		err = reply_error(fd, ENOMEM, "out of memory");
-		goto out;
-	}
-	nsel = select_procs(d, fd, c, &r, sel, hist_pids, &nhist);
-	if (nsel >= 0)
-		err = send_dump(d, fd, c, &r, sel, (size_t)nsel, hist_pids, nhist, type);
 out:
-	free(sel);
-	free(hist_pids);
+	stackset_free(ss);
+	free(dp.sel);
+	free(dp.pids);
+	free(dp.starts);
+	free(dp.hist_pids);
 	proto_dump_req_free(&r);
-	return err;
+	return err > 0 ? 0 : err;
 }
 
-static void serve(struct daemon *d, int fd)
+void control_answer(struct daemon *d, const struct caller *c, uint16_t type,
+		    const struct buf *payload, struct buf *out)
 {
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	struct caller c;
-	struct buf payload;
-	uint16_t type;
 	int err;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
-		log_warn("control: SO_PEERCRED failed: %s", strerror(errno));
-		return;
-	}
-	c.uid = cred.uid;
-	c.pid = cred.pid;
-	buf_init(&payload);
-	err = proto_recv(fd, &type, &payload, PROTO_MAX_REQUEST, RECV_TIMEOUT_MS);
-	if (err) {
-		d->request_errors++;
-		log_info("control: bad request from pid %d: %s", c.pid, proto_strerror(err));
-		if (err != -ECONNRESET && err != -ETIMEDOUT)
-			reply_error(fd, EPROTO, "%s", proto_strerror(err));
-		goto out;
-	}
-	/* Serve the freshest data: drain what the ringbuf holds first. */
-	sampler_consume(d->sampler);
 	switch (type) {
-	case PROTO_REQ_LIST: err = handle_list(d, fd, &c); break;
-	case PROTO_REQ_STATS: err = handle_stats(d, fd); break;
-	case PROTO_REQ_DUMP: err = handle_dump(d, fd, &c, &payload); break;
-	default: err = reply_error(fd, EPROTO, "unknown request type %u", type);
+	case PROTO_REQ_LIST: err = handle_list(d, out, c); break;
+	case PROTO_REQ_STATS: err = handle_stats(d, out); break;
+	case PROTO_REQ_DUMP: err = handle_dump(d, out, c, payload); break;
+	default: err = reply_error(out, EPROTO, "unknown request type %u", type);
 	}
-	if (err)
-		d->request_errors++;
-out:
-	buf_free(&payload);
-}
-
-void control_handle(struct daemon *d, int listen_fd)
-{
-	int fd;
-
-	while ((fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
-		d->requests++;
-		serve(d, fd);
-		close(fd);
-	}
+	if (err && !out->len)
+		reply_error(out, -err, "request failed: %s", strerror(err < 0 ? -err : err));
 }

@@ -1,7 +1,21 @@
-/* daemon.h: state shared by profd's main loop and its control handlers. */
+/* daemon.h: state shared by profd's threads.
+ *
+ * Three threads, so nothing slow sits between a sample and its counter or
+ * in front of a client:
+ *   ingest  (main.c)    the ring buffers, signals, the 1 s housekeeping tick;
+ *   worker  (worker.c)  Python detection and unwind-table builds;
+ *   control (control_server.c) the socket: every client non-blocking, with
+ *                        deadlines and caps.
+ * The profile state (process table, aggregator, ingest, symbolizer) is
+ * guarded by d->lock, which ingest holds while it consumes and hands over
+ * between two events whenever the control thread asks for it
+ * (daemon_lock_other / daemon_yield).  The history database has its own
+ * lock, taken before d->lock, so a long query never stops ingest. */
 #ifndef PROFD_DAEMON_H
 #define PROFD_DAEMON_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -13,6 +27,8 @@
 #include "push.h"
 #include "sampler.h"
 #include "symbolize.h"
+#include "protocol.h"
+#include <sys/types.h>
 
 #define PROFD_DEFAULT_SOCKET "/run/profd/profd.sock"
 
@@ -58,36 +74,69 @@ struct daemon {
 	struct aggregate agg;
 	struct ingest in;
 	struct history *hist;     /* NULL: memory only */
-	struct hashmap tables_pending; /* pids waiting for unwind tables */
-	uint32_t *tables_queue;
-	size_t tables_head, tables_n, tables_cap;
+	struct worker *worker;       /* the slow path (worker.c) */
+	struct control *control;     /* the control thread (control_server.c) */
+	pthread_mutex_t lock;        /* profile state: see the top of this file */
+	atomic_int lock_waiters;     /* threads other than ingest waiting for it */
+	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
+	pthread_mutex_t hist_lock;   /* hist; taken before lock */
+	struct history_stats hist_snap; /* as of the last flush or prune (under lock) */
+	bool hist_snap_ok;
 	uint64_t flush_next_mono_ns, prune_next_mono_ns;
 	uint64_t flushes, flush_errors, flush_rows, flush_refused, flush_ns_last;
 	int listen_fd;
 	uint64_t start_mono_ns;
 	uint64_t ready_mono_ns;
-	uint64_t requests, request_errors;
 	struct pusher *pusher;       /* --push, or NULL */
 	struct push_window *push_win;
 	uint64_t push_next_mono_ns;
 };
 
-/* tables.c: native unwind tables, built off the sample path */
-void tables_request(struct daemon *d, uint32_t pid);
-void tables_forget(struct daemon *d, uint32_t pid);
-bool tables_pending(const struct daemon *d);
-void tables_work(struct daemon *d);
-void tables_prebuild(struct daemon *d);
-void tables_free(struct daemon *d);
+/* main.c: the profile-state lock.  Ingest holds it while it consumes and
+ * calls daemon_yield() between events; other threads take it with
+ * daemon_lock_other(), which ingest then lets in at the next event. */
+void daemon_lock_other(struct daemon *d);
+void daemon_unlock(struct daemon *d);
+
+/* worker.c: the slow path, on its own thread */
+struct worker_stats {
+	uint64_t queued, done, dropped, busy_ns, waiting;
+};
+struct unwinder;
+struct unwinder_stats;
+struct worker *worker_new(struct unwinder *u);
+void worker_free(struct worker *w);
+void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
+void worker_tables(struct worker *w, uint32_t pid);
+void worker_tables_forget(struct worker *w, uint32_t pid);
+/* Readable when Python answers wait; worker_publish() hands them to
+ * ingest (call with d->lock held). */
+int worker_fd(const struct worker *w);
+void worker_publish(struct worker *w, struct ingest *in);
+void worker_stats(struct worker *w, struct worker_stats *st, struct unwinder_stats *us);
+void worker_prebuild(struct worker *w, struct daemon *d);
 
 /* persist.c */
 void persist_open(struct daemon *d);
 void persist_flush(struct daemon *d);
 void persist_tick(struct daemon *d);
+void persist_snap_stats(struct daemon *d);
 
-/* control.c */
+/* control_server.c: the control thread */
 int control_listen(const char *path);
-void control_handle(struct daemon *d, int listen_fd);
+struct control *control_start(struct daemon *d, int listen_fd);
+void control_stop(struct control *c);
+void control_stats(struct control *c, struct proto_stats *s);
+
+/* control.c: one request, answered into out (a whole message: header and
+ * payload), taking the locks it needs. */
+struct caller {
+	uid_t uid;
+	pid_t pid;
+};
+struct buf;
+void control_answer(struct daemon *d, const struct caller *c, uint16_t type,
+		    const struct buf *payload, struct buf *out);
 
 uint64_t daemon_mono_ns(void);
 uint64_t daemon_realtime_ns(void);

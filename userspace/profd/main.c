@@ -1,6 +1,7 @@
 /* profd: the system-wide sampling daemon.  Parses options, loads the BPF
- * sampler, then runs one event loop over the ringbuf, the control socket,
- * signals and a housekeeping timer. */
+ * sampler, starts the worker and control threads (daemon.h), then runs the
+ * ingest loop over the ring buffers, the worker's answers, signals and a
+ * housekeeping timer. */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -44,7 +46,7 @@ static void usage(FILE *out)
 		"      --flush-interval DUR write profiles to history this often (default 5s)\n"
 		"      --no-history         keep profiles in memory only\n"
 		"      --ringbuf-size BYTES BPF ring buffer size, power of two (default 4M)\n"
-		"      --stack-map-entries N unread stacks the BPF map holds (default 4096)\n"
+		"      --stack-map-entries N stack IDs BPF remembers as sent (default 65536)\n"
 		"      --python-uprobe      also find Python threads with a uprobe on the eval\n"
 		"                           loop (costs the program ~1us per C->Python call)\n"
 		"      --unwind-table-bytes N memory for .eh_frame unwind tables (default 32M)\n"
@@ -213,7 +215,7 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 	int argc = ca->argc, file_end = ca->nfile + 1, opt;
 	char **argv = ca->argv;
 	bool cli_pids = false;
-	uint64_t v;
+	uint64_t v = 0;
 
 	optind = 0; /* glibc: a full reset, also for a reload */
 	c->rate_hz = 99;
@@ -318,22 +320,68 @@ uint64_t daemon_realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The profile-state lock.  Ingest holds it across a whole consume pass
+ * (no lock operation per sample) and hands it over between two events
+ * when another thread waits: that thread counts itself in lock_waiters
+ * before it blocks, and ingest waits until every waiter got in before it
+ * takes the lock back, so nobody starves behind a busy ring. */
+static void daemon_lock_ingest(struct daemon *d)
+{
+	pthread_mutex_lock(&d->lock);
+}
+
+void daemon_lock_other(struct daemon *d)
+{
+	uint64_t t0 = daemon_mono_ns(), waited;
+
+	atomic_fetch_add(&d->lock_waiters, 1);
+	pthread_mutex_lock(&d->lock);
+	atomic_fetch_sub(&d->lock_waiters, 1);
+	waited = daemon_mono_ns() - t0;
+	if (waited > d->lock_wait_ns_max)
+		d->lock_wait_ns_max = waited; /* under the lock */
+}
+
+void daemon_unlock(struct daemon *d)
+{
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void daemon_yield(struct daemon *d)
+{
+	if (!atomic_load_explicit(&d->lock_waiters, memory_order_relaxed))
+		return;
+	pthread_mutex_unlock(&d->lock);
+	while (atomic_load(&d->lock_waiters))
+		sched_yield();
+	pthread_mutex_lock(&d->lock);
+}
+
 static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 {
 	struct daemon *d = ctx;
 
+	daemon_yield(d);
 	ingest_event(&d->in, data, len);
 }
 
-/* The ingest stage's view of the BPF side. */
-static int be_read_stack(void *ctx, uint64_t id, struct profd_stack *out)
+/* Everything the rings hold now, under the lock, then the samples whose
+ * stack record was still on its way. */
+static void consume(struct daemon *d)
 {
-	return sampler_read_stack(((struct daemon *)ctx)->sampler, id, out);
+	daemon_lock_ingest(d);
+	sampler_consume(d->sampler);
+	ingest_end_batch(&d->in);
+	daemon_unlock(d);
 }
 
-static int be_del_stack(void *ctx, uint64_t id)
+/* The ingest stage's view of the rest of the daemon. */
+static void be_stack_gen(void *ctx, uint32_t gen)
 {
-	return sampler_delete_stack(((struct daemon *)ctx)->sampler, id);
+	struct daemon *d = ctx;
+
+	if (d->sampler)
+		sampler_set_stack_gen(d->sampler, gen);
 }
 
 static int be_py_add(void *ctx, uint32_t pid, const struct profd_py_proc *pp, const char *module)
@@ -341,6 +389,11 @@ static int be_py_add(void *ctx, uint32_t pid, const struct profd_py_proc *pp, co
 	struct daemon *d = ctx;
 
 	return d->sampler ? sampler_py_add(d->sampler, pid, pp, module) : 0;
+}
+
+static void be_py_detect(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	worker_py_detect(((struct daemon *)ctx)->worker, pid, start_time, req);
 }
 
 static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
@@ -352,9 +405,9 @@ static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
 	if (p && p->maps_loaded)
 		gpu_scan_maps(d->gpu, pid, &p->maps);
 	if (what == INGEST_PROC_EXIT)
-		tables_forget(d, pid);
+		worker_tables_forget(d->worker, pid);
 	else
-		tables_request(d, pid); /* built between events (tables.c) */
+		worker_tables(d->worker, pid);
 }
 
 static void be_py_del(void *ctx, uint32_t pid)
@@ -428,11 +481,14 @@ static int daemon_start(struct daemon *d)
 	};
 	struct symbolizer_opts symo = { 0 };
 	struct ingest_backend be = {
-		be_read_stack, be_del_stack, be_py_add, be_py_del, be_proc_event, d,
+		.stack_gen = be_stack_gen, .py_add = be_py_add, .py_del = be_py_del,
+		.py_detect = be_py_detect, .proc_event = be_proc_event, .ctx = d,
 	};
 	int npy, err;
 
 	d->listen_fd = -1;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->hist_lock, NULL);
 	proctable_init(&d->pt, d->cfg.max_procs, "/proc");
 	d->pt.on_free = aggregate_proc_free;
 	if (aggregate_init(&d->agg, d->cfg.bucket_ns))
@@ -469,10 +525,16 @@ static int daemon_start(struct daemon *d)
 	 * first sample on. */
 	persist_open(d);
 	npy = ingest_scan_python(&d->in);
-	tables_prebuild(d);
+	d->worker = worker_new(sampler_unwinder(d->sampler));
+	if (!d->worker)
+		return -errno;
+	worker_prebuild(d->worker, d);
 	err = sampler_start(d->sampler);
 	if (err)
 		return err;
+	d->control = control_start(d, d->listen_fd);
+	if (!d->control)
+		return -ENOMEM;
 	d->ready_mono_ns = daemon_mono_ns();
 	log_info("profd: %d Python processes found at start", npy);
 	log_info("profd: sampling %d CPUs at %u Hz (%s), control socket %s",
@@ -492,7 +554,10 @@ static void free_args(struct daemon *d)
 
 static void daemon_stop(struct daemon *d)
 {
-	/* Detach first so nothing new arrives while tearing down. */
+	/* Clients and the slow path first: both use what follows. */
+	control_stop(d->control);
+	worker_free(d->worker);
+	/* Detach so nothing new arrives while tearing down. */
 	sampler_close(d->sampler);
 	gpu_free(d->gpu);
 	persist_flush(d); /* what is still in memory: SIGTERM loses nothing */
@@ -506,19 +571,29 @@ static void daemon_stop(struct daemon *d)
 		close(d->listen_fd);
 		unlink(d->cfg.socket_path);
 	}
-	tables_free(d);
 	ingest_free(&d->in);
 	proctable_free(&d->pt);
 	aggregate_free(&d->agg);
 	symbolizer_free(d->sym);
 	free(d->cfg.pids);
 	free(d->cfg.gpu_devices);
+	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->hist_lock);
 }
 
+/* Once a second.  History first, under its lock (taken before d->lock);
+ * a flush waits for no query: while one runs, it is left to the next
+ * tick. */
 static void housekeeping(struct daemon *d)
 {
+	if (pthread_mutex_trylock(&d->hist_lock) == 0) {
+		daemon_lock_ingest(d);
+		persist_tick(d);
+		daemon_unlock(d);
+		pthread_mutex_unlock(&d->hist_lock);
+	}
+	daemon_lock_ingest(d);
 	ingest_sync_clock(&d->in);
-	persist_tick(d);
 	if (d->pusher && daemon_mono_ns() >= d->push_next_mono_ns) {
 		int n = push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt,
 					  daemon_realtime_ns(), d->cfg.rate_hz);
@@ -531,6 +606,7 @@ static void housekeeping(struct daemon *d)
 	}
 	/* Before expiry: a process expiring now still gets its last window. */
 	proctable_expire(&d->pt, daemon_realtime_ns(), d->cfg.retention_ns);
+	daemon_unlock(d);
 }
 
 static int add_fd(int ep, int fd)
@@ -634,21 +710,27 @@ static bool handle_signal(struct daemon *d, int sfd)
 	return true;
 }
 
+static void publish_worker_answers(struct daemon *d)
+{
+	daemon_lock_ingest(d);
+	worker_publish(d->worker, &d->in);
+	daemon_unlock(d);
+}
+
 static int run_loop(struct daemon *d, int sfd, int tfd)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), rbfd = sampler_fd(d->sampler);
+	int wfd = worker_fd(d->worker);
 	uint64_t deadline = d->cfg.duration_ns ? daemon_mono_ns() + d->cfg.duration_ns : 0;
 	bool stop = false;
 
-	if (ep < 0 || add_fd(ep, rbfd) || add_fd(ep, d->listen_fd) || add_fd(ep, sfd) ||
-	    add_fd(ep, tfd)) {
+	if (ep < 0 || add_fd(ep, rbfd) || add_fd(ep, wfd) || add_fd(ep, sfd) || add_fd(ep, tfd)) {
 		log_error("profd: epoll setup failed: %s", strerror(errno));
 		return -1;
 	}
 	while (!stop) {
 		struct epoll_event evs[8];
-		/* Pending table builds: poll without sleeping, build between. */
-		int n = epoll_wait(ep, evs, 8, tables_pending(d) ? 0 : 1000), i;
+		int n = epoll_wait(ep, evs, 8, 1000), i;
 
 		if (n < 0 && errno != EINTR) {
 			log_error("profd: epoll_wait: %s", strerror(errno));
@@ -659,19 +741,18 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 			uint64_t ticks;
 
 			if (fd == rbfd)
-				sampler_consume(d->sampler);
-			else if (fd == d->listen_fd)
-				control_handle(d, d->listen_fd);
+				consume(d);
+			else if (fd == wfd)
+				publish_worker_answers(d);
 			else if (fd == sfd)
 				stop = handle_signal(d, sfd);
 			else if (fd == tfd && read(tfd, &ticks, sizeof(ticks)) > 0)
 				housekeeping(d);
 		}
-		tables_work(d);
 		if (deadline && daemon_mono_ns() >= deadline)
 			stop = true;
 	}
-	sampler_consume(d->sampler); /* account for what is already queued */
+	consume(d); /* account for what is already queued */
 	close(ep);
 	return 0;
 }

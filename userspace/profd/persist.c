@@ -26,8 +26,16 @@ void persist_open(struct daemon *d)
 	}
 	history_prune(d->hist, now > d->cfg.retention_ns ? now - d->cfg.retention_ns : 0,
 		      d->cfg.history_max_bytes, NULL);
+	persist_snap_stats(d);
 	d->flush_next_mono_ns = daemon_mono_ns() + d->cfg.flush_interval_ns;
 	d->prune_next_mono_ns = daemon_mono_ns() + 60ull * 1000000000ull;
+}
+
+/* Figures for `profctl stats`, read here where the database is ours
+ * anyway, so a stats request never waits for a flush. */
+void persist_snap_stats(struct daemon *d)
+{
+	d->hist_snap_ok = history_stats(d->hist, &d->hist_snap) == 0;
 }
 
 void persist_flush(struct daemon *d)
@@ -45,6 +53,7 @@ void persist_flush(struct daemon *d)
 	d->flush_rows += fs.rows;
 	d->flush_refused += fs.refused;
 	d->flush_ns_last = daemon_mono_ns() - t0;
+	persist_snap_stats(d);
 }
 
 void persist_tick(struct daemon *d)
@@ -63,6 +72,7 @@ void persist_tick(struct daemon *d)
 	if (mono >= d->prune_next_mono_ns) {
 		now = daemon_realtime_ns();
 		history_prune(d->hist, now - d->cfg.retention_ns, d->cfg.history_max_bytes, NULL);
+		persist_snap_stats(d);
 		d->prune_next_mono_ns = mono + 60ull * 1000000000ull;
 	}
 }

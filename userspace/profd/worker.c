@@ -1,0 +1,294 @@
+/* worker.c: the daemon's slow path.  Looking for CPython in a process
+ * (its maps, its binaries' symbol tables) and building native unwind tables
+ * (1-50 ms per binary, seconds for a PyTorch library) run on this thread,
+ * never in front of a sample or a client.  Ingest asks through a queue;
+ * unwind tables go straight into their BPF maps, Python answers come back
+ * through a result list that the ingest thread publishes (woken by an
+ * eventfd), since only that thread touches the process table. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "pyruntime.h"
+#include "unwinder.h"
+
+#define QUEUE_MAX 65536 /* jobs waiting; beyond, counted and dropped */
+
+enum job_kind { JOB_PY_DETECT, JOB_TABLES, JOB_TABLES_FORGET };
+
+struct job {
+	uint32_t kind, pid, req;
+	uint64_t start_time;
+};
+
+struct py_result {
+	uint32_t pid, req;
+	uint64_t start_time;
+	struct pyruntime *rt;
+};
+
+struct worker {
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t mu; /* everything below */
+	pthread_cond_t cv;
+	struct job *q;      /* ring of cap entries */
+	size_t head, n, cap;
+	struct hashmap tables_queued; /* pid -> 1 while a JOB_TABLES waits */
+	struct py_result *res;
+	size_t nres, rescap;
+	int efd;
+	struct unwinder *u;
+	struct unwinder_stats snap; /* as of the last job, for stats */
+	struct worker_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	return daemon_mono_ns();
+}
+
+/* Caller holds mu. */
+static void push_job(struct worker *w, struct job j)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 256, i;
+		struct job *q;
+
+		if (cap > QUEUE_MAX || !(q = malloc(cap * sizeof(*q)))) {
+			w->st.dropped++;
+			return;
+		}
+		for (i = 0; i < w->n; i++)
+			q[i] = w->q[(w->head + i) % w->cap];
+		free(w->q);
+		w->q = q;
+		w->head = 0;
+		w->cap = cap;
+	}
+	w->q[(w->head + w->n) % w->cap] = j;
+	w->n++;
+	w->st.queued++;
+	pthread_cond_signal(&w->cv);
+}
+
+static void enqueue(struct worker *w, struct job j)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->mu);
+	if (j.kind != JOB_TABLES || !hashmap_get(&w->tables_queued, j.pid, NULL)) {
+		if (j.kind == JOB_TABLES)
+			hashmap_put(&w->tables_queued, j.pid, 1);
+		push_job(w, j);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	enqueue(w, (struct job){ JOB_PY_DETECT, pid, req, start_time });
+}
+
+void worker_tables(struct worker *w, uint32_t pid)
+{
+	enqueue(w, (struct job){ JOB_TABLES, pid, 0, 0 });
+}
+
+void worker_tables_forget(struct worker *w, uint32_t pid)
+{
+	enqueue(w, (struct job){ JOB_TABLES_FORGET, pid, 0, 0 });
+}
+
+static void add_result(struct worker *w, const struct job *j, struct pyruntime *rt)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&w->mu);
+	if (w->nres == w->rescap) {
+		size_t cap = w->rescap ? w->rescap * 2 : 64;
+		struct py_result *r = realloc(w->res, cap * sizeof(*r));
+
+		if (!r) {
+			pthread_mutex_unlock(&w->mu);
+			free(rt); /* the process is asked again on a later sample */
+			return;
+		}
+		w->res = r;
+		w->rescap = cap;
+	}
+	w->res[w->nres++] = (struct py_result){ j->pid, j->req, j->start_time, rt };
+	pthread_mutex_unlock(&w->mu);
+	if (write(w->efd, &one, sizeof(one)) < 0)
+		log_debug("worker: eventfd: %s", strerror(errno));
+}
+
+static void py_detect(struct worker *w, const struct job *j)
+{
+	struct pyruntime *rt = calloc(1, sizeof(*rt));
+	int err;
+
+	if (rt) {
+		err = pyruntime_detect((int)j->pid, rt);
+		if (err) {
+			if (err != -ENOENT)
+				log_info("python: pid %u: %s", j->pid, strerror(-err));
+			free(rt);
+			rt = NULL;
+		}
+	}
+	add_result(w, j, rt); /* "no Python" is an answer too */
+}
+
+static void run_job(struct worker *w, const struct job *j)
+{
+	switch (j->kind) {
+	case JOB_PY_DETECT: py_detect(w, j); break;
+	case JOB_TABLES:
+		pthread_mutex_lock(&w->mu);
+		hashmap_del(&w->tables_queued, j->pid);
+		pthread_mutex_unlock(&w->mu);
+		if (w->u)
+			unwinder_add_process(w->u, (int)j->pid); /* also refreshes */
+		break;
+	case JOB_TABLES_FORGET:
+		if (w->u)
+			unwinder_remove_process(w->u, (int)j->pid);
+		break;
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct unwinder_stats us;
+	struct job j;
+	uint64_t t0;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->n && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->stop)
+			break;
+		j = w->q[w->head];
+		w->head = (w->head + 1) % w->cap;
+		w->n--;
+		pthread_mutex_unlock(&w->mu);
+		t0 = mono_ns();
+		run_job(w, &j);
+		if (w->u)
+			unwinder_stats(w->u, &us);
+		pthread_mutex_lock(&w->mu);
+		if (w->u)
+			w->snap = us;
+		w->st.done++;
+		w->st.busy_ns += mono_ns() - t0;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+struct worker *worker_new(struct unwinder *u)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->u = u;
+	if (u)
+		unwinder_stats(u, &w->snap);
+	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->efd < 0 || pthread_create(&w->thread, NULL, worker_main, w)) {
+		worker_free(w);
+		return NULL;
+	}
+	w->started = true;
+	return w;
+}
+
+void worker_free(struct worker *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	if (w->started) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = true;
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+	}
+	for (i = 0; i < w->nres; i++)
+		free(w->res[i].rt);
+	free(w->res);
+	free(w->q);
+	hashmap_free(&w->tables_queued);
+	if (w->efd >= 0)
+		close(w->efd);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+}
+
+int worker_fd(const struct worker *w)
+{
+	return w->efd;
+}
+
+void worker_publish(struct worker *w, struct ingest *in)
+{
+	struct py_result *res;
+	uint64_t v;
+	size_t n, i;
+
+	if (read(w->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_debug("worker: eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&w->mu);
+	res = w->res;
+	n = w->nres;
+	w->res = NULL;
+	w->nres = w->rescap = 0;
+	pthread_mutex_unlock(&w->mu);
+	for (i = 0; i < n; i++)
+		ingest_python_found(in, res[i].pid, res[i].start_time, res[i].req, res[i].rt);
+	free(res);
+}
+
+void worker_stats(struct worker *w, struct worker_stats *st, struct unwinder_stats *us)
+{
+	pthread_mutex_lock(&w->mu);
+	*st = w->st;
+	st->waiting = w->n;
+	*us = w->snap;
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* --pid: the few processes asked for get their tables before sampling
+ * starts, so their first samples unwind as well as the rest.  (With
+ * --all-processes that would delay the start by the whole machine's
+ * binaries; those come with each process's first sample instead.)  Runs
+ * before the worker has anything to do. */
+void worker_prebuild(struct worker *w, struct daemon *d)
+{
+	size_t i;
+
+	for (i = 0; w->u && i < d->cfg.npids; i++) {
+		struct proc *p = proctable_get(&d->pt, d->cfg.pids[i], NULL);
+
+		if (!p || unwinder_add_process(w->u, (int)d->cfg.pids[i]))
+			continue; /* the first sample asks again */
+		ingest_unwind_requested(p);
+	}
+	pthread_mutex_lock(&w->mu);
+	if (w->u)
+		unwinder_stats(w->u, &w->snap);
+	pthread_mutex_unlock(&w->mu);
+}
