@@ -26,10 +26,11 @@ static int file_crc32(int fd, uint32_t *out)
 	off_t off = 0;
 
 	for (;;) {
+		ssize_t n;
+
 		if ((uint64_t)off > DEBUGINFO_MAX_CRC_BYTES)
 			return -EFBIG;
-		ssize_t n = pread(fd, buf, sizeof(buf), off);
-
+		n = pread(fd, buf, sizeof(buf), off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

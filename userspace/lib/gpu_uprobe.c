@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,7 @@ fail:
  * check and the attach to plant them in another binary. */
 static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int kind)
 {
-	char root[64], fdpath[64];
+	char root[PATH_MAX], fdpath[64];
 	struct elfsym *es;
 	uint32_t fn, n = 0;
 	uint64_t addr, size;
