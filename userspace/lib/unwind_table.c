@@ -315,7 +315,8 @@ static int open_debug_frame(struct builder *b, Dwarf **dw, struct unwind_cfi_src
 	/* dwarf_begin_elf reads (and inflates) every .debug section, not
 	 * just this one: each must be within the cap first. */
 	if (!elffile_sections_fit(b->f, ".debug", ELFFILE_MAX_SECTION_BYTES) ||
-	    !elffile_sections_fit(b->f, ".zdebug", ELFFILE_MAX_SECTION_BYTES))
+	    !elffile_sections_fit(b->f, ".zdebug", ELFFILE_MAX_SECTION_BYTES) ||
+	    !elffile_sections_fit(b->f, ".gnu.debuglto_", ELFFILE_MAX_SECTION_BYTES))
 		return 0;
 	*dw = dwarf_begin_elf(b->f->elf, DWARF_C_READ, NULL);
 	s->cfi = *dw ? dwarf_getcfi(*dw) : NULL;
