@@ -24,7 +24,8 @@
 /* How long "this thread has no PyThreadState" is believed: short, since
  * a thread becomes Python as soon as the interpreter finishes starting. */
 #define PY_NEGATIVE_TTL_NS (20ull * 1000 * 1000)
-/* py_walk's "a frame could not be read": frames are aligned, never 1. */
+/* What a walk stopped by an unreadable frame leaves as its next frame:
+ * not 0 (the stack is truncated), and never a real frame (aligned). */
 #define PY_FRAME_UNREADABLE 1ull
 
 struct {
@@ -191,7 +192,7 @@ static long py_walk_step(__u32 i, void *ctx)
 	struct py_walk_state *w = ctx;
 	const struct profd_pyoffsets *o = w->o;
 	struct profd_stack *st = w->st;
-	__u64 code, frame = w->frame;
+	__u64 code, next, frame = w->frame;
 	__u32 flags = 0, n = w->n;
 
 	if (!st || !frame)
@@ -208,11 +209,10 @@ static long py_walk_step(__u32 i, void *ctx)
 	}
 	if (n >= PROFD_MAX_PY_FRAMES)
 		return 1;
-	/* An unreadable frame ends the walk as truncated, not complete. */
-	if (bpf_probe_read_user(&code, sizeof(code), (const void *)(frame + o->frame_code))) {
-		w->frame = PY_FRAME_UNREADABLE;
-		return 1;
-	}
+	/* An unreadable frame is counted and ends the walk truncated (the
+	 * sentinel is a frame left), not complete. */
+	if (bpf_probe_read_user(&code, sizeof(code), (const void *)(frame + o->frame_code)))
+		goto unreadable;
 	code &= ~PYOFF_STACKREF_TAG;
 	if (o->frame_kind == PYOFF_FRAME_OBJECT)
 		flags = PROFD_PYFRAME_ENTRY; /* <= 3.10: one eval call per frame */
@@ -221,26 +221,29 @@ static long py_walk_step(__u32 i, void *ctx)
 	st->ips[(2 * n) & 127] = code;
 	st->ips[(2 * n + 1) & 127] = (__u64)(__u32)py_instr_offset(o, frame, code) | (__u64)flags << 32;
 	w->n = n + 1;
-	if (bpf_probe_read_user(&w->frame, sizeof(w->frame),
-				(const void *)(frame + o->frame_previous))) {
-		w->frame = PY_FRAME_UNREADABLE;
-		return 1;
-	}
+	/* Read into the stack, not through w: the verifier's work on this
+	 * loop body doubled with the latter. */
+	if (bpf_probe_read_user(&next, sizeof(next), (const void *)(frame + o->frame_previous)))
+		goto unreadable;
+	w->frame = next;
 	return 0;
+unreadable:
+	count(PROFD_CNT_PY_READ_FAIL);
+	w->frame = PY_FRAME_UNREADABLE;
+	return 1;
 }
 
 /* Walk the frames into the Python scratch stack (pairs, leaf first).
- * Returns 0 when complete, PY_FRAME_UNREADABLE when a read failed, else
- * (cut short by the depth limit) the next frame. */
-static __always_inline __u64 py_walk(const struct profd_pyoffsets *o, __u64 frame,
-				     struct profd_stack *st)
+ * Returns 1 if the walk was cut short by the depth limit. */
+static __always_inline int py_walk(const struct profd_pyoffsets *o, __u64 frame,
+				   struct profd_stack *st)
 {
 	struct py_walk_state w = { .o = o, .st = st, .frame = frame };
 
 	st->kind = PROFD_STACK_PYTHON;
 	bpf_loop(2 * PROFD_MAX_PY_FRAMES, py_walk_step, &w, 0);
 	st->nr = 2 * w.n;
-	return w.frame;
+	return w.frame != 0;
 }
 
 /* Capture the Python stack of the current thread into the stacks map,
@@ -251,7 +254,7 @@ static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
-	__u64 tstate, frame, rest;
+	__u64 tstate, frame;
 
 	count(PROFD_CNT_PY_SAMPLES);
 	*flags |= PROFD_SAMPLE_PYTHON;
@@ -265,9 +268,8 @@ static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u
 		return 0; /* a Python thread outside any Python code */
 	if (!st)
 		return 0;
-	rest = py_walk(&pp->off, frame, st);
-	if (rest) {
-		count(rest == PY_FRAME_UNREADABLE ? PROFD_CNT_PY_READ_FAIL : PROFD_CNT_PY_TRUNC);
+	if (py_walk(&pp->off, frame, st)) {
+		count(PROFD_CNT_PY_TRUNC);
 		*flags |= PROFD_SAMPLE_PYSTACK_TRUNC;
 	}
 	if (!st->nr)
