@@ -1,7 +1,6 @@
 #include "pyruntime.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <stdbool.h>

@@ -1,7 +1,6 @@
 /* unwinder_file: the per-file half of the unwinder: file identity, table
  * building, the shared row space and its eviction. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
