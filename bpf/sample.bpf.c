@@ -102,7 +102,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	py = bpf_map_lookup_elem(&py_procs, &tgid);
 	e.pystack_id = py ? py_capture(py, tid, &e) : 0;
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), 0)) {
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), events_wakeup_flag())) {
 		count(PROFD_CNT_RB_FULL);
 		return 0;
 	}

@@ -33,6 +33,19 @@ struct {
 /* Written by userspace when it drops a generation of stacks. */
 volatile __u32 stack_gen = 1;
 
+/* Userspace is woken only once this much waits in the events ring; it
+ * also reads the ring on a short timer (INGEST_BATCH_MS in profd), so a
+ * quiet machine's samples are never late by more than that.  One wakeup
+ * per batch instead of one per sample: the fixed cost of a wakeup would
+ * otherwise be most of a sample's cost. */
+const volatile __u64 wakeup_bytes = 64 * 1024;
+
+static __always_inline __u64 events_wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									       : BPF_RB_NO_WAKEUP;
+}
+
 /* One per-CPU slot per stack kind, so the kernel, user and Python stacks of
  * one sample are built without overwriting each other. */
 struct {
@@ -95,7 +108,7 @@ static __always_inline __u64 stackhash_store(struct profd_stack *st, __u32 *flag
 	size = PROFD_STACK_REC_BYTES((__u64)st->nr);
 	if (size > sizeof(*st))
 		size = sizeof(*st);
-	if (bpf_ringbuf_output(&events, st, size, 0)) {
+	if (bpf_ringbuf_output(&events, st, size, events_wakeup_flag())) {
 		count(full_counter);
 		return 0;
 	}

@@ -116,6 +116,26 @@ uctl dump --pid "$USER_W" >"$T/own.folded" 2>"$T/own.err" || fail "$U cannot dum
 grep -q 'leaf_heavy' "$T/own.folded" || fail "$U's own profile lacks its frames"
 ok "$U dumps its own process ($(total_samples "$T/own.folded") samples)"
 
+# Kernel frames only as perf would show them to the user: with
+# perf_event_paranoid >= 2 none, in its own process's profile and history.
+run_bg "${AS_USER[@]}" dd if=/dev/zero of=/dev/null bs=64k count=2000000
+DD=${CHILDREN[-1]}
+sleep 3
+ctl dump --pid "$DD" >"$T/dd.root.folded" || fail "root cannot dump $U's dd"
+uctl dump --pid "$DD" >"$T/dd.user.folded" 2>"$T/dd.err" || fail "$U cannot dump its dd: $(cat "$T/dd.err")"
+kill "$DD" 2>/dev/null
+kroot=$(sum_matching "$T/dd.root.folded" '_\[k\]')
+kuser=$(sum_matching "$T/dd.user.folded" '_\[k\]')
+[ "$kroot" -gt 0 ] || fail "root sees no kernel frames in dd (a copy loop in the kernel)"
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+	[ "$kuser" = 0 ] || fail "$U sees $kuser samples with kernel frames (perf_event_paranoid >= 2)"
+	ok "kernel frames: root sees $kroot samples with them, $U none (perf_event_paranoid" \
+		"$(cat /proc/sys/kernel/perf_event_paranoid))"
+else
+	[ "$kuser" -gt 0 ] || fail "$U sees no kernel frames though perf_event_paranoid allows them"
+	ok "kernel frames: shown to $U too (perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid))"
+fi
+
 # profd itself: refused with the privileges it lacks, not a crash or a hang.
 rc=0
 timeout 20 "${AS_USER[@]}" "$T/bin/profd" --socket "$T/user.sock" >/dev/null 2>"$T/uprofd.err" || rc=$?

@@ -461,6 +461,41 @@ static void test_late_samples_and_pid_reuse(void **state)
 	rmdir(root);
 }
 
+/* A full table evicts the process that exited first, found without a
+ * scan; removals in between (expiry) leave the order intact. */
+static void test_eviction_order(void **state)
+{
+	char root[] = "/tmp/profd-fakeproc.XXXXXX";
+	struct proctable pt;
+	uint32_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	proctable_init(&pt, 16, root);
+	for (pid = 1001; pid <= 1016; pid++) {
+		write_fake_stat(root, pid, pid);
+		assert_non_null(proctable_get(&pt, pid, "fake"));
+		proctable_find_live(&pt, pid)->samples = 1; /* kept once exited */
+	}
+	proctable_exit(&pt, 1002, 10);
+	proctable_exit(&pt, 1004, 20);
+	proctable_exit(&pt, 1001, 30);
+	write_fake_stat(root, 1017, 1017);
+	assert_non_null(proctable_get(&pt, 1017, "fake")); /* evicts 1002 */
+	assert_int_equal(pt.evicted, 1);
+	assert_null(proctable_find_exited(&pt, 1002, 1002));
+	assert_non_null(proctable_find_exited(&pt, 1004, 1004));
+	write_fake_stat(root, 1018, 1018);
+	assert_non_null(proctable_get(&pt, 1018, "fake")); /* evicts 1004 */
+	assert_null(proctable_find_exited(&pt, 1004, 1004));
+	assert_non_null(proctable_find_exited(&pt, 1001, 1001));
+	assert_int_equal(pt.n, 16);
+	proctable_free(&pt);
+	for (pid = 1001; pid <= 1018; pid++)
+		remove_fake_pid(root, pid);
+	rmdir(root);
+}
+
 static void send_sample_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
 {
 	struct profd_sample e;
@@ -510,6 +545,15 @@ static void test_lost_exit_repaired_by_start_time(void **state)
 	send_sample_at(&in, 777, 1000); /* late, from the old program */
 	assert_int_equal(old->samples, 2);
 	assert_int_equal(cur->samples, 1);
+	/* Its exit lost too, and no sample to tell: the sweep ends it from
+	 * /proc; a live process /proc still shows stays. */
+	write_fake_stat(root, 778, 3000);
+	send_sample_at(&in, 778, 3000);
+	remove_fake_pid(root, 777);
+	assert_int_equal(ingest_sweep(&in, mono_now()), 1);
+	assert_true(cur->exited);
+	assert_non_null(proctable_find_live(&pt, 778));
+	assert_int_equal(in.c.proc_exits_repaired, 2);
 	ingest_free(&in);
 	proctable_free(&pt);
 	aggregate_free(&agg);
@@ -556,6 +600,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_late_mapping_gets_named, setup, teardown),
 		cmocka_unit_test(test_late_samples_and_pid_reuse),
 		cmocka_unit_test(test_lost_exit_repaired_by_start_time),
+		cmocka_unit_test(test_eviction_order),
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 	};
 

@@ -177,6 +177,13 @@ int64_t aggregate_stack(struct aggregate *a, struct proc *p, const uint32_t *fra
 	return (int64_t)pp->nstacks++;
 }
 
+bool aggregate_keeps(uint32_t flags, uint32_t kind)
+{
+	if (flags & AGG_PYTHON_ONLY)
+		return kind == FRAME_PYTHON || kind == FRAME_GPU;
+	return !(flags & AGG_NO_KERNEL) || kind != FRAME_KERNEL;
+}
+
 uint64_t agg_cell_key(uint32_t bucket, uint32_t stack, uint32_t tid, int type)
 {
 	return hash64_mix(((uint64_t)bucket << 32 | stack) ^ hash64_mix(tid | (uint64_t)type << 32));
@@ -298,8 +305,7 @@ static int dump_cell(struct aggregate *a, const struct proc *p, const struct agg
 	}
 	for (i = 0; i < st->depth; i++) {
 		/* GPU leaves stay: they say what the Python line waited for. */
-		if ((q->flags & AGG_PYTHON_ONLY) && a->dict->frames[st->frames[i]].kind != FRAME_PYTHON &&
-		    a->dict->frames[st->frames[i]].kind != FRAME_GPU)
+		if (!aggregate_keeps(q->flags, a->dict->frames[st->frames[i]].kind))
 			continue;
 		if ((id = out_frame(a, out, map, st->frames[i])) < 0)
 			return (int)id;

@@ -23,6 +23,11 @@ struct aggregate {
 	uint64_t max_stacks_per_proc; /* distinct stacks kept per process */
 	uint64_t stacks_overflow;     /* samples counted under "[stack table full]" */
 	uint32_t max_depth;           /* deepest stack stored, for sizing buffers */
+	/* Called between two processes of a flush (may be NULL): the daemon
+	 * lets a waiting reader of the profile state in there.  Whoever gets
+	 * in must not change the process table or the profiles. */
+	void (*flush_yield)(void *ctx);
+	void *flush_yield_ctx;
 };
 
 int aggregate_init(struct aggregate *a, uint64_t bucket_ns);
@@ -72,6 +77,10 @@ int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_
 #define AGG_PYTHON_ONLY (1u << 1)
 #define AGG_PROCESS_ROOT (1u << 2)
 #define AGG_UNFLUSHED (1u << 3) /* only what history does not hold yet */
+#define AGG_NO_KERNEL (1u << 4) /* without kernel frames (perf_event_paranoid) */
+/* Whether a dump with these flags keeps a frame of this kind.  GPU leaves
+ * stay in Python-only dumps: they say what the Python line waited for. */
+bool aggregate_keeps(uint32_t flags, uint32_t kind);
 
 struct agg_query {
 	uint64_t since_ns, until_ns; /* CLOCK_REALTIME, 0 = open */

@@ -139,9 +139,13 @@ int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h
 		goto out;
 	}
 	err = history_begin(h);
-	for (i = 0; !err && i < pt->n; i++)
-		if (pt->all[i]->profile)
-			err = flush_proc(a, h, pt->all[i], st, &b);
+	for (i = 0; !err && i < pt->n; i++) {
+		if (!pt->all[i]->profile)
+			continue;
+		err = flush_proc(a, h, pt->all[i], st, &b);
+		if (a->flush_yield)
+			a->flush_yield(a->flush_yield_ctx);
+	}
 	if (err) {
 		history_rollback(h);
 		goto out;

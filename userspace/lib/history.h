@@ -73,6 +73,7 @@ struct history_query {
 	uint32_t uid;
 	uint64_t since_ns, until_ns; /* CLOCK_REALTIME, 0 = open; buckets overlapping */
 	bool by_thread, python_only, process_root;
+	bool no_kernel; /* leave kernel frames out */
 	const char *type;	     /* NULL = "cpu" */
 };
 

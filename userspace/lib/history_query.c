@@ -3,6 +3,7 @@
  * "name (tid)", Python-only), and the stored process list.  Counts are
  * summed per (stack, thread) in a local table first, so each distinct
  * stack is decoded and interned once however many buckets it spans. */
+#include "aggregate.h"
 #include "history_int.h"
 
 #include <errno.h>
@@ -175,7 +176,9 @@ static int64_t map_frame(struct hq *x, int64_t id, bool *keep)
 	if (err && err != -ENOENT)
 		return err;
 	kind = err ? FRAME_UNKNOWN : (uint32_t)sqlite3_column_int64(s, 0);
-	*keep = !x->q->python_only || kind == FRAME_PYTHON || kind == FRAME_GPU;
+	*keep = aggregate_keeps((x->q->python_only ? AGG_PYTHON_ONLY : 0) |
+				(x->q->no_kernel ? AGG_NO_KERNEL : 0),
+			kind);
 	if (!*keep)
 		out = 0;
 	else

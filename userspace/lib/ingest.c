@@ -14,11 +14,6 @@
 #define RAW_CACHE_MAX 32768
 #define PENDING_MAX 4096
 #define MEMO_MAX 65536 /* per process; a full memo starts over */
-/* Python stacks are re-symbolized this often (2^30 ns, about 1 s) per
- * unique stack: a code object freed and reused at the same address by
- * other code is noticed within that time, at one read per stack, not one
- * per sample. */
-#define MEMO_PY_EPOCH_SHIFT 30
 /* Merged frames: user + Python + kernel, plus room for root frames. */
 #define MAX_FRAMES (3 * PROFD_MAX_STACK_DEPTH + 8)
 
@@ -221,7 +216,7 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 		return -ENOMEM;
 	idx = aggregate_stack(in->agg, p, ids, n);
 	if (idx >= 0 && stable) {
-		uint64_t epoch = e->pystack_id ? e->time_ns >> MEMO_PY_EPOCH_SHIFT : 0;
+		uint64_t epoch = e->pystack_id ? e->time_ns >> INGEST_PY_RECHECK_SHIFT : 0;
 
 		if (p->stack_memo.len >= MEMO_MAX)
 			hashmap_free(&p->stack_memo);
@@ -238,7 +233,7 @@ static int64_t stack_index(struct ingest *in, struct proc *p, const struct profd
 	uint64_t key = memo_key(e), v;
 
 	if (hashmap_get(&p->stack_memo, key, &v) &&
-	    (!e->pystack_id || (v >> 32) == (uint32_t)(e->time_ns >> MEMO_PY_EPOCH_SHIFT))) {
+	    (!e->pystack_id || (v >> 32) == (uint32_t)(e->time_ns >> INGEST_PY_RECHECK_SHIFT))) {
 		in->c.memo_hits++;
 		return (int64_t)(uint32_t)v - 1;
 	}
@@ -398,6 +393,33 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 	} else {
 		in->c.bad_events++;
 	}
+}
+
+int ingest_sweep(struct ingest *in, uint64_t mono_ns)
+{
+	struct proctable *pt = in->pt;
+	uint64_t start;
+	uint32_t uid;
+	char comm[16];
+	size_t i;
+	int ended = 0;
+
+	/* Backwards: an exit may move the last entry into this slot. */
+	for (i = pt->n; i-- > 0;) {
+		struct proc *p = pt->all[i];
+
+		if (p->exited || !p->start_time)
+			continue;
+		if (proc_read_identity(pt->proc_root, p->pid, &start, &uid, comm, NULL) == 0 &&
+		    start == p->start_time)
+			continue;
+		forget(in, p->pid);
+		proctable_exit(pt, p->pid, ingest_realtime(in, mono_ns));
+		proc_event(in, p->pid, INGEST_PROC_EXIT);
+		in->c.proc_exits_repaired++;
+		ended++;
+	}
+	return ended;
 }
 
 int ingest_scan_python(struct ingest *in)

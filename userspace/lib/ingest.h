@@ -24,6 +24,12 @@ struct gpu;
 struct pycode_cache;
 struct pyruntime;
 
+/* Python names are checked against the process's memory again this often
+ * (2^30 ns, about 1 s) per code object and instruction, and per memoized
+ * stack: a code object freed and reused at the same address by other code
+ * is noticed within that time, at one read per frame, not one per sample. */
+#define INGEST_PY_RECHECK_SHIFT 30
+
 enum ingest_proc_event { INGEST_PROC_NEW, INGEST_PROC_EXEC, INGEST_PROC_REFRESH, INGEST_PROC_EXIT };
 
 /* What ingest needs from the rest of the daemon: the daemon wires the
@@ -104,6 +110,10 @@ void ingest_event(struct ingest *in, const void *data, size_t len);
 /* Find Python processes already running (so their threads get Python
  * frames from the first sample).  Returns how many were found. */
 int ingest_scan_python(struct ingest *in);
+/* End every live process /proc no longer has (or has as another program,
+ * by start time): exit events lost or never seen.  O(processes) reads of
+ * /proc: for a timer, not per event.  Returns how many were ended. */
+int ingest_sweep(struct ingest *in, uint64_t mono_ns);
 /* Re-read the clock offset (NTP steps); call now and then. */
 void ingest_sync_clock(struct ingest *in);
 uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns);

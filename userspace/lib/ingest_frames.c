@@ -133,11 +133,36 @@ static int native_frames(struct ingest *in, struct proc *p, const struct profd_s
 	return 0;
 }
 
-/* Python frames, root first.  Raw pairs come leaf first. */
-static int python_frames(struct ingest *in, struct proc *p, const struct raw_stack *py,
-			 uint32_t *ids, bool *entry, uint32_t *n, bool *stable)
+#define PY_FRAMES_MAX 65536 /* per process; a full cache starts over */
+
+/* A Python frame's id: from the process's cache while it is fresh (no
+ * read of the process), else named from the code object (read and
+ * validated by pycode) and cached.  -EAGAIN: unreadable. */
+static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, int64_t off,
+			    uint64_t mono)
 {
 	char text[2 * PYCODE_MAX_STR + 64];
+	uint64_t key = hash64_mix(code ^ hash64_mix((uint64_t)off)), v;
+	uint32_t epoch = (uint32_t)(mono >> INGEST_PY_RECHECK_SHIFT);
+	int64_t id;
+
+	if (hashmap_get(&p->py_frames, key, &v) && (uint32_t)(v >> 32) == epoch)
+		return (int64_t)(uint32_t)v - 1;
+	if (pycode_name(in->pyc, p->py, code, off, text, sizeof(text)))
+		return -EAGAIN;
+	id = named(in, FRAME_PYTHON, text);
+	if (id >= 0) {
+		if (p->py_frames.len >= PY_FRAMES_MAX)
+			hashmap_free(&p->py_frames);
+		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
+	}
+	return id;
+}
+
+/* Python frames, root first.  Raw pairs come leaf first. */
+static int python_frames(struct ingest *in, struct proc *p, const struct raw_stack *py,
+			 uint64_t mono, uint32_t *ids, bool *entry, uint32_t *n, bool *stable)
+{
 	int64_t id;
 	int i;
 
@@ -148,11 +173,9 @@ static int python_frames(struct ingest *in, struct proc *p, const struct raw_sta
 		return 0;
 	for (i = (int)py->nr / 2 - 1; i >= 0; i--) {
 		uint64_t code = py->ips[2 * i], word = py->ips[2 * i + 1];
-		int64_t off = (int32_t)(uint32_t)word;
 
-		if (pycode_name(in->pyc, p->py, code, off, text, sizeof(text)) == 0) {
-			id = named(in, FRAME_PYTHON, text);
-		} else {
+		id = python_frame(in, p, code, (int32_t)(uint32_t)word, mono);
+		if (id == -EAGAIN) {
 			*stable = false;
 			in->c.py_frames_unreadable++;
 			id = named(in, FRAME_UNKNOWN, "[python frame unreadable]");
@@ -196,7 +219,7 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 	buf_init(&name);
 	err = native_frames(in, p, e, u, nat, is_eval, &mi.nnative, &name, stable);
 	if (!err)
-		err = python_frames(in, p, py, pyids, entry, &mi.npy, stable);
+		err = python_frames(in, p, py, e->time_ns, pyids, entry, &mi.npy, stable);
 	if (!err) {
 		*n = mixed_merge(&mi, ids, max);
 		err = kernel_frames(in, k, ids, max, n, &name);

@@ -27,6 +27,7 @@ static void proc_destroy(struct proctable *pt, struct proc *p)
 	procmaps_free(&p->maps);
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
+	hashmap_free(&p->py_frames);
 	free(p->py);
 	free(p->exe);
 	free(p);
@@ -39,6 +40,7 @@ void proctable_free(struct proctable *pt)
 	for (i = 0; i < pt->n; i++)
 		proc_destroy(pt, pt->all[i]);
 	free(pt->all);
+	free(pt->exited);
 	hashmap_free(&pt->live);
 	hashmap_free(&pt->dead);
 	pt->all = NULL;
@@ -116,6 +118,41 @@ int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time
 	return 0;
 }
 
+static void exited_push(struct proctable *pt, struct proc *p)
+{
+	if (pt->exited_head > pt->exited_len / 2) { /* amortized: O(1) per push */
+		memmove(pt->exited, pt->exited + pt->exited_head,
+			(pt->exited_len - pt->exited_head) * sizeof(*pt->exited));
+		pt->exited_first += pt->exited_head;
+		pt->exited_len -= pt->exited_head;
+		pt->exited_head = 0;
+	}
+	if (array_grow((void **)&pt->exited, &pt->exited_cap, pt->exited_len + 1,
+		       sizeof(*pt->exited))) {
+		p->exit_ticket = UINT64_MAX; /* evicted only by expiry */
+		return;
+	}
+	p->exit_ticket = pt->exited_first + pt->exited_len;
+	pt->exited[pt->exited_len++] = p;
+}
+
+static void exited_unlink(struct proctable *pt, const struct proc *p)
+{
+	uint64_t i = p->exit_ticket - pt->exited_first;
+
+	if (p->exited && p->exit_ticket != UINT64_MAX && p->exit_ticket >= pt->exited_first &&
+	    i < pt->exited_len)
+		pt->exited[i] = NULL;
+}
+
+/* The exited process that ended first, or NULL. */
+static struct proc *exited_oldest(struct proctable *pt)
+{
+	while (pt->exited_head < pt->exited_len && !pt->exited[pt->exited_head])
+		pt->exited_head++;
+	return pt->exited_head < pt->exited_len ? pt->exited[pt->exited_head] : NULL;
+}
+
 /* Drop entry i; the table's order does not matter. */
 static void proc_remove(struct proctable *pt, size_t i)
 {
@@ -124,24 +161,23 @@ static void proc_remove(struct proctable *pt, size_t i)
 
 	if (hashmap_get(&pt->dead, p->pid, &v) && (struct proc *)(uintptr_t)v == p)
 		hashmap_del(&pt->dead, p->pid);
+	exited_unlink(pt, p);
 	proc_destroy(pt, p);
-	pt->all[i] = pt->all[--pt->n];
+	pt->n--;
+	if (i < pt->n) {
+		pt->all[i] = pt->all[pt->n];
+		pt->all[i]->slot = i;
+	}
 }
 
 /* Keep max_procs: drop the exited process that ended longest ago. */
 static void evict_one(struct proctable *pt)
 {
-	size_t i, victim = SIZE_MAX;
+	struct proc *victim = exited_oldest(pt);
 
-	for (i = 0; i < pt->n; i++) {
-		if (!pt->all[i]->exited)
-			continue;
-		if (victim == SIZE_MAX || pt->all[i]->exit_ns < pt->all[victim]->exit_ns)
-			victim = i;
-	}
-	if (victim == SIZE_MAX)
+	if (!victim)
 		return;
-	proc_remove(pt, victim);
+	proc_remove(pt, victim->slot);
 	pt->evicted++;
 }
 
@@ -196,6 +232,7 @@ static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *
 		snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "?");
 		p->start_time = 0;
 		p->uid = UINT32_MAX;
+		p->slot = pt->n;
 		pt->all[pt->n++] = p;
 		retire(pt, p, realtime_ns());
 		return p;
@@ -205,6 +242,7 @@ static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *
 		free(p);
 		return NULL;
 	}
+	p->slot = pt->n;
 	pt->all[pt->n++] = p;
 	return p;
 }
@@ -239,6 +277,7 @@ static void retire(struct proctable *pt, struct proc *p, uint64_t now_ns)
 	p->exit_ns = now_ns;
 	hashmap_del(&pt->live, p->pid);
 	hashmap_put(&pt->dead, p->pid, (uint64_t)(uintptr_t)p); /* best effort */
+	exited_push(pt, p);
 	/* Maps of a dead process are useless; free them early. */
 	procmaps_free(&p->maps);
 	p->maps_loaded = false;
@@ -265,6 +304,7 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 	p->maps_loaded = false;
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
+	hashmap_free(&p->py_frames);
 	free(p->py);
 	p->py = NULL;
 	p->py_checked = false;
@@ -275,20 +315,12 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns)
 {
 	struct proc *p = proctable_find_live(pt, pid);
-	size_t i;
 
 	if (!p)
 		return;
 	retire(pt, p, now_ns);
-	if (p->samples)
-		return;
-	/* Nothing to keep: an exec storm must not fill the table. */
-	for (i = 0; i < pt->n; i++) {
-		if (pt->all[i] == p) {
-			proc_remove(pt, i);
-			break;
-		}
-	}
+	if (!p->samples && !p->events) /* nothing to keep: a storm must not fill the table */
+		proc_remove(pt, p->slot);
 }
 
 int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns)
@@ -307,6 +339,7 @@ int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns
 	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale. */
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
+	hashmap_free(&p->py_frames);
 	return 0;
 }
 

@@ -15,6 +15,8 @@ struct proc_profile;
 struct pyruntime;
 
 struct proc {
+	size_t slot;         /* index in proctable.all */
+	uint64_t exit_ticket; /* place in proctable.exited (exited only) */
 	uint32_t pid;
 	uint32_t uid;
 	uint64_t start_time; /* clock ticks since boot (/proc/PID/stat field 22); 0 = unknown */
@@ -45,6 +47,9 @@ struct proc {
 	/* The fast path: hash of a sample's raw stack IDs -> its stack index
 	 * in the profile + 1, and (Python stacks) when it was last checked. */
 	struct hashmap stack_memo;
+	/* hash(code object, instruction) -> Python frame id + 1, and when it
+	 * was last checked against the process's memory. */
+	struct hashmap py_frames;
 	struct proc_profile *profile; /* owned by the aggregator */
 };
 
@@ -53,6 +58,13 @@ struct proctable {
 	struct hashmap dead; /* pid -> the latest exited struct proc * with it */
 	struct proc **all;   /* every tracked process, live or exited */
 	size_t n, cap;
+	/* Exited processes in the order they ended, so the one to evict is
+	 * found without a scan (10,000 processes, hundreds of execs a
+	 * second).  Entries of processes removed since are NULL; ticket t is
+	 * at exited[t - exited_first]. */
+	struct proc **exited;
+	size_t exited_head, exited_len, exited_cap;
+	uint64_t exited_first;
 	size_t max_procs;
 	uint64_t evicted;    /* exited processes dropped to respect max_procs */
 	uint64_t expired;    /* exited processes dropped after the retention */

@@ -198,6 +198,8 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 		return -E2BIG;
 	}
 	s->skel->rodata->filter_by_pid = o->npids > 0;
+	/* Woken per batch, a quarter of the ring at most (stackhash.bpf.h). */
+	s->skel->rodata->wakeup_bytes = rb / 4 < 64 * 1024 ? rb / 4 : 64 * 1024;
 	s->uopts.table_bytes = o->unwind_table_bytes;
 	if (unwinder_size_maps(&um, &s->uopts))
 		return -EINVAL;

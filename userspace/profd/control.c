@@ -28,6 +28,25 @@
 #include "unwinder.h"
 
 
+/* Kernel frames for a caller who is not root, as perf would allow them:
+ * perf_event_paranoid <= 1 lets an unprivileged user see kernel stacks. */
+static bool may_see_kernel(const struct caller *c)
+{
+	char text[16] = "";
+	FILE *f;
+	int level = 2;
+
+	if (c->uid == 0)
+		return true;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (f) {
+		if (fgets(text, sizeof(text), f))
+			level = atoi(text);
+		fclose(f);
+	}
+	return level <= 1;
+}
+
 static bool may_see(const struct caller *c, const struct proc *p)
 {
 	return c->uid == 0 || p->uid == c->uid;
@@ -127,6 +146,7 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 {
 	struct proto_list l = { 0 };
 	struct list_ctx x = { &l, 0, c, { 0 } };
+	uint64_t retention;
 	struct buf b;
 	size_t i;
 	int err = 0;
@@ -140,10 +160,10 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 			err = list_add(&x, p->pid, p->uid, p->exited ? PROTO_PROC_EXITED : 0,
 				       p->start_time, p->samples, p->comm, p->exe);
 	}
+	retention = d->cfg.retention_ns;
 	daemon_unlock(d);
 	if (!err && d->hist)
-		err = history_procs(d->hist, daemon_realtime_ns() - d->cfg.retention_ns,
-				    list_history_proc, &x);
+		err = history_procs(d->hist, daemon_realtime_ns() - retention, list_history_proc, &x);
 	pthread_mutex_unlock(&d->hist_lock);
 	buf_init(&b);
 	if (!err)
@@ -340,6 +360,10 @@ static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "perf_maps_loaded", sc.perfmap_loads);
 	proto_stats_add(s, "rss_bytes", rss_bytes());
 	proto_stats_add(s, "state_lock_wait_ns_max", d->lock_wait_ns_max);
+	proto_stats_add(s, "ingest_event_ns_max", d->event_ns_max);
+	proto_stats_add(s, "ingest_history_tick_ns_max", d->persist_ns_max);
+	proto_stats_add(s, "ingest_tick_ns_max", d->tick_ns_max);
+	proto_stats_add(s, "ingest_publish_ns_max", d->publish_ns_max);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		proto_stats_add(s, "cpu_user_us", (uint64_t)ru.ru_utime.tv_sec * 1000000 +
 							  (uint64_t)ru.ru_utime.tv_usec);
@@ -520,6 +544,7 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 		.by_thread = dp->q.flags & AGG_BY_THREAD,
 		.python_only = dp->q.flags & AGG_PYTHON_ONLY,
 		.process_root = dp->q.flags & AGG_PROCESS_ROOT,
+		.no_kernel = dp->q.flags & AGG_NO_KERNEL,
 		.type = aggregate_type_name(dp->q.type),
 		.by_uid = c->uid != 0, .uid = c->uid,
 	};
@@ -633,6 +658,7 @@ static int handle_dump(struct daemon *d, struct buf *out, const struct caller *c
 	if (err)
 		goto out;
 	dp.q.type = type;
+	dp.q.flags = may_see_kernel(c) ? 0 : AGG_NO_KERNEL;
 	dp.q.since_ns = r.since_ns;
 	dp.q.until_ns = r.until_ns;
 	ss = stackset_new();

@@ -79,6 +79,11 @@ struct daemon {
 	pthread_mutex_t lock;        /* profile state: see the top of this file */
 	atomic_int lock_waiters;     /* threads other than ingest waiting for it */
 	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
+	uint64_t consumed_mono_ns;   /* the rings were last read then */
+	uint64_t swept_mono_ns, proc_lost_seen; /* main.c: sweep_if_due */
+	/* The longest time ingest held the lock in one piece, by what for
+	 * (all under lock). */
+	uint64_t event_ns_max, persist_ns_max, tick_ns_max, publish_ns_max;
 	pthread_mutex_t hist_lock;   /* hist; taken before lock */
 	struct history_stats hist_snap; /* as of the last flush or prune (under lock) */
 	bool hist_snap_ok;

@@ -357,18 +357,41 @@ static void daemon_yield(struct daemon *d)
 	pthread_mutex_lock(&d->lock);
 }
 
+#define SLOW_EVENT_NS (50ull * 1000000ull) /* logged with -v: what held ingest up */
+
+static void note_max(uint64_t *max, uint64_t t0)
+{
+	uint64_t took = daemon_mono_ns() - t0;
+
+	if (took > *max)
+		*max = took;
+}
+
+/* A flush lets readers in between processes (aggregate.h). */
+static void flush_yield(void *ctx)
+{
+	daemon_yield(ctx);
+}
+
 static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 {
 	struct daemon *d = ctx;
+	uint64_t t0;
 
 	daemon_yield(d);
+	t0 = daemon_mono_ns();
 	ingest_event(&d->in, data, len);
+	note_max(&d->event_ns_max, t0);
+	if (daemon_mono_ns() - t0 > SLOW_EVENT_NS)
+		log_info("ingest: one event (type %u) took %llu ms", *(const uint32_t *)data,
+			 (unsigned long long)(daemon_mono_ns() - t0) / 1000000);
 }
 
 /* Everything the rings hold now, under the lock, then the samples whose
  * stack record was still on its way. */
 static void consume(struct daemon *d)
 {
+	d->consumed_mono_ns = daemon_mono_ns();
 	daemon_lock_ingest(d);
 	sampler_consume(d->sampler);
 	ingest_end_batch(&d->in);
@@ -495,6 +518,8 @@ static int daemon_start(struct daemon *d)
 		return -ENOMEM;
 	if (d->cfg.max_stacks)
 		d->agg.max_stacks_per_proc = d->cfg.max_stacks;
+	d->agg.flush_yield = flush_yield;
+	d->agg.flush_yield_ctx = d;
 	d->sym = symbolizer_new(&symo);
 	if (!d->sym)
 		return -errno;
@@ -581,18 +606,41 @@ static void daemon_stop(struct daemon *d)
 	pthread_mutex_destroy(&d->hist_lock);
 }
 
+#define SWEEP_EVERY_NS (60ull * 1000000000ull)
+
+/* Processes whose exit was never seen are ended from /proc: at once (next
+ * tick) after BPF lost a lifecycle event, else once a minute. */
+static void sweep_if_due(struct daemon *d)
+{
+	uint64_t cnt[PROFD_CNT_MAX], now = daemon_mono_ns();
+	bool lost = sampler_counters(d->sampler, cnt) == 0 &&
+		    cnt[PROFD_CNT_PROC_RB_FULL] != d->proc_lost_seen;
+
+	if (!lost && now - d->swept_mono_ns < SWEEP_EVERY_NS)
+		return;
+	if (lost)
+		d->proc_lost_seen = cnt[PROFD_CNT_PROC_RB_FULL];
+	d->swept_mono_ns = now;
+	ingest_sweep(&d->in, now);
+}
+
 /* Once a second.  History first, under its lock (taken before d->lock);
  * a flush waits for no query: while one runs, it is left to the next
  * tick. */
 static void housekeeping(struct daemon *d)
 {
+	uint64_t t0;
+
 	if (pthread_mutex_trylock(&d->hist_lock) == 0) {
 		daemon_lock_ingest(d);
+		t0 = daemon_mono_ns();
 		persist_tick(d);
+		note_max(&d->persist_ns_max, t0);
 		daemon_unlock(d);
 		pthread_mutex_unlock(&d->hist_lock);
 	}
 	daemon_lock_ingest(d);
+	t0 = daemon_mono_ns();
 	ingest_sync_clock(&d->in);
 	if (d->pusher && daemon_mono_ns() >= d->push_next_mono_ns) {
 		int n = push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt,
@@ -606,6 +654,8 @@ static void housekeeping(struct daemon *d)
 	}
 	/* Before expiry: a process expiring now still gets its last window. */
 	proctable_expire(&d->pt, daemon_realtime_ns(), d->cfg.retention_ns);
+	sweep_if_due(d);
+	note_max(&d->tick_ns_max, t0);
 	daemon_unlock(d);
 }
 
@@ -703,7 +753,9 @@ static bool handle_signal(struct daemon *d, int sfd)
 	if (read(sfd, &si, sizeof(si)) != sizeof(si))
 		return false;
 	if (si.ssi_signo == SIGHUP) {
+		daemon_lock_ingest(d); /* the control thread reads the settings */
 		daemon_reload(d);
+		daemon_unlock(d);
 		return false;
 	}
 	log_info("profd: signal %u, detaching and exiting", si.ssi_signo);
@@ -712,10 +764,18 @@ static bool handle_signal(struct daemon *d, int sfd)
 
 static void publish_worker_answers(struct daemon *d)
 {
+	uint64_t t0;
+
 	daemon_lock_ingest(d);
+	t0 = daemon_mono_ns();
 	worker_publish(d->worker, &d->in);
+	note_max(&d->publish_ns_max, t0);
 	daemon_unlock(d);
 }
+
+/* BPF wakes ingest only when 64 KiB of events wait (stackhash.bpf.h);
+ * otherwise the rings are read this often. */
+#define INGEST_BATCH_MS 100
 
 static int run_loop(struct daemon *d, int sfd, int tfd)
 {
@@ -730,7 +790,8 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 	}
 	while (!stop) {
 		struct epoll_event evs[8];
-		int n = epoll_wait(ep, evs, 8, 1000), i;
+		int n = epoll_wait(ep, evs, 8, INGEST_BATCH_MS), i;
+		bool consumed = false;
 
 		if (n < 0 && errno != EINTR) {
 			log_error("profd: epoll_wait: %s", strerror(errno));
@@ -740,8 +801,8 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 			int fd = evs[i].data.fd;
 			uint64_t ticks;
 
-			if (fd == rbfd)
-				consume(d);
+			if (fd == rbfd && !consumed)
+				consume(d), consumed = true;
 			else if (fd == wfd)
 				publish_worker_answers(d);
 			else if (fd == sfd)
@@ -749,6 +810,8 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 			else if (fd == tfd && read(tfd, &ticks, sizeof(ticks)) > 0)
 				housekeeping(d);
 		}
+		if (!consumed && daemon_mono_ns() - d->consumed_mono_ns >= INGEST_BATCH_MS * 1000000ull)
+			consume(d);
 		if (deadline && daemon_mono_ns() >= deadline)
 			stop = true;
 	}
