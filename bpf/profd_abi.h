@@ -78,6 +78,7 @@ struct profd_proc_event {
 	__u32 exit_code;
 	__u64 time_ns;
 	char comm[PROFD_COMM_LEN];
+	__u64 start_ns; /* the process's start, as in profd_sample */
 };
 
 /* A stack as BPF builds it in a per-CPU scratch slot and sends it: only

@@ -510,6 +510,18 @@ static void send_sample_at(struct ingest *in, uint32_t pid, uint64_t start_ticks
 	ingest_event(in, &e, sizeof(e));
 }
 
+static void send_exit_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
+{
+	struct profd_proc_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PROFD_EV_EXIT;
+	ev.pid = pid;
+	ev.time_ns = mono_now();
+	ev.start_ns = start_ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	ingest_event(in, &ev, sizeof(ev));
+}
+
 /* A lost exit event: the pid's next program is told apart by the start
  * time every sample carries, without waiting for /proc to be read again;
  * a late sample of the old program still goes to the old entry. */
@@ -545,6 +557,9 @@ static void test_lost_exit_repaired_by_start_time(void **state)
 	send_sample_at(&in, 777, 1000); /* late, from the old program */
 	assert_int_equal(old->samples, 2);
 	assert_int_equal(cur->samples, 1);
+	/* The old program's exit event, read only now, ends nothing live. */
+	send_exit_at(&in, 777, 1000);
+	assert_ptr_equal(proctable_find_live(&pt, 777), cur);
 	/* Its exit lost too, and no sample to tell: the sweep ends it from
 	 * /proc; a live process /proc still shows stays. */
 	write_fake_stat(root, 778, 3000);

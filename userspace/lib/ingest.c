@@ -261,26 +261,42 @@ static uint64_t start_ticks(uint64_t start_ns)
 	return start_ns / ns_per_tick;
 }
 
-/* The process a sample belongs to, by pid and start time, without a look
- * into /proc for a known one.  A live entry older than the sample's
- * process lost its exit event (a dropped event, or one not yet read while
- * the pid was reused): it is ended here, so two programs never merge.  A
- * sample older than the live entry is a late one of an exited process. */
+/* The live entry of the process (pid, start_ns), if any, by its start time
+ * and without a look into /proc.  A live entry older than that process lost
+ * its exit event (dropped, or not read yet while the pid was reused): it is
+ * ended here, so two programs never merge.  *older: the event belongs to
+ * an earlier process with this pid than the live one. */
+static struct proc *live_proc(struct ingest *in, uint32_t pid, uint64_t start_ns,
+			      uint64_t mono_ns, bool *older)
+{
+	uint64_t start = start_ns ? start_ticks(start_ns) : 0;
+	struct proc *p = proctable_find_live(in->pt, pid);
+
+	*older = false;
+	if (!p || !start || !p->start_time || p->start_time == start)
+		return p;
+	if (start < p->start_time) {
+		*older = true;
+		return NULL;
+	}
+	in->c.proc_exits_repaired++;
+	forget(in, pid);
+	proctable_exit(in->pt, pid, ingest_realtime(in, mono_ns));
+	proc_event(in, pid, INGEST_PROC_EXIT);
+	return NULL;
+}
+
+/* The process a sample belongs to: the live one, a late sample's exited
+ * one, or a new entry. */
 static struct proc *sample_proc(struct ingest *in, const struct profd_sample *e,
 				const char *comm)
 {
-	uint64_t start = e->start_ns ? start_ticks(e->start_ns) : 0;
-	struct proc *p = proctable_find_live(in->pt, e->pid);
+	bool older;
+	struct proc *p = live_proc(in, e->pid, e->start_ns, e->time_ns, &older);
 
-	if (p && start && p->start_time && p->start_time != start) {
-		if (start < p->start_time)
-			return proctable_find_exited(in->pt, e->pid, start);
-		in->c.proc_exits_repaired++;
-		forget(in, e->pid);
-		proctable_exit(in->pt, e->pid, ingest_realtime(in, e->time_ns));
-		proc_event(in, e->pid, INGEST_PROC_EXIT);
-	}
-	return proctable_get(in->pt, e->pid, comm);
+	if (older)
+		return proctable_find_exited(in->pt, e->pid, start_ticks(e->start_ns));
+	return p ? p : proctable_get(in->pt, e->pid, comm);
 }
 
 /* final: a retry at the end of the batch, when a stack record that has
@@ -342,17 +358,21 @@ static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
 	struct proc *p;
+	bool older;
 
 	copy_comm(comm, e->comm);
-	/* Either way the old program's memory is gone. */
-	forget(in, e->pid);
+	p = live_proc(in, e->pid, e->start_ns, e->time_ns, &older);
+	if (older)
+		return; /* an earlier process with this pid, ended already */
 	if (e->type == PROFD_EV_EXIT) {
 		in->c.proc_exits++;
+		forget(in, e->pid);
 		proctable_exit(in->pt, e->pid, ingest_realtime(in, e->time_ns));
 		proc_event(in, e->pid, INGEST_PROC_EXIT);
 		return;
 	}
 	in->c.proc_execs++;
+	forget(in, e->pid); /* the old program's memory is gone */
 	proctable_exec(in->pt, e->pid, comm);
 	/* A statically linked interpreter is mapped already: look now, so
 	 * Python frames start with its first samples. */

@@ -228,24 +228,6 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 	return err;
 }
 
-/* Read the process's maps and binaries for a CPython runtime here. */
-static void detect_inline(struct ingest *in, struct proc *p)
-{
-	struct pyruntime *rt = calloc(1, sizeof(*rt));
-	int err;
-
-	if (!rt)
-		return;
-	err = pyruntime_detect((int)p->pid, rt);
-	if (err) {
-		if (err != -ENOENT)
-			log_info("python: pid %u: %s", p->pid, strerror(-err));
-		free(rt);
-		rt = NULL;
-	}
-	ingest_python_found(in, p->pid, p->start_time, p->py_req, rt);
-}
-
 void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns,
 			      bool here)
 {
@@ -256,7 +238,8 @@ void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_n
 	p->py_req++;
 	p->py_pending = true;
 	if (here || !in->be.py_detect)
-		detect_inline(in, p);
+		ingest_python_found(in, p->pid, p->start_time, p->py_req,
+				    pyruntime_find((int)p->pid));
 	else
 		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->py_req);
 }

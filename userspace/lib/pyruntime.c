@@ -408,3 +408,19 @@ int pyruntime_detect(int pid, struct pyruntime *out)
 		  out->minor, out->path, (unsigned long long)out->runtime_addr);
 	return 0;
 }
+
+struct pyruntime *pyruntime_find(int pid)
+{
+	struct pyruntime *rt = calloc(1, sizeof(*rt));
+	int err;
+
+	if (!rt)
+		return NULL;
+	err = pyruntime_detect(pid, rt);
+	if (!err)
+		return rt;
+	if (err != -ENOENT)
+		log_info("python: pid %d: %s", pid, strerror(-err));
+	free(rt);
+	return NULL;
+}

@@ -31,6 +31,9 @@ struct pyruntime {
  * CPython this code has no offsets for (< 3.9, 3.14+ for now); other
  * -errno (-ESRCH gone, -EPERM/-EACCES not allowed). */
 int pyruntime_detect(int pid, struct pyruntime *out);
+/* The same, allocated: NULL when pid runs no CPython (said in the log at
+ * -v when for another reason than its absence) or memory ran out. */
+struct pyruntime *pyruntime_find(int pid);
 
 /* Parse "3.X" out of names like "libpython3.11.so.1.0", "python3.10",
  * "libpython3.9d.so": 0 and *minor, or -ENOENT. */

@@ -308,6 +308,16 @@ static void expire_clients(struct control *c)
 	}
 }
 
+static bool any_client(const struct control *c)
+{
+	int i;
+
+	for (i = 0; i < MAX_CLIENTS; i++)
+		if (c->clients[i])
+			return true;
+	return false;
+}
+
 #define STOP_SLOT (1ull << 32)
 #define LISTEN_SLOT (1ull << 33)
 
@@ -318,7 +328,8 @@ static void *control_main(void *arg)
 	int n, i;
 
 	for (;;) {
-		n = epoll_wait(c->ep, evs, 16, TICK_MS);
+		/* Idle: no timer at all; with clients, their deadlines. */
+		n = epoll_wait(c->ep, evs, 16, any_client(c) ? TICK_MS : -1);
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.u64 == STOP_SLOT)
 				return NULL;

@@ -127,27 +127,12 @@ static void add_result(struct worker *w, const struct job *j, struct pyruntime *
 		log_debug("worker: eventfd: %s", strerror(errno));
 }
 
-static void py_detect(struct worker *w, const struct job *j)
-{
-	struct pyruntime *rt = calloc(1, sizeof(*rt));
-	int err;
-
-	if (rt) {
-		err = pyruntime_detect((int)j->pid, rt);
-		if (err) {
-			if (err != -ENOENT)
-				log_info("python: pid %u: %s", j->pid, strerror(-err));
-			free(rt);
-			rt = NULL;
-		}
-	}
-	add_result(w, j, rt); /* "no Python" is an answer too */
-}
-
 static void run_job(struct worker *w, const struct job *j)
 {
 	switch (j->kind) {
-	case JOB_PY_DETECT: py_detect(w, j); break;
+	case JOB_PY_DETECT: /* "no Python" is an answer too */
+		add_result(w, j, pyruntime_find((int)j->pid));
+		break;
 	case JOB_TABLES:
 		pthread_mutex_lock(&w->mu);
 		hashmap_del(&w->tables_queued, j->pid);
