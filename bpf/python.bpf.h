@@ -24,6 +24,9 @@
 /* How long "this thread has no PyThreadState" is believed: short, since
  * a thread becomes Python as soon as the interpreter finishes starting. */
 #define PY_NEGATIVE_TTL_NS (20ull * 1000 * 1000)
+/* What a walk stopped by an unreadable frame leaves as its next frame:
+ * not 0 (the stack is truncated), and never a real frame (aligned). */
+#define PY_FRAME_UNREADABLE 1ull
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -189,7 +192,7 @@ static long py_walk_step(__u32 i, void *ctx)
 	struct py_walk_state *w = ctx;
 	const struct profd_pyoffsets *o = w->o;
 	struct profd_stack *st = w->st;
-	__u64 code, frame = w->frame;
+	__u64 code, next, frame = w->frame;
 	__u32 flags = 0, n = w->n;
 
 	if (!st || !frame)
@@ -206,7 +209,11 @@ static long py_walk_step(__u32 i, void *ctx)
 	}
 	if (n >= PROFD_MAX_PY_FRAMES)
 		return 1;
-	code = py_read_ptr(frame + o->frame_code) & ~PYOFF_STACKREF_TAG;
+	/* An unreadable frame is counted and ends the walk truncated (the
+	 * sentinel is a frame left), not complete. */
+	if (bpf_probe_read_user(&code, sizeof(code), (const void *)(frame + o->frame_code)))
+		goto unreadable;
+	code &= ~PYOFF_STACKREF_TAG;
 	if (o->frame_kind == PYOFF_FRAME_OBJECT)
 		flags = PROFD_PYFRAME_ENTRY; /* <= 3.10: one eval call per frame */
 	else if (o->frame_is_entry != PYOFF_NONE && py_read_u8(frame + o->frame_is_entry))
@@ -214,8 +221,16 @@ static long py_walk_step(__u32 i, void *ctx)
 	st->ips[(2 * n) & 127] = code;
 	st->ips[(2 * n + 1) & 127] = (__u64)(__u32)py_instr_offset(o, frame, code) | (__u64)flags << 32;
 	w->n = n + 1;
-	w->frame = py_read_ptr(frame + o->frame_previous);
+	/* Read into the stack, not through w: the verifier's work on this
+	 * loop body doubled with the latter. */
+	if (bpf_probe_read_user(&next, sizeof(next), (const void *)(frame + o->frame_previous)))
+		goto unreadable;
+	w->frame = next;
 	return 0;
+unreadable:
+	count(PROFD_CNT_PY_READ_FAIL);
+	w->frame = PY_FRAME_UNREADABLE;
+	return 1;
 }
 
 /* Walk the frames into the Python scratch stack (pairs, leaf first).

@@ -1,7 +1,9 @@
 /* libFuzzer target: building the unwind table from a hostile ELF image
- * (libdw reads the CFI, we check the headers and turn it into rows).  A
- * built table must be sorted, end with a GAP row, and answer lookups as
- * the BPF side would. */
+ * (libdw reads the CFI, we check the headers and turn it into rows), both
+ * from memory (the vdso) and from a file descriptor, the way profd reads
+ * a profiled process's libraries (pread, .debug_frame through
+ * dwarf_begin_elf, the size caps).  A built table must be sorted, end
+ * with a GAP row, and answer lookups as the BPF side would. */
 #include <errno.h>
 #include <stdint.h>
 
@@ -30,26 +32,34 @@ static void check(const struct unwind_table *t, const uint8_t *data, size_t size
 	unwind_table_lookup(t, UINT64_MAX);
 }
 
+static int memfd = -1;
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
 	log_set_level(LOG_ERROR);
+	memfd = memfd_create("fuzz_unwind_table", MFD_CLOEXEC);
 	return 0;
+}
+
+static void verify(int err, struct unwind_table *t, const uint8_t *data, size_t size)
+{
+	if (err) {
+		CHECK(err == -EINVAL || err == -E2BIG || err == -ENOMEM);
+		CHECK(!t->rows && !t->nrows);
+		return;
+	}
+	check(t, data, size);
+	unwind_table_free(t);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct unwind_table t;
-	int err;
 
-	err = unwind_table_build_mem(data, size, NULL, &t);
-	if (err) {
-		CHECK(err == -EINVAL || err == -E2BIG || err == -ENOMEM);
-		CHECK(!t.rows && !t.nrows);
-		return 0;
-	}
-	check(&t, data, size);
-	unwind_table_free(&t);
+	verify(unwind_table_build_mem(data, size, NULL, &t), &t, data, size);
+	if (memfd >= 0 && !fuzz_fill_fd(memfd, data, size))
+		verify(unwind_table_build_fd(memfd, NULL, &t), &t, data, size);
 	return 0;
 }

@@ -9,9 +9,11 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "demangle.h"
 #include "elfsym.h"
@@ -349,6 +351,49 @@ static void test_demangle(void **state)
 	assert_null(demangle(NULL));
 }
 
+/* f(a, pair<a,a>, pair<pair<a,a>,pair<a,a>>, ...): every level doubles
+ * through two back-references, so n levels print ~2^(n/2) times more
+ * than they take.  Left mangled, at once, and counted. */
+static void test_demangle_exponential(void **state)
+{
+	static const char b36[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	char sym[1024] = "_Z1fSt4pairI1aS0_E", *s;
+	uint64_t before = demangle_refused();
+	struct timespec t0, t1;
+	int k;
+
+	(void)state;
+	for (k = 1; k <= 60; k++) {
+		char ref[8];
+
+		if (k - 1 < 36)
+			snprintf(ref, sizeof(ref), "%c", b36[k - 1]);
+		else
+			snprintf(ref, sizeof(ref), "%c%c", b36[(k - 1) / 36], b36[(k - 1) % 36]);
+		snprintf(sym + strlen(sym), sizeof(sym) - strlen(sym), "S_IS%s_S%s_E", ref, ref);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_null(demangle(sym));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 1);
+	assert_int_equal(demangle_refused(), before + 1);
+	/* Three levels are a fine name. */
+	sym[strlen("_Z1fSt4pairI1aS0_E") + 3 * 10] = 0;
+	s = demangle(sym);
+	assert_non_null(s);
+	assert_true(strstr(s, "f(std::pair<a, a>, std::pair<a, a>, std::pair<std::pair<a, a>, ") ==
+		    s);
+	free(s);
+	/* A long real one. */
+	s = demangle(
+	    "_ZNSt8_Rb_treeINSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESt4pairIKS5_"
+	    "St6vectorIS5_SaIS5_EEESt10_Select1stISB_ESt4lessIS5_ESaISB_EE8_M_eraseEPSt13_"
+	    "Rb_tree_nodeISB_E");
+	assert_non_null(s);
+	free(s);
+	assert_int_equal(demangle_refused(), before + 1);
+}
+
 /* ---- hostile input ---- */
 
 static char *read_whole(const char *path, size_t *len)
@@ -543,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_root_symlink_contained),
 		cmocka_unit_test(test_vdso_image),
 		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_demangle_exponential),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_absurd_headers),

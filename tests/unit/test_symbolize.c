@@ -58,6 +58,9 @@ static const char ksyms[] = "ffffffff81000000 T _stext\n"
 			    "ffffffff81000300 T _etext\n";
 
 #define FAKE_PID 4242
+/* The fake process's uid: another user's when we are root (so chown
+ * can give its perf map to it), else our own. */
+#define FAKE_UID (geteuid() ? geteuid() : 4343u)
 #define JIT_BASE 0x7f1000000000ull
 
 static char D[PATH_MAX];
@@ -134,6 +137,7 @@ static int start_child(void)
 static int build_fake_proc(void)
 {
 	const char *root = path_of("proc/%d/root", FAKE_PID);
+	char status[256];
 
 	if (symtest_write_str(path_of("fake.c"), fake_src) ||
 	    symtest_sh("cd '%s' && %s -O0 -fPIC -shared -o libfake.so fake.c && "
@@ -142,12 +146,18 @@ static int build_fake_proc(void)
 		       "head -c 5000 /dev/urandom > '%s/opt/bad.so'",
 		       D, symtest_cc(), root, root, FAKE_PID, root, root, root))
 		return -1;
-	if (symtest_write_str(path_of("proc/%d/status", FAKE_PID), "Name:\tjit\nPid:\t4242\nNSpid:\t4242\t7\n"))
+	snprintf(status, sizeof(status),
+		 "Name:\tjit\nPid:\t4242\nNSpid:\t4242\t7\nUid:\t%u\t%u\t%u\t%u\n", FAKE_UID,
+		 FAKE_UID, FAKE_UID, FAKE_UID);
+	if (symtest_write_str(path_of("proc/%d/status", FAKE_PID), status))
 		return -1;
-	return symtest_write_str(path_of("proc/%d/root/tmp/perf-7.map", FAKE_PID),
-				 "7f1000000000 100 jit_fn_a\n"
-				 "0x7f1000000100 0x80 LuaJIT:trace 12\n"
-				 "this line is junk\n");
+	if (symtest_write_str(path_of("proc/%d/root/tmp/perf-7.map", FAKE_PID),
+			      "7f1000000000 100 jit_fn_a\n"
+			      "0x7f1000000100 0x80 LuaJIT:trace 12\n"
+			      "this line is junk\n"))
+		return -1;
+	/* The process's own map, as a JIT running as FAKE_UID writes it. */
+	return chown(path_of("proc/%d/root/tmp/perf-7.map", FAKE_PID), FAKE_UID, (gid_t)-1);
 }
 
 static int setup(void **state)
@@ -557,6 +567,51 @@ static void test_perf_map(void **state)
 	symbolizer_free(s);
 }
 
+/* /tmp is everyone's: a perf map another user planted for the process
+ * is not read (it would name the process's code as that user likes);
+ * the process's own and root's are. */
+static void test_perf_map_foreign_owner(void **state)
+{
+	static const char maps_text[] = "7f1000000000-7f1000010000 r-xp 00000000 00:00 0 \n";
+	const char *map = path_of("proc/%d/root/tmp/perf-7.map", FAKE_PID);
+	struct symbolizer *s = new_sym(proc_root, 0);
+	struct symbolizer_counters c;
+	struct procmaps m;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* giving the file to another user takes root */
+	assert_int_equal(procmaps_parse(maps_text, strlen(maps_text), &m), 0);
+	assert_int_equal(chown(map, FAKE_UID + 1, (gid_t)-1), 0);
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "[anon]", FRAME_UNKNOWN);
+	symbolizer_stats(s, &c);
+	assert_int_equal(c.perfmap_loads, 0);
+	assert_int_equal(c.perfmap_refused, 1);
+
+	/* Root's map is trusted, as perf does. */
+	assert_int_equal(chown(map, 0, (gid_t)-1), 0);
+	symbolizer_forget_pid(s, FAKE_PID);
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "jit_fn_a", FRAME_NATIVE);
+	/* The process's own again. */
+	assert_int_equal(chown(map, FAKE_UID, (gid_t)-1), 0);
+	symbolizer_forget_pid(s, FAKE_PID);
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "jit_fn_a", FRAME_NATIVE);
+	symbolizer_stats(s, &c);
+	assert_int_equal(c.perfmap_loads, 2);
+	assert_int_equal(c.perfmap_refused, 1);
+
+	/* A FIFO in its place is not opened (nor waited on). */
+	assert_int_equal(rename(map, path_of("perf-7.map.saved")), 0);
+	assert_int_equal(mkfifo(map, 0644), 0);
+	assert_int_equal(chown(map, FAKE_UID, (gid_t)-1), 0);
+	symbolizer_forget_pid(s, FAKE_PID);
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "[anon]", FRAME_UNKNOWN);
+	assert_int_equal(unlink(map), 0);
+	assert_int_equal(rename(path_of("perf-7.map.saved"), map), 0);
+	procmaps_free(&m);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_fake_root_eviction),
 		cmocka_unit_test(test_fake_root_identity),
 		cmocka_unit_test(test_perf_map),
+		cmocka_unit_test(test_perf_map_foreign_owner),
 	};
 	const char *dir = symtest_setup("symbolize");
 

@@ -255,6 +255,55 @@ static void test_hostile(void **state)
 	}
 }
 
+/* Give the .eh_frame section of file (an ELF64 on this machine) the
+ * type lld gives it. */
+static void retype_eh_frame(const char *file, uint32_t type)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strs;
+	char name[16];
+	int fd = open(file, O_RDWR), i, done = 0;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), (ssize_t)sizeof(eh));
+	assert_int_equal(
+	    pread(fd, &strs, sizeof(strs), (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof(sh))),
+	    (ssize_t)sizeof(strs));
+	for (i = 1; i < eh.e_shnum; i++) {
+		off_t at = (off_t)(eh.e_shoff + (uint64_t)i * sizeof(sh));
+
+		assert_int_equal(pread(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
+		memset(name, 0, sizeof(name));
+		assert_true(
+		    pread(fd, name, sizeof(name) - 1, (off_t)(strs.sh_offset + sh.sh_name)) > 0);
+		if (strcmp(name, ".eh_frame"))
+			continue;
+		sh.sh_type = type;
+		assert_int_equal(pwrite(fd, &sh, sizeof(sh), at), (ssize_t)sizeof(sh));
+		done = 1;
+	}
+	close(fd);
+	assert_true(done);
+}
+
+/* lld types .eh_frame SHT_X86_64_UNWIND (LLVM, Rust and Chrome builds):
+ * the same table as SHT_PROGBITS. */
+static void test_x86_64_unwind_section_type(void **state)
+{
+	struct unwind_table a, b;
+
+	(void)state;
+	assert_int_equal(symtest_sh("cd '%s' && cp prog prog_lld", dir), 0);
+	retype_eh_frame(path_of("prog_lld"), SHT_X86_64_UNWIND);
+	build(path_of("prog"), NULL, &a);
+	build(path_of("prog_lld"), NULL, &b);
+	assert_true(a.nrows > 0);
+	assert_int_equal(b.nrows, a.nrows);
+	assert_memory_equal(b.rows, a.rows, unwind_table_bytes(&a));
+	unwind_table_free(&a);
+	unwind_table_free(&b);
+}
+
 /* Whole file into memory (the caller frees). */
 static unsigned char *slurp(const char *file, size_t *len)
 {
@@ -356,6 +405,7 @@ int main(void)
 	    cmocka_unit_test(test_matches_readelf),
 	    cmocka_unit_test(test_debug_frame),
 	    cmocka_unit_test(test_hostile),
+	    cmocka_unit_test(test_x86_64_unwind_section_type),
 	    cmocka_unit_test(test_plt_wraps),
 	    cmocka_unit_test(test_rangealloc),
 	};

@@ -18,6 +18,7 @@ struct wanted {
 	uint32_t crc;
 };
 
+/* Reads at most DEBUGINFO_MAX_CRC_BYTES (the file may grow under us). */
 static int file_crc32(int fd, uint32_t *out)
 {
 	unsigned char buf[65536];
@@ -25,8 +26,11 @@ static int file_crc32(int fd, uint32_t *out)
 	off_t off = 0;
 
 	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof(buf), off);
+		ssize_t n;
 
+		if ((uint64_t)off > DEBUGINFO_MAX_CRC_BYTES)
+			return -EFBIG;
+		n = pread(fd, buf, sizeof(buf), off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -48,6 +52,10 @@ static bool candidate_ok(int fd, struct elffile *f, const struct wanted *w)
 
 	if (fstat(fd, &st) || (st.st_dev == w->self.st_dev && st.st_ino == w->self.st_ino))
 		return false;
+	if (w->check_crc && (uint64_t)st.st_size > DEBUGINFO_MAX_CRC_BYTES) {
+		elffile_count_too_big();
+		return false;
+	}
 	if (w->check_crc && (file_crc32(fd, &crc) || crc != w->crc))
 		return false;
 	if (elffile_open_fd(f, fd))

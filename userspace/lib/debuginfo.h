@@ -9,6 +9,10 @@
 #include "elffile.h"
 
 #define DEBUGINFO_DIR "/usr/lib/debug"
+/* A .gnu_debuglink candidate is read whole for its CRC: larger ones are
+ * skipped (counted in elffile_too_big), so a 1 TB sparse file planted as
+ * the debug file costs nothing.  Build-id matches need no CRC. */
+#define DEBUGINFO_MAX_CRC_BYTES (1ull << 30)
 
 /* main: the stripped file, open; main_fd: its fd (to skip itself);
  * path_in_root: its path as the process sees it (may be NULL).

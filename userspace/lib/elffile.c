@@ -202,15 +202,77 @@ void elffile_close(struct elffile *f)
 	f->image = NULL;
 }
 
+static uint64_t too_big;
+
+void elffile_count_too_big(void)
+{
+	__atomic_fetch_add(&too_big, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t elffile_too_big(void)
+{
+	return __atomic_load_n(&too_big, __ATOMIC_RELAXED);
+}
+
 Elf_Data *elffile_section_data(struct elffile *f, Elf_Scn *scn, GElf_Shdr *sh)
 {
+	uint64_t cap = ELFFILE_MAX_SECTION_BYTES;
+
 	if (!scn || !gelf_getshdr(scn, sh))
 		return NULL;
 	if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_COMPRESSED))
 		return NULL;
 	if (sh->sh_offset > f->size || sh->sh_size > f->size - sh->sh_offset)
 		return NULL;
+	if (sh->sh_type == SHT_NOTE)
+		cap = ELFFILE_MAX_NOTE_BYTES;
+	if (sh->sh_size > cap) {
+		elffile_count_too_big();
+		return NULL;
+	}
 	return elf_getdata(scn, NULL);
+}
+
+/* The size a section has in memory: compressed ones say it in their
+ * Elf*_Chdr, which libdw would decompress into. */
+static bool section_mem_size(struct elffile *f, const GElf_Shdr *sh, uint64_t *size)
+{
+	uint8_t b[24];
+	bool is64 = gelf_getclass(f->elf) == ELFCLASS64;
+
+	*size = sh->sh_size;
+	if (!(sh->sh_flags & SHF_COMPRESSED))
+		return true;
+	if (read_at(f, sh->sh_offset, b, is64 ? 24 : 12))
+		return false;
+	*size = is64 ? get_uint(b + 8, 8, f->big_endian) : get_uint(b + 4, 4, f->big_endian);
+	return true;
+}
+
+bool elffile_sections_fit(struct elffile *f, const char *prefix, uint64_t cap)
+{
+	Elf_Data *names = elffile_strtab(f, f->shstrndx);
+	size_t plen = strlen(prefix);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	uint64_t size;
+
+	if (!names)
+		return false;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		const char *s;
+
+		if (!gelf_getshdr(scn, &sh))
+			return false;
+		s = elffile_data_str(names, sh.sh_name);
+		if (!s || strncmp(s, prefix, plen) || sh.sh_type == SHT_NOBITS)
+			continue;
+		if (!section_mem_size(f, &sh, &size) || size > cap) {
+			elffile_count_too_big();
+			return false;
+		}
+	}
+	return true;
 }
 
 bool elffile_shdr(struct elffile *f, size_t idx, GElf_Shdr *sh)
@@ -298,6 +360,10 @@ static size_t segment_build_id(struct elffile *f, uint8_t id[ELFFILE_BUILD_ID_MA
 			continue;
 		if (ph.p_offset > f->size || ph.p_filesz > f->size - ph.p_offset)
 			continue;
+		if (ph.p_filesz > ELFFILE_MAX_NOTE_BYTES) {
+			elffile_count_too_big();
+			continue;
+		}
 		d = elf_getdata_rawchunk(f->elf, (int64_t)ph.p_offset, ph.p_filesz,
 					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
 		len = note_build_id(d, id);

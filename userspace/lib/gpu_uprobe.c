@@ -8,14 +8,17 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elfsym.h"
 #include "gpu_int.h"
 #include "log.h"
 #include "procmaps.h"
+#include "rootfs.h"
 #include "sample.skel.h"
 
 enum cuda_lib { LIB_NONE = -1, LIB_DRIVER = 0, LIB_RUNTIME = 1 };
@@ -46,8 +49,9 @@ static int keep_link(struct gpu *g, struct bpf_link *link)
 	return 0;
 }
 
-/* Entry and return probe on one function; the cookie says which. */
-static int attach_fn(struct gpu *g, const char *path, uint32_t fn)
+/* Entry and return probe on one function; the cookie says which.  path
+ * is /proc/self/fd/N of the descriptor that was checked. */
+static int attach_fn(struct gpu *g, const char *path, const char *name, uint32_t fn)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = gpu_cuda_fn_name(fn), .bpf_cookie = fn);
 	struct bpf_link *entry, *ret;
@@ -67,38 +71,52 @@ static int attach_fn(struct gpu *g, const char *path, uint32_t fn)
 	return 0;
 fail:
 	g->st.uprobe_failures++;
-	log_warn("gpu: uprobe on %s in %s failed: %s", gpu_cuda_fn_name(fn), path, strerror(errno));
+	log_warn("gpu: uprobe on %s in %s failed: %s", gpu_cuda_fn_name(fn), name, strerror(errno));
 	return -errno;
 }
 
 /* Probe every entry point of the library's kind that the file exports
- * (checked first, so a missing one is not an error). */
-static int attach_lib(struct gpu *g, const char *path, int kind)
+ * (checked first, so a missing one is not an error).  The file is the
+ * one procfile_open_mapped checked, and the probes go on that open file
+ * through /proc/self/fd/N: the process cannot swap the path between the
+ * check and the attach to plant them in another binary. */
+static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int kind)
 {
-	struct elfsym *es = elfsym_open(path, "");
+	char root[PATH_MAX], fdpath[64];
+	struct elfsym *es;
 	uint32_t fn, n = 0;
 	uint64_t addr, size;
+	int fd;
 
+	fd = procfile_open_mapped(g->proc_root, (int)pid, pm);
+	if (fd < 0) {
+		log_warn("gpu: cannot open %s of pid %u: %s", pm->path, pid, strerror(-fd));
+		return fd;
+	}
+	snprintf(root, sizeof(root), "%s/%u/root", g->proc_root, pid);
+	es = elfsym_open_fd(fd, pm->path, root);
 	if (!es) {
-		log_warn("gpu: cannot read %s: %s", path, strerror(errno));
+		log_warn("gpu: cannot read %s: %s", pm->path, strerror(errno));
+		close(fd);
 		return -errno;
 	}
+	procfile_fd_path(fd, fdpath, sizeof(fdpath));
 	for (fn = 1; fn < PROFD_CUDA_FN_MAX; fn++) {
 		if (gpu_cuda_fn_runtime(fn) != kind ||
 		    elfsym_lookup_symbol(es, gpu_cuda_fn_name(fn), &addr, &size))
 			continue;
-		if (attach_fn(g, path, fn) == 0)
+		if (attach_fn(g, fdpath, pm->path, fn) == 0)
 			n++;
 	}
 	elfsym_free(es);
+	close(fd); /* a uprobe holds its inode, not our descriptor */
 	g->st.uprobe_files++;
-	log_info("gpu: %u CUDA entry points probed in %s", n, path);
+	log_info("gpu: %u CUDA entry points probed in %s of pid %u", n, pm->path, pid);
 	return 0;
 }
 
 int gpu_scan_maps(struct gpu *g, uint32_t pid, const struct procmaps *m)
 {
-	char path[4096];
 	size_t i;
 
 	if (!g || !g->cuda || !g->skel)
@@ -117,8 +135,7 @@ int gpu_scan_maps(struct gpu *g, uint32_t pid, const struct procmaps *m)
 		/* Through the process's root: containers have their own.
 		 * A file that could not be read (the process is gone) is
 		 * tried again with the next process that maps it. */
-		snprintf(path, sizeof(path), "%s/%u/root%s", g->proc_root, pid, pm->path);
-		if (attach_lib(g, path, kind) == 0 && hashmap_put(&g->files, key, 1))
+		if (attach_lib(g, pid, pm, kind) == 0 && hashmap_put(&g->files, key, 1))
 			return -ENOMEM;
 	}
 	return 0;

@@ -20,6 +20,11 @@ struct perfmap {
 	char *names;
 };
 
+bool perfmap_owner_ok(uid_t file_uid, uid_t proc_uid)
+{
+	return file_uid == 0 || (proc_uid != (uid_t)-1 && file_uid == proc_uid);
+}
+
 static bool parse_hex(const char **p, const char *end, uint64_t *v)
 {
 	uint64_t x = 0;

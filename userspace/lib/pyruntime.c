@@ -1,9 +1,7 @@
 #include "pyruntime.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,9 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elffile.h"
 #include "hashmap.h"
 #include "log.h"
 #include "pymem.h"
+#include "rootfs.h"
 
 #define PAGE_MASK_4K (~(uint64_t)0xfff)
 #define MAX_SYMS (4u << 20) /* bound on symbols scanned per table */
@@ -32,7 +32,8 @@ struct pyelf {
 
 /* A file-backed mapping from /proc/PID/maps. */
 struct pymap {
-	uint64_t start, offset;
+	uint64_t start, end, offset, inode;
+	uint32_t dev_major, dev_minor;
 	char path[PATH_MAX];
 };
 
@@ -89,19 +90,17 @@ static void note_symbol(struct pyelf *pe, const char *name, const GElf_Sym *sym)
 	}
 }
 
-static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct pyelf *pe,
-			uint64_t file_size)
+static void scan_symtab(struct elffile *f, Elf_Scn *scn, struct pyelf *pe)
 {
-	Elf_Data *data;
+	GElf_Shdr sh;
+	Elf_Data *data = elffile_section_data(f, scn, &sh), *strs;
 	size_t i, n;
 
-	/* An untrusted file: never let libelf size anything from a header
-	 * that points past the end of the file. */
-	if (sh->sh_entsize != sizeof(Elf64_Sym) || sh->sh_offset > file_size ||
-	    sh->sh_size > file_size - sh->sh_offset)
+	/* elffile checked the section against the file and the size caps. */
+	if (!data || sh.sh_entsize != sizeof(Elf64_Sym))
 		return;
-	data = elf_getdata(scn, NULL);
-	if (!data)
+	strs = elffile_strtab(f, sh.sh_link);
+	if (!strs)
 		return;
 	n = data->d_size / sizeof(Elf64_Sym);
 	if (n > MAX_SYMS)
@@ -112,35 +111,34 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct pyel
 
 		if (!gelf_getsym(data, (int)i, &sym) || !sym.st_name)
 			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		name = elffile_data_str(strs, sym.st_name);
 		if (name && (name[0] == '_' || name[0] == 'P'))
 			note_symbol(pe, name, &sym);
 	}
 }
 
-static int scan_elf(Elf *elf, struct pyelf *pe, uint64_t file_size)
+static int scan_elf(struct elffile *f, struct pyelf *pe)
 {
+	Elf *elf = f->elf;
 	Elf_Scn *scn = NULL;
-	size_t i, phnum;
+	size_t i;
 
-	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
+	if (gelf_getclass(elf) != ELFCLASS64)
 		return -EINVAL;
 	/* .dynsym first: a stripped module still has the exported names. */
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
-			scan_symtab(elf, scn, &sh, pe, file_size);
+			scan_symtab(f, scn, pe);
 	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			scan_symtab(elf, scn, &sh, pe, file_size);
+			scan_symtab(f, scn, pe);
 	}
-	if (elf_getphdrnum(elf, &phnum))
-		return -EINVAL;
-	for (i = 0; i < phnum && i < 256; i++) {
+	for (i = 0; i < f->phnum && i < 256; i++) {
 		GElf_Phdr ph;
 
 		if (!gelf_getphdr(elf, (int)i, &ph))
@@ -151,24 +149,6 @@ static int scan_elf(Elf *elf, struct pyelf *pe, uint64_t file_size)
 			pe->tls_memsz = ph.p_memsz;
 	}
 	return 0;
-}
-
-/* Open the mapped file itself (map_files survives deletion and cannot be
- * redirected by the target's symlinks), else its path under the
- * process's root. */
-static int open_mapped(int pid, const struct pymap *m, uint64_t end)
-{
-	char p[PATH_MAX + 64];
-	int fd;
-
-	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)m->start,
-		 (unsigned long long)end);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	snprintf(p, sizeof(p), "/proc/%d/root%s", pid, m->path);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
 }
 
 /* What scan_elf found, per file identity: every process of a program
@@ -223,17 +203,26 @@ static void elf_cache_put(const struct stat *st, const struct pyelf *pe, int err
 		free(copy);
 }
 
-static int read_elf(int pid, const struct pymap *m, uint64_t end, struct pyelf *pe)
+static int read_elf(int pid, const struct pymap *m, struct pyelf *pe)
 {
+	struct procmap pm = {
+	    .start = m->start,
+	    .end = m->end,
+	    .offset = m->offset,
+	    .inode = m->inode,
+	    .dev_major = m->dev_major,
+	    .dev_minor = m->dev_minor,
+	    .path = (char *)m->path,
+	};
+	struct elffile f;
 	struct stat st;
-	Elf *elf;
 	int fd, err;
 
 	memset(pe, 0, sizeof(*pe));
-	fd = open_mapped(pid, m, end);
+	fd = procfile_open_mapped("/proc", pid, &pm);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
 		close(fd);
 		return -EINVAL;
 	}
@@ -242,10 +231,13 @@ static int read_elf(int pid, const struct pymap *m, uint64_t end, struct pyelf *
 		close(fd);
 		return err;
 	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	err = elf ? scan_elf(elf, pe, (uint64_t)st.st_size) : -EINVAL;
-	elf_end(elf);
+	/* elffile, not a plain libelf mmap: the owner of the file can
+	 * truncate it under us, which must be a read error, not SIGBUS. */
+	err = elffile_open_fd(&f, fd);
+	if (!err) {
+		err = scan_elf(&f, pe);
+		elffile_close(&f);
+	}
 	close(fd);
 	elf_cache_put(&st, pe, err);
 	return err;
@@ -279,17 +271,22 @@ static bool is_candidate(const char *path, const char *exe)
 
 static bool parse_maps_line(const char *line, struct pymap *m)
 {
-	unsigned long long start, end, off;
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
 	int pos = 0;
 
-	if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &off, &pos) < 3 || !pos ||
-	    line[pos] != '/')
+	if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &start, &end, &off, &maj, &min, &ino,
+		   &pos) < 6 ||
+	    !pos || line[pos] != '/')
 		return false;
 	m->start = start;
+	m->end = end;
 	m->offset = off;
+	m->inode = ino;
+	m->dev_major = maj;
+	m->dev_minor = min;
 	copy_str(m->path, sizeof(m->path), line + pos);
 	m->path[strcspn(m->path, "\n")] = '\0';
-	(void)end;
 	return true;
 }
 
@@ -305,15 +302,13 @@ static int find_module(int pid, const char *exe, struct pymap *found, struct pye
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end;
 		struct pymap m;
 
 		if (!parse_maps_line(line, &m) || !is_candidate(m.path, exe) ||
 		    !strcmp(m.path, last))
 			continue;
 		copy_str(last, sizeof(last), m.path);
-		if (sscanf(line, "%llx-%llx", &start, &end) != 2 || read_elf(pid, &m, end, pe) ||
-		    !pe->has_runtime)
+		if (read_elf(pid, &m, pe) || !pe->has_runtime)
 			continue;
 		*found = m;
 		err = 0;

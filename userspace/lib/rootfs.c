@@ -2,39 +2,32 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "log.h"
 
 #define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
-static int open_plain(const char *root, const char *path)
-{
-	char full[PATH_MAX];
-	int n, fd;
-
-	n = snprintf(full, sizeof(full), "%s%s%s", root, path[0] == '/' ? "" : "/", path);
-	if (n < 0 || (size_t)n >= sizeof(full))
-		return -ENAMETOOLONG;
-	fd = open(full, OPEN_FLAGS);
-	return fd < 0 ? -errno : fd;
-}
-
 /* RESOLVE_IN_ROOT makes "/" and ".." inside the walk stop at root, so an
- * absolute symlink planted by the process stays in its own tree.  Returns
- * -ENOSYS when the kernel (or a seccomp filter) lacks openat2. */
+ * absolute symlink planted by the process stays in its own tree;
+ * RESOLVE_NO_MAGICLINKS refuses /proc/self/fd-style links inside it.
+ * -ENOSYS when the kernel (or a seccomp filter) lacks openat2: the
+ * caller fails closed. */
 static int open_in_root(const char *root, const char *path)
 {
 	struct open_how how = {
-		.flags = OPEN_FLAGS,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	    .flags = OPEN_FLAGS,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	int dirfd, fd, tries;
 
@@ -57,33 +50,113 @@ static int open_in_root(const char *root, const char *path)
 	return fd;
 }
 
-int rootfs_open(const char *root, const char *path)
+static bool same_file(const struct stat *st, const struct procfile_id *want)
 {
-	static int have_openat2 = 1;
-	struct stat st;
-	int fd;
+	return st->st_ino == want->inode && major(st->st_dev) == want->dev_major &&
+	       minor(st->st_dev) == want->dev_minor;
+}
 
-	if (!path || !*path)
-		return -EINVAL;
-	if (!root || !*root) {
-		fd = open(path, OPEN_FLAGS);
-		fd = fd < 0 ? -errno : fd;
-	} else {
-		fd = have_openat2 ? open_in_root(root, path) : -ENOSYS;
-		if (fd == -ENOSYS) {
-			if (have_openat2)
-				log_debug("rootfs: openat2 unavailable, resolving %s by concatenation", root);
-			have_openat2 = 0;
-			fd = open_plain(root, path);
-		}
-	}
+/* Keep fd only if it is a regular file (and the wanted one). */
+static int check_fd(int fd, const struct procfile_id *want)
+{
+	struct stat st;
+	int err = 0;
+
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0)
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL;
+	else if (want && !same_file(&st, want))
+		err = -ESTALE;
+	if (err) {
 		close(fd);
-		return -EINVAL;
+		return err;
 	}
 	return fd;
+}
+
+int procfile_open(const char *root, const char *path, const struct procfile_id *want)
+{
+	static bool warned;
+	int fd;
+
+	if (!root || !*root || !path || !*path)
+		return -EINVAL;
+	fd = open_in_root(root, path);
+	if (fd == -ENOSYS && !warned) {
+		warned = true;
+		log_warn("rootfs: openat2 is unavailable: files of profiled processes are not "
+			 "opened (no symbols, unwind tables or Python support from them)");
+	}
+	return check_fd(fd, want);
+}
+
+static int open_plain(const char *path)
+{
+	int fd = open(path, OPEN_FLAGS);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int procfile_open_mapped(const char *proc_root, int pid, const struct procmap *m)
+{
+	struct procfile_id want = {m->dev_major, m->dev_minor, m->inode};
+	char p[PATH_MAX];
+	int fd, n;
+
+	/* map_files/ is a magic link the kernel points at the mapped file
+	 * itself, so the process has no say in where it leads (its identity
+	 * is not compared: on overlayfs the maps line shows the backing
+	 * inode and fstat the overlay's).  It needs CAP_SYS_ADMIN. */
+	n = snprintf(p, sizeof(p), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid, m->start,
+		     m->end);
+	if (n < 0 || (size_t)n >= sizeof(p))
+		return -ENAMETOOLONG;
+	fd = check_fd(open_plain(p), NULL);
+	if (fd >= 0 || fd == -EINVAL)
+		return fd;
+	if (m->path[0] != '/')
+		return -ENOENT;
+	n = snprintf(p, sizeof(p), "%s/%d/root", proc_root, pid);
+	if (n < 0 || (size_t)n >= sizeof(p))
+		return -ENAMETOOLONG;
+	return procfile_open(p, m->path, &want);
+}
+
+int procfile_open_mapped_path(const char *proc_root, int pid, const char *path)
+{
+	struct procmaps maps;
+	size_t i;
+	int err;
+
+	err = procmaps_read_at(proc_root, pid, &maps);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (i = 0; i < maps.n; i++) {
+		if (maps.maps[i].inode && !strcmp(maps.maps[i].path, path)) {
+			err = procfile_open_mapped(proc_root, pid, &maps.maps[i]);
+			break;
+		}
+	}
+	procmaps_free(&maps);
+	return err;
+}
+
+void procfile_fd_path(int fd, char *buf, size_t size)
+{
+	snprintf(buf, size, "/proc/self/fd/%d", fd);
+}
+
+int rootfs_open(const char *root, const char *path)
+{
+	if (!path || !*path)
+		return -EINVAL;
+	if (root && *root)
+		return procfile_open(root, path, NULL);
+	return check_fd(open_plain(path), NULL);
 }
 
 int rootfs_read_fd(int fd, size_t max, char **data, size_t *len)

@@ -14,6 +14,7 @@
 #include "gpu.h"
 #include "hashmap.h"
 #include "log.h"
+#include "rootfs.h"
 #include "sample.skel.h"
 #include "unwinder.h"
 
@@ -418,20 +419,33 @@ static int attach_eval_uprobe(struct sampler *s, uint32_t pid, const char *modul
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_PyEval_EvalFrameDefault");
 	struct bpf_link *link, **links;
-	char path[512];
+	char fdpath[64];
 	struct stat st;
 	uint64_t key;
+	int fd, err;
 
-	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, module);
-	if (stat(path, &st))
-		return -errno;
+	/* The file pid maps, checked by procfile_open_mapped, and the probe
+	 * goes on that open file: swapping the path afterwards cannot move
+	 * it into another binary. */
+	fd = procfile_open_mapped_path("/proc", (int)pid, module);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -EINVAL;
+	}
 	key = hash64_mix((uint64_t)st.st_dev << 32 ^ st.st_ino);
-	if (hashmap_get(&s->uprobed, key, NULL))
+	if (hashmap_get(&s->uprobed, key, NULL)) {
+		close(fd);
 		return 0;
-	link = bpf_program__attach_uprobe_opts(s->skel->progs.on_py_eval, -1, path, 0, &uo);
+	}
+	procfile_fd_path(fd, fdpath, sizeof(fdpath));
+	link = bpf_program__attach_uprobe_opts(s->skel->progs.on_py_eval, -1, fdpath, 0, &uo);
+	err = link ? 0 : -errno;
+	close(fd); /* the uprobe holds the inode */
 	if (!link) {
-		log_warn("sampler: eval-loop uprobe on %s failed: %s", module, strerror(errno));
-		return -errno;
+		log_warn("sampler: eval-loop uprobe on %s failed: %s", module, strerror(-err));
+		return err;
 	}
 	links = realloc(s->uprobes, (s->nuprobes + 1) * sizeof(*links));
 	if (links)

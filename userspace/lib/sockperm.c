@@ -85,10 +85,12 @@ int sockperm_apply(const char *path, const char *group)
 	}
 	found = lookup_group(group, &gid);
 	if (found == 0) {
-		err = chmod_fd(fd, path, 0666);
+		/* Never 0666: which users may reach a root daemon is the
+		 * administrator's choice, made by creating the group. */
+		err = chmod_fd(fd, path, 0600);
 		if (!err)
-			log_info("control: no group '%s': socket %s is 0666 (any user may connect; "
-				 "each sees only its own processes)",
+			log_warn("control: no group '%s': socket %s is 0600, root only (create the "
+				 "group and add users to it to let them connect)",
 				 group, path);
 		goto out;
 	}

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "demangle.h"
+#include "elffile.h"
 #include "elfsym.h"
 #include "hashmap.h"
 #include "kallsyms.h"
@@ -32,6 +33,8 @@
 struct pid_jit {
 	struct perfmap *pm;
 	int nspid;
+	uid_t uid;	      /* effective uid of the process */
+	uint64_t refused_ino; /* last map refused, logged once */
 	uint64_t size, ino;
 	struct timespec mtime;
 	uint64_t checked_ns;
@@ -157,25 +160,49 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct buf *name, uint3
 	return name->failed ? -ENOMEM : 0;
 }
 
-/* The innermost-namespace pid from /proc/PID/status, else pid. */
-static int read_nspid(const struct symbolizer *s, int pid)
+/* Number idx (0 first, -1 the last) on the status line starting with
+ * key ("\nUid:"), or -1. */
+static long status_number(const char *text, const char *key, int idx)
 {
-	char path[PATH_MAX], *text, *line, *p, *last = NULL;
+	const char *line = strstr(text, key), *p, *end, *num = NULL;
+	long v;
+	int i = 0;
+
+	if (!line)
+		return -1;
+	p = line + strlen(key);
+	end = p + strcspn(p, "\n");
+	for (; (p = strpbrk(p, "0123456789")) && p < end; p += strspn(p, "0123456789"), i++) {
+		num = p;
+		if (i == idx)
+			break;
+	}
+	if (!num || (idx >= 0 && i != idx))
+		return -1;
+	v = strtol(num, NULL, 10);
+	return v >= 0 && v <= INT_MAX ? v : -1;
+}
+
+/* From /proc/PID/status: the innermost-namespace pid (else pid) and the
+ * effective uid (else -1: then only root's perf maps are read). */
+static void read_status(const struct symbolizer *s, int pid, struct pid_jit *pj)
+{
+	char path[PATH_MAX], *text;
 	size_t len;
 	long v;
 
+	pj->nspid = pid;
+	pj->uid = (uid_t)-1;
 	snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, pid);
 	if (rootfs_read_file(NULL, path, 1 << 16, &text, &len))
-		return pid;
-	line = strstr(text, "\nNSpid:");
-	if (line) {
-		line[strcspn(line + 1, "\n") + 1] = '\0';
-		for (p = line + 7; (p = strpbrk(p, "0123456789")); p += strspn(p, "0123456789"))
-			last = p;
-	}
-	v = last ? strtol(last, NULL, 10) : pid;
+		return;
+	v = status_number(text, "\nNSpid:", -1);
+	if (v > 0)
+		pj->nspid = (int)v;
+	v = status_number(text, "\nUid:", 1); /* real, effective, saved, fs */
+	if (v >= 0)
+		pj->uid = (uid_t)v;
 	free(text);
-	return v > 0 && v <= INT_MAX ? (int)v : pid;
 }
 
 static void perfmap_refresh(struct symbolizer *s, int pid, struct pid_jit *pj)
@@ -189,13 +216,24 @@ static void perfmap_refresh(struct symbolizer *s, int pid, struct pid_jit *pj)
 
 	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
 	snprintf(path, sizeof(path), PERFMAP_PATH_FMT, pj->nspid);
-	fd = rootfs_open(root, path);
+	fd = procfile_open(root, path, NULL);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) || ((uint64_t)st.st_size == pj->size && st.st_ino == pj->ino &&
 			       st.st_mtim.tv_sec == pj->mtime.tv_sec &&
 			       st.st_mtim.tv_nsec == pj->mtime.tv_nsec))
 		goto out;
+	/* /tmp is everyone's: a map another user planted there would name
+	 * this process's code as they like. */
+	if (!perfmap_owner_ok(st.st_uid, pj->uid)) {
+		if (st.st_ino != pj->refused_ino)
+			log_info("symbolize: ignoring %s of pid %d: owned by uid %u, not by the "
+				 "process (uid %d) or root",
+				 path, pid, (unsigned)st.st_uid, (int)pj->uid);
+		pj->refused_ino = st.st_ino;
+		s->c.perfmap_refused++;
+		goto out;
+	}
 	if (rootfs_read_fd(fd, PERFMAP_MAX_BYTES, &text, &len))
 		goto out;
 	pm = perfmap_parse(text, len);
@@ -228,7 +266,7 @@ static const char *perfmap_name(struct symbolizer *s, int pid, uint64_t addr)
 			free(pj);
 			return NULL;
 		}
-		pj->nspid = read_nspid(s, pid);
+		read_status(s, pid, pj);
 	}
 	sym = pj->pm ? perfmap_lookup(pj->pm, addr, NULL) : NULL;
 	now = now_ns();
@@ -393,4 +431,6 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_counters *ou
 	out->open_failures = cs.open_failures;
 	out->parse_failures = cs.parse_failures;
 	out->kallsyms_symbols = s->ks ? kallsyms_count(s->ks) : 0;
+	out->files_too_big = elffile_too_big();
+	out->names_left_mangled = demangle_refused();
 }

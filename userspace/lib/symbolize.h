@@ -33,6 +33,9 @@ struct symbolizer_counters {
 	uint64_t lookups, misses; /* user frames; misses got no symbol */
 	uint64_t kernel_lookups, kernel_misses;
 	uint64_t perfmap_loads;
+	uint64_t perfmap_refused;    /* maps not owned by the process's uid or root */
+	uint64_t files_too_big;	     /* ELF sections or debug files over a size cap */
+	uint64_t names_left_mangled; /* C++ names whose demangling could cost too much */
 	uint64_t kallsyms_symbols; /* 0 when /proc/kallsyms was unusable */
 };
 

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -151,34 +150,6 @@ static struct entry *insert(struct symcache *c, const struct procmap *m)
 	return e;
 }
 
-static bool same_file(int fd, const struct procmap *m)
-{
-	struct stat st;
-
-	return !fstat(fd, &st) && st.st_ino == m->inode && major(st.st_dev) == m->dev_major &&
-	       minor(st.st_dev) == m->dev_minor;
-}
-
-/* The path may now name another file (replaced, or a container's view
- * differs): only the identity check makes it ours.  map_files/ is the
- * mapped file itself, deleted or not, but needs CAP_SYS_ADMIN. */
-static int open_mapped(const char *proc_root, int pid, const struct procmap *m, const char *root)
-{
-	char path[PATH_MAX];
-	int fd, n;
-
-	fd = rootfs_open(root, m->path);
-	if (fd >= 0 && same_file(fd, m))
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	n = snprintf(path, sizeof(path), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid,
-		     m->start, m->end);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	return rootfs_open(NULL, path);
-}
-
 static bool process_gone(const char *root)
 {
 	struct stat st;
@@ -191,7 +162,9 @@ static bool process_gone(const char *root)
 static int load(struct symcache *c, struct entry *e, const char *proc_root, int pid,
 		const struct procmap *m, const char *root)
 {
-	int fd = open_mapped(proc_root, pid, m, root);
+	/* The path may now name another file (replaced, or a container's
+	 * view differs): procfile_open_mapped checks it is the mapped one. */
+	int fd = procfile_open_mapped(proc_root, pid, m);
 
 	c->st.loads++;
 	e->retry_ns = 0;

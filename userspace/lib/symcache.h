@@ -30,7 +30,8 @@ struct symcache;
 struct symcache *symcache_new(size_t max_files);
 void symcache_free(struct symcache *c);
 /* Symbols of the file behind file mapping m of pid, opened through
- * <proc_root>/<pid>/root/<path>, else <proc_root>/<pid>/map_files/.
+ * procfile_open_mapped (map_files/, else the path inside the process's
+ * root with the mapping's identity checked).
  * NULL + errno when unusable.  The result stays valid until the next
  * symcache_get or symcache_free. */
 const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int pid,

@@ -33,6 +33,7 @@ struct builder {
 	struct unwind_table *t;
 	struct ranges ranges;
 	struct rows rows;
+	uint32_t entries; /* CIEs and FDEs read, both sections */
 };
 
 static uint64_t now_ns(void)
@@ -158,6 +159,12 @@ static int collect_fdes(struct builder *b, struct unwind_cfi_src *s, uint32_t sr
 
 	while ((rc = dwarf_next_cfi(ident, s->data, s->eh, off, &next, &e)) == 0) {
 		off = next;
+		/* Work is per entry: the count, not the section's size, bounds
+		 * it (a 256 MiB section holds millions of tiny FDEs). */
+		if (++b->entries > UNWIND_TABLE_MAX_CFI_ENTRIES) {
+			elffile_count_too_big();
+			return -E2BIG;
+		}
 		if (dwarf_cfi_cie_p(&e))
 			continue;
 		/* FDEs of discarded sections (address 0) and junk fail here. */
@@ -305,6 +312,12 @@ static int open_debug_frame(struct builder *b, Dwarf **dw, struct unwind_cfi_src
 
 	if (!scn || sh.sh_type != SHT_PROGBITS)
 		return 0;
+	/* dwarf_begin_elf reads (and inflates) every .debug section, not
+	 * just this one: each must be within the cap first. */
+	if (!elffile_sections_fit(b->f, ".debug", ELFFILE_MAX_SECTION_BYTES) ||
+	    !elffile_sections_fit(b->f, ".zdebug", ELFFILE_MAX_SECTION_BYTES) ||
+	    !elffile_sections_fit(b->f, ".gnu.debuglto_", ELFFILE_MAX_SECTION_BYTES))
+		return 0;
 	*dw = dwarf_begin_elf(b->f->elf, DWARF_C_READ, NULL);
 	s->cfi = *dw ? dwarf_getcfi(*dw) : NULL;
 	if (!s->cfi)
@@ -322,7 +335,8 @@ static int open_eh_frame(struct builder *b, struct unwind_cfi_src *s)
 	GElf_Shdr sh;
 	Elf_Scn *scn = elffile_find_section(b->f, ".eh_frame", &sh);
 
-	if (!scn || sh.sh_type != SHT_PROGBITS)
+	/* lld types it SHT_X86_64_UNWIND, as the psABI says. */
+	if (!scn || (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND))
 		return 0;
 	s->data = elffile_section_data(b->f, scn, &sh);
 	if (!s->data)

@@ -23,6 +23,12 @@ struct unwind_segment {
 };
 
 #define UNWIND_TABLE_MAX_SEGMENTS 8
+/* CIEs and FDEs read from one file: libLLVM has ~100k FDEs and builds in
+ * about a second, so this bounds a hostile file to about ten seconds of
+ * one table build where its section cap alone would allow minutes.  A
+ * file over it falls back to frame pointers (-E2BIG, counted in
+ * elffile_too_big). */
+#define UNWIND_TABLE_MAX_CFI_ENTRIES (1u << 20)
 
 struct unwind_table_stats {
 	uint32_t fdes;	       /* FDEs turned into rows */
@@ -51,7 +57,8 @@ struct unwind_table_opts {
  * image (the vdso).  opts may be NULL.  A file without any CFI gives 0
  * with nrows == 0 (the caller then falls back to frame pointers).
  * 0 or -errno: -EINVAL not a usable x86_64 ELF, -E2BIG more rows than
- * PROFD_UNWIND_MAX_FILE_ROWS, -ENOMEM. */
+ * PROFD_UNWIND_MAX_FILE_ROWS or CFI entries than
+ * UNWIND_TABLE_MAX_CFI_ENTRIES, -ENOMEM. */
 int unwind_table_build_fd(int fd, const struct unwind_table_opts *opts, struct unwind_table *out);
 int unwind_table_build_mem(const void *image, size_t len, const struct unwind_table_opts *opts,
 			   struct unwind_table *out);

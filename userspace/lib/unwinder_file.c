@@ -1,7 +1,6 @@
 /* unwinder_file: the per-file half of the unwinder: file identity, table
  * building, the shared row space and its eviction. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,24 +131,6 @@ static bool map_files_path(const struct unwinder *u, int pid, const struct procm
 	return n > 0 && (size_t)n < size;
 }
 
-/* Open the file behind a mapping: through map_files (works for deleted
- * files and other mount namespaces), else by path under the process's
- * root. */
-static int open_mapped(struct unwinder *u, int pid, const struct procmap *m)
-{
-	char p[PATH_MAX];
-	int fd;
-
-	if (map_files_path(u, pid, m, p, sizeof(p))) {
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			return fd;
-	}
-	if (snprintf(p, sizeof(p), "%s/%d/root", u->proc_root, pid) >= (int)sizeof(p))
-		return -ENAMETOOLONG;
-	return rootfs_open(p, m->path);
-}
-
 /* Our own vdso: the same image every 64-bit process of this kernel maps. */
 static int build_vdso(struct unwind_table *t)
 {
@@ -177,7 +158,7 @@ static int build_table(struct unwinder *u, struct uw_file *f, int pid, const str
 
 	if (f->key.dev == UINT64_MAX)
 		return build_vdso(t);
-	fd = open_mapped(u, pid, m);
+	fd = procfile_open_mapped(u->proc_root, pid, m);
 	if (fd < 0)
 		return fd;
 	err = unwind_table_build_fd(fd, NULL, t);
