@@ -361,6 +361,9 @@ static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "symbol_file_failures", sc.files_failed);
 	proto_stats_add(s, "kernel_symbols", sc.kallsyms_symbols);
 	proto_stats_add(s, "perf_maps_loaded", sc.perfmap_loads);
+	proto_stats_add(s, "perf_maps_refused", sc.perfmap_refused);
+	proto_stats_add(s, "files_too_big", sc.files_too_big);
+	proto_stats_add(s, "names_left_mangled", sc.names_left_mangled);
 	proto_stats_add(s, "rss_bytes", rss_bytes());
 	proto_stats_add(s, "state_lock_wait_ns_max", d->lock_wait_ns_max);
 	proto_stats_add(s, "ingest_event_ns_max", d->event_ns_max);
