@@ -30,7 +30,7 @@ const volatile __u32 abi_version = PROFD_ABI_VERSION;
 /* exec and exit: a ring of their own, so samples cannot crowd them out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 18);
+	__uint(max_entries, 1 << 20); /* ~18,000 events: seconds of an exec storm */
 } proc_events SEC(".maps");
 
 struct {

@@ -116,6 +116,19 @@ uctl dump --pid "$USER_W" >"$T/own.folded" 2>"$T/own.err" || fail "$U cannot dum
 grep -q 'leaf_heavy' "$T/own.folded" || fail "$U's own profile lacks its frames"
 ok "$U dumps its own process ($(total_samples "$T/own.folded") samples)"
 
+# Whole-machine and by-name dumps hold only the user's own processes: one
+# root frame per process, "comm (pid)", each of them the user's.
+uctl dump --all >"$T/user.all.folded" 2>"$T/all.err" || fail "$U cannot dump --all: $(cat "$T/all.err")"
+grep -q "($USER_W);" "$T/user.all.folded" || fail "$U's dump --all lacks its own $USER_W"
+if grep -q "($ROOT_W);" "$T/user.all.folded"; then fail "$U's dump --all holds root's $ROOT_W"; fi
+uctl dump --comm cpu_split >"$T/user.comm.folded" 2>/dev/null || fail "$U cannot dump --comm"
+if grep -q "($ROOT_W);" "$T/user.comm.folded"; then fail "$U's dump --comm holds root's $ROOT_W"; fi
+for pid in $(sed -n 's/^[^;]* (\([0-9]*\));.*/\1/p' "$T/user.all.folded" | sort -u); do
+	owner=$(grep -o "\"pid\": $pid, \"uid\": [0-9]*" "$T/root.json" | grep -o '[0-9]*$' || true)
+	[ -z "$owner" ] || [ "$owner" = "$UID_U" ] || fail "$U's dump --all holds pid $pid of uid $owner"
+done
+ok "$U's dump --all and dump --comm hold only its own processes"
+
 # Kernel frames only as perf would show them to the user: with
 # perf_event_paranoid >= 2 none, in its own process's profile and history.
 run_bg "${AS_USER[@]}" dd if=/dev/zero of=/dev/null bs=64k count=2000000

@@ -294,9 +294,11 @@ static struct proc *sample_proc(struct ingest *in, const struct profd_sample *e,
 	bool older;
 	struct proc *p = live_proc(in, e->pid, e->start_ns, e->time_ns, &older);
 
-	if (older)
-		return proctable_find_exited(in->pt, e->pid, start_ticks(e->start_ns));
-	return p ? p : proctable_get(in->pt, e->pid, comm);
+	if (!p && e->start_ns) /* a late sample of an exited one, known by its start */
+		p = proctable_find_exited(in->pt, e->pid, start_ticks(e->start_ns));
+	if (p || older)
+		return p;
+	return proctable_get(in->pt, e->pid, comm);
 }
 
 /* final: a retry at the end of the batch, when a stack record that has

@@ -20,7 +20,9 @@
 
 struct sampler {
 	struct sample_bpf *skel;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb;      /* samples, stack records, GPU events */
+	struct ring_buffer *rb_proc; /* exec and exit */
+	unsigned since_proc;         /* events read since rb_proc was */
 	struct bpf_link **links; /* one per sampled CPU */
 	int *perf_fds;
 	int ncpus;               /* entries in links/perf_fds */
@@ -65,13 +67,28 @@ const char *sampler_counter_name(int which)
 	return which >= 0 && which < PROFD_CNT_MAX ? counter_names[which] : "?";
 }
 
-static int on_record(void *ctx, void *data, size_t len)
+/* Lifecycle events go first: read between every PROC_EVERY other events,
+ * so a long backlog of samples never lets the exec/exit ring overflow. */
+#define PROC_EVERY 256
+
+static int on_proc_record(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
 
 	if (len >= sizeof(__u32))
 		s->fn(s->ctx, data, len);
 	return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct sampler *s = ctx;
+
+	if (++s->since_proc >= PROC_EVERY) {
+		s->since_proc = 0;
+		ring_buffer__consume(s->rb_proc);
+	}
+	return on_proc_record(ctx, data, len);
 }
 
 /* Online CPUs from sysfs ("0-3,5"); falls back to all possible CPUs. */
@@ -303,12 +320,10 @@ struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, 
 	s->rate_hz = o->rate_hz ? o->rate_hz : 99;
 	/* Lifecycle events first: each consume pass sees an exec or exit
 	 * before the samples that follow it. */
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.proc_events), on_record, s, NULL);
-	if (s->rb && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.events), on_record, s)) {
-		ring_buffer__free(s->rb);
-		s->rb = NULL;
-	}
-	if (!s->rb) {
+	s->rb_proc = ring_buffer__new(bpf_map__fd(s->skel->maps.proc_events), on_proc_record, s,
+				      NULL);
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record, s, NULL);
+	if (!s->rb || !s->rb_proc) {
 		err = -errno;
 		log_error("sampler: ring buffer setup failed: %s", strerror(errno));
 		goto fail;
@@ -349,6 +364,7 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	ring_buffer__free(s->rb);
+	ring_buffer__free(s->rb_proc);
 	for (i = 0; i < (int)s->nuprobes; i++)
 		bpf_link__destroy(s->uprobes[i]);
 	free(s->uprobes);
@@ -370,9 +386,17 @@ int sampler_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
+int sampler_proc_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb_proc);
+}
+
 int sampler_consume(struct sampler *s)
 {
-	return ring_buffer__consume(s->rb);
+	int n = ring_buffer__consume(s->rb_proc), m;
+
+	m = ring_buffer__consume(s->rb);
+	return n < 0 ? n : m < 0 ? m : n + m;
 }
 
 void sampler_set_stack_gen(struct sampler *s, uint32_t gen)

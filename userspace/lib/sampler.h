@@ -38,8 +38,10 @@ struct sampler *sampler_open(const struct sampler_opts *opts, sampler_event_fn f
 int sampler_start(struct sampler *s);
 void sampler_close(struct sampler *s);
 
-/* An fd to poll for readability, then call sampler_consume(). */
+/* fds to poll for readability (samples; exec and exit), then call
+ * sampler_consume(). */
 int sampler_fd(const struct sampler *s);
+int sampler_proc_fd(const struct sampler *s);
 /* Consume all available records; returns the number or -errno. */
 int sampler_consume(struct sampler *s);
 

@@ -798,11 +798,13 @@ static void publish_worker_answers(struct daemon *d)
 static int run_loop(struct daemon *d, int sfd, int tfd)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), rbfd = sampler_fd(d->sampler);
+	int pfd = sampler_proc_fd(d->sampler);
 	int wfd = worker_fd(d->worker);
 	uint64_t deadline = d->cfg.duration_ns ? daemon_mono_ns() + d->cfg.duration_ns : 0;
 	bool stop = false;
 
-	if (ep < 0 || add_fd(ep, rbfd) || add_fd(ep, wfd) || add_fd(ep, sfd) || add_fd(ep, tfd)) {
+	if (ep < 0 || add_fd(ep, rbfd) || add_fd(ep, pfd) || add_fd(ep, wfd) || add_fd(ep, sfd) ||
+	    add_fd(ep, tfd)) {
 		log_error("profd: epoll setup failed: %s", strerror(errno));
 		return -1;
 	}
@@ -819,7 +821,7 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 			int fd = evs[i].data.fd;
 			uint64_t ticks;
 
-			if (fd == rbfd && !consumed)
+			if ((fd == rbfd || fd == pfd) && !consumed)
 				consume(d), consumed = true;
 			else if (fd == wfd)
 				publish_worker_answers(d);
