@@ -277,6 +277,11 @@ static const char *perfmap_name(struct symbolizer *s, int pid, uint64_t addr)
 	return pj->pm ? perfmap_lookup(pj->pm, addr, NULL) : NULL;
 }
 
+void symbolizer_set_io(struct symbolizer *s, const struct symcache_io *io)
+{
+	symcache_set_io(s->cache, io);
+}
+
 void symbolizer_forget_pid(struct symbolizer *s, int pid)
 {
 	uint64_t val;

@@ -70,6 +70,9 @@ int symbolizer_user(struct symbolizer *s, int pid, const struct procmaps *m, uin
 		    bool is_return_addr, struct buf *name, uint32_t *kind, struct sym_module *mod);
 /* Drop per-process state (its perf map); call when pid exits. */
 void symbolizer_forget_pid(struct symbolizer *s, int pid);
+/* Hooks around loading a file's symbols (symcache.h). */
+struct symcache_io;
+void symbolizer_set_io(struct symbolizer *s, const struct symcache_io *io);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_counters *out);
 
 #endif

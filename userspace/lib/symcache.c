@@ -30,6 +30,7 @@ struct symcache {
 	size_t n, max;
 	struct entry lru; /* sentinel */
 	struct symcache_stats st;
+	struct symcache_io io;
 };
 
 static uint64_t now_ns(void)
@@ -195,7 +196,7 @@ const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int
 {
 	char root[PATH_MAX];
 	struct entry *e;
-	int n;
+	int n, err;
 
 	if (!m || !m->inode || m->path[0] != '/') {
 		errno = EINVAL;
@@ -220,7 +221,12 @@ const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int
 		account(c, e, -1);
 	else if (!(e = insert(c, m)))
 		return NULL;
-	if (load(c, e, proc_root, pid, m, root) == -ESRCH) {
+	if (c->io.begin)
+		c->io.begin(c->io.ctx);
+	err = load(c, e, proc_root, pid, m, root);
+	if (c->io.end)
+		c->io.end(c->io.ctx);
+	if (err == -ESRCH) {
 		account(c, e, 1);
 		remove_entry(c, e);
 		errno = ESRCH;
@@ -229,6 +235,11 @@ const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int
 	account(c, e, 1);
 	errno = e->err;
 	return e->es;
+}
+
+void symcache_set_io(struct symcache *c, const struct symcache_io *io)
+{
+	c->io = *io;
 }
 
 void symcache_stats(const struct symcache *c, struct symcache_stats *out)

@@ -38,4 +38,15 @@ const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int
 				  const struct procmap *m);
 void symcache_stats(const struct symcache *c, struct symcache_stats *out);
 
+/* Called around reading a new file's symbols (disk reads, parsing: up to
+ * hundreds of ms for a large library on a busy disk), so the daemon can
+ * let other threads at its profile state meanwhile.  The cache itself
+ * stays its caller's alone. */
+struct symcache_io {
+	void (*begin)(void *ctx);
+	void (*end)(void *ctx);
+	void *ctx;
+};
+void symcache_set_io(struct symcache *c, const struct symcache_io *io);
+
 #endif

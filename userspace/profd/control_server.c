@@ -327,6 +327,7 @@ static void *control_main(void *arg)
 	struct epoll_event evs[16];
 	int n, i;
 
+	daemon_raise_priority("control");
 	for (;;) {
 		/* Idle: no timer at all; with clients, their deadlines. */
 		n = epoll_wait(c->ep, evs, 16, any_client(c) ? TICK_MS : -1);

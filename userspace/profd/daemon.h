@@ -144,6 +144,8 @@ struct buf;
 void control_answer(struct daemon *d, const struct caller *c, uint16_t type,
 		    const struct buf *payload, struct buf *out);
 
+#define DAEMON_NICE (-5)
+void daemon_raise_priority(const char *thread);
 uint64_t daemon_mono_ns(void);
 uint64_t daemon_realtime_ns(void);
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -23,6 +25,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "sdnotify.h"
+#include "symcache.h"
 #include "unwinder.h"
 
 static void usage(FILE *out)
@@ -320,6 +323,16 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 	return 0;
 }
 
+/* Ingest and control run a little ahead of ordinary work (nice -5): they
+ * are small and bounded, and a busy machine must not delay a sample's
+ * counting or a client's answer by its whole run queue.  The worker's
+ * heavy jobs keep the default priority.  Best effort. */
+void daemon_raise_priority(const char *thread)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), DAEMON_NICE))
+		log_info("profd: %s thread keeps its priority: %s", thread, strerror(errno));
+}
+
 uint64_t daemon_mono_ns(void)
 {
 	struct timespec ts;
@@ -381,6 +394,19 @@ static void note_max(uint64_t *max, uint64_t t0)
 
 	if (took > *max)
 		*max = took;
+}
+
+/* Reading a new file's symbols (disk, parsing) happens with the state
+ * lock let go: the sample being symbolized is not counted yet and the
+ * symbol cache is ingest's alone, so readers see a consistent state. */
+static void io_begin(void *ctx)
+{
+	daemon_unlock(ctx);
+}
+
+static void io_end(void *ctx)
+{
+	daemon_lock_ingest(ctx);
 }
 
 /* A flush lets readers in between processes (aggregate.h). */
@@ -540,6 +566,7 @@ static int daemon_start(struct daemon *d)
 	d->sym = symbolizer_new(&symo);
 	if (!d->sym)
 		return -errno;
+	symbolizer_set_io(d->sym, &(struct symcache_io){ io_begin, io_end, d });
 	if (ingest_init(&d->in, &be, d->sym, &d->pt, &d->agg))
 		return -ENOMEM;
 	if (d->cfg.push_url) {
@@ -577,6 +604,7 @@ static int daemon_start(struct daemon *d)
 	d->control = control_start(d, d->listen_fd);
 	if (!d->control)
 		return -ENOMEM;
+	daemon_raise_priority("ingest");
 	d->ready_mono_ns = daemon_mono_ns();
 	log_info("profd: %d Python processes found at start", npy);
 	log_info("profd: sampling %d CPUs at %u Hz (%s), control socket %s",
