@@ -82,6 +82,7 @@ struct daemon {
 	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
 	uint64_t consumed_mono_ns;   /* the rings were last read then */
 	uint64_t swept_mono_ns, proc_lost_seen; /* main.c: sweep_if_due */
+	uint64_t ticks;              /* housekeeping ticks so far */
 	/* The longest time ingest held the lock in one piece, by what for
 	 * (all under lock). */
 	uint64_t event_ns_max, persist_ns_max, tick_ns_max, publish_ns_max;

@@ -137,6 +137,32 @@ static int open_cpu_clock(int cpu, uint32_t rate_hz)
 	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Sample one CPU: 0, -ENODEV when it went offline meanwhile, or -errno. */
+static int attach_cpu(struct sampler *s, int cpu, uint32_t rate_hz)
+{
+	int fd = open_cpu_clock(cpu, rate_hz);
+
+	if (fd < 0) {
+		if (errno != ENODEV)
+			log_error("sampler: perf_event_open(cpu-clock, cpu %d) failed: %s%s", cpu,
+				  strerror(errno),
+				  errno == EACCES || errno == EPERM
+					  ? " (needs root or CAP_PERFMON; check kernel.perf_event_paranoid)"
+					  : "");
+		return -errno;
+	}
+	s->perf_fds[cpu] = fd;
+	s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_cpu_sample, fd);
+	if (!s->links[cpu]) {
+		log_error("sampler: attaching to cpu %d failed: %s", cpu, strerror(errno));
+		close(fd);
+		s->perf_fds[cpu] = -1;
+		return -errno ? -errno : -EINVAL;
+	}
+	s->nsampled++;
+	return 0;
+}
+
 static int attach_cpus(struct sampler *s, uint32_t rate_hz)
 {
 	bool *online = online_cpus(s->npossible);
@@ -144,36 +170,28 @@ static int attach_cpus(struct sampler *s, uint32_t rate_hz)
 
 	if (!online)
 		return -ENOMEM;
-	for (cpu = 0; cpu < s->npossible; cpu++) {
-		int fd;
-
-		if (!online[cpu])
-			continue;
-		fd = open_cpu_clock(cpu, rate_hz);
-		if (fd < 0) {
-			err = -errno;
-			if (err == -ENODEV) /* went offline meanwhile */
-				continue;
-			log_error("sampler: perf_event_open(cpu-clock, cpu %d) failed: %s%s", cpu,
-				  strerror(errno),
-				  errno == EACCES || errno == EPERM
-					  ? " (needs root or CAP_PERFMON; check kernel.perf_event_paranoid)"
-					  : "");
-			goto out;
-		}
-		s->perf_fds[cpu] = fd;
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_cpu_sample, fd);
-		if (!s->links[cpu]) {
-			err = -errno;
-			log_error("sampler: attaching to cpu %d failed: %s", cpu, strerror(errno));
-			goto out;
-		}
-		s->nsampled++;
-	}
-	err = s->nsampled ? 0 : -ENODEV;
-out:
+	for (cpu = 0; cpu < s->npossible && (!err || err == -ENODEV); cpu++)
+		err = online[cpu] ? attach_cpu(s, cpu, rate_hz) : 0;
+	if (!err || err == -ENODEV)
+		err = s->nsampled ? 0 : -ENODEV;
 	free(online);
 	return err;
+}
+
+int sampler_attach_new_cpus(struct sampler *s)
+{
+	bool *online = online_cpus(s->npossible);
+	int cpu, n = 0;
+
+	if (!online)
+		return -ENOMEM;
+	for (cpu = 0; cpu < s->npossible; cpu++)
+		if (online[cpu] && !s->links[cpu] && attach_cpu(s, cpu, s->rate_hz) == 0)
+			n++;
+	free(online);
+	if (n)
+		log_info("sampler: %d CPU(s) came online, sampled from now on", n);
+	return n;
 }
 
 static int fill_pid_filter(struct sampler *s, const struct sampler_opts *o)

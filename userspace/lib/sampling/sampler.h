@@ -37,6 +37,9 @@ struct sampler *sampler_open(const struct sampler_opts *opts, sampler_event_fn f
 /* Attach the perf events on every online CPU and the tracepoints. */
 int sampler_start(struct sampler *s);
 void sampler_close(struct sampler *s);
+/* Sample the CPUs that came online since (hotplug, a VM given more);
+ * returns how many.  For a timer: it reads sysfs. */
+int sampler_attach_new_cpus(struct sampler *s);
 
 /* fds to poll for readability (samples; exec and exit), then call
  * sampler_consume(). */
