@@ -421,7 +421,7 @@ int ingest_sweep(struct ingest *in, uint64_t mono_ns)
 {
 	struct proctable *pt = in->pt;
 	uint64_t start;
-	uint32_t uid;
+	uint32_t uid, pid;
 	char comm[16];
 	size_t i;
 	int ended = 0;
@@ -435,9 +435,10 @@ int ingest_sweep(struct ingest *in, uint64_t mono_ns)
 		if (proc_read_identity(pt->proc_root, p->pid, &start, &uid, comm, NULL) == 0 &&
 		    start == p->start_time)
 			continue;
-		forget(in, p->pid);
-		proctable_exit(pt, p->pid, ingest_realtime(in, mono_ns));
-		proc_event(in, p->pid, INGEST_PROC_EXIT);
+		pid = p->pid; /* p may be freed by the exit */
+		forget(in, pid);
+		proctable_exit(pt, pid, ingest_realtime(in, mono_ns));
+		proc_event(in, pid, INGEST_PROC_EXIT);
 		in->c.proc_exits_repaired++;
 		ended++;
 	}
