@@ -388,12 +388,14 @@ static void daemon_yield(struct daemon *d)
 
 #define SLOW_EVENT_NS (50ull * 1000000ull) /* logged with -v: what held ingest up */
 
-static void note_max(uint64_t *max, uint64_t t0)
+/* Time since t0, kept in *max if the longest so far. */
+static uint64_t note_max(uint64_t *max, uint64_t t0)
 {
 	uint64_t took = daemon_mono_ns() - t0;
 
 	if (took > *max)
 		*max = took;
+	return took;
 }
 
 /* Reading a new file's symbols (disk, parsing) happens with the state
@@ -423,10 +425,10 @@ static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 	daemon_yield(d);
 	t0 = daemon_mono_ns();
 	ingest_event(&d->in, data, len);
-	note_max(&d->event_ns_max, t0);
-	if (daemon_mono_ns() - t0 > SLOW_EVENT_NS)
+	t0 = note_max(&d->event_ns_max, t0);
+	if (t0 > SLOW_EVENT_NS)
 		log_info("ingest: one event (type %u) took %llu ms", *(const uint32_t *)data,
-			 (unsigned long long)(daemon_mono_ns() - t0) / 1000000);
+			 (unsigned long long)t0 / 1000000);
 }
 
 /* Everything the rings hold now, under the lock, then the samples whose

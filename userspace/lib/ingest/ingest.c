@@ -71,7 +71,6 @@ void ingest_free(struct ingest *in)
 	free_raw(&in->raw[0]);
 	free_raw(&in->raw[1]);
 	hashmap_free(&in->kernel_frames);
-	hashmap_free(&in->eval_frames);
 	pycode_cache_free(in->pyc);
 	in->pyc = NULL;
 	free(in->pending);

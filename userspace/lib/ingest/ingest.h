@@ -91,7 +91,6 @@ struct ingest {
 	struct profd_sample *pending;
 	size_t npending;
 	struct hashmap kernel_frames; /* kernel ip -> global frame id + 1 */
-	struct hashmap eval_frames;   /* frame id -> 1 if an eval-loop frame */
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
 };

@@ -68,8 +68,12 @@ static bool refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uin
 	return false;
 }
 
+#define EVAL_BIT (1ull << 62) /* in user_frames values: an eval-loop frame */
+
+/* A user frame's id, and whether it is the eval loop's (where Python
+ * frames go): one lookup in the process's cache when seen before. */
 static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool is_ret,
-			  struct buf *name, uint64_t mono, bool *stable)
+			  struct buf *name, uint64_t mono, bool *stable, bool *is_eval)
 {
 	uint64_t key = ip ^ (is_ret ? 1ull << 63 : 0), v;
 	uint32_t kind = FRAME_UNKNOWN;
@@ -77,8 +81,10 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	bool mapped;
 	int64_t id;
 
-	if (hashmap_get(&p->user_frames, key, &v))
-		return (int64_t)v - 1;
+	if (hashmap_get(&p->user_frames, key, &v)) {
+		*is_eval = v & EVAL_BIT;
+		return (int64_t)(v & ~EVAL_BIT) - 1;
+	}
 	mapped = refresh_maps_for(in, p, ip, mono);
 	*stable &= mapped;
 	buf_reset(name);
@@ -89,13 +95,11 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	if (kind == FRAME_UNKNOWN)
 		in->c.user_frames_unknown++;
 	id = aggregate_frame_in(in->agg, kind, name->data, mod.path, mod.build_id);
+	*is_eval = strcmp(name->data, EVAL_FRAME) == 0;
 	/* An address outside the maps is not cached: once a reload finds its
 	 * mapping, the next sample gets the real name. */
-	if (id >= 0 && mapped) {
-		hashmap_put(&p->user_frames, key, (uint64_t)id + 1);
-		if (strcmp(name->data, EVAL_FRAME) == 0)
-			hashmap_put(&in->eval_frames, (uint64_t)id, 1);
-	}
+	if (id >= 0 && mapped)
+		hashmap_put(&p->user_frames, key, ((uint64_t)id + 1) | (*is_eval ? EVAL_BIT : 0));
 	return id;
 }
 
@@ -124,10 +128,9 @@ static int native_frames(struct ingest *in, struct proc *p, const struct profd_s
 		return 0;
 	}
 	for (i = (int)u->nr - 1; i >= 0; i--) {
-		id = user_frame(in, p, u->ips[i], i > 0, name, e->time_ns, stable);
+		id = user_frame(in, p, u->ips[i], i > 0, name, e->time_ns, stable, &is_eval[*n]);
 		if (id < 0)
 			return (int)id;
-		is_eval[*n] = hashmap_get(&in->eval_frames, (uint64_t)id, NULL);
 		ids[(*n)++] = (uint32_t)id;
 	}
 	return 0;
