@@ -37,7 +37,14 @@ start_jit "$T/frameless.out" frameless
 F=${CHILDREN[-1]}
 
 start_profd --rate 499 --pid "$W" --pid "$F"
-sleep 5
+# Enough samples of both, however busy the machine (at most 30 s).
+for _ in $(seq 1 60); do
+	sleep 0.5
+	ctl dump --pid "$W" -o "$T/jit.folded" 2>/dev/null &&
+		ctl dump --pid "$F" -o "$T/frameless.folded" 2>/dev/null || continue
+	[ "$(total_samples "$T/jit.folded")" -ge 600 ] &&
+		[ "$(total_samples "$T/frameless.folded")" -ge 300 ] && break
+done
 ctl dump --pid "$W" -o "$T/jit.folded" || fail "dump failed"
 ctl dump --pid "$F" -o "$T/frameless.folded" || fail "dump failed"
 ctl stats >"$T/stats"
