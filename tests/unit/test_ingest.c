@@ -535,6 +535,7 @@ static void test_lost_exit_repaired_by_start_time(void **state)
 	struct proctable pt;
 	struct ingest in;
 	struct proc *old, *cur;
+	size_t n;
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
@@ -565,7 +566,10 @@ static void test_lost_exit_repaired_by_start_time(void **state)
 	write_fake_stat(root, 778, 3000);
 	send_sample_at(&in, 778, 3000);
 	remove_fake_pid(root, 777);
-	assert_int_equal(ingest_sweep(&in, mono_now()), 1);
+	ingest_sweep_start(&in);
+	n = pt.n;
+	assert_int_equal(ingest_sweep_step(&in, mono_now(), 1), n - 1); /* in steps */
+	assert_int_equal(ingest_sweep_step(&in, mono_now(), 100), 0);
 	assert_true(cur->exited);
 	assert_non_null(proctable_find_live(&pt, 778));
 	assert_int_equal(in.c.proc_exits_repaired, 2);

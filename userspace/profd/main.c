@@ -654,21 +654,24 @@ static void daemon_stop(struct daemon *d)
 }
 
 #define SWEEP_EVERY_NS (60ull * 1000000000ull)
+#define SWEEP_STEP 512 /* processes checked per tick: a few ms */
 
-/* Processes whose exit was never seen are ended from /proc: at once (next
- * tick) after BPF lost a lifecycle event, else once a minute. */
+/* Processes whose exit was never seen are ended from /proc: a sweep starts
+ * at once (next tick) after BPF lost a lifecycle event, else once a
+ * minute, and goes on a step per tick. */
 static void sweep_if_due(struct daemon *d)
 {
 	uint64_t cnt[PROFD_CNT_MAX], now = daemon_mono_ns();
 	bool lost = sampler_counters(d->sampler, cnt) == 0 &&
 		    cnt[PROFD_CNT_PROC_RB_FULL] != d->proc_lost_seen;
 
-	if (!lost && now - d->swept_mono_ns < SWEEP_EVERY_NS)
-		return;
-	if (lost)
-		d->proc_lost_seen = cnt[PROFD_CNT_PROC_RB_FULL];
-	d->swept_mono_ns = now;
-	ingest_sweep(&d->in, now);
+	if (lost || now - d->swept_mono_ns >= SWEEP_EVERY_NS) {
+		if (lost)
+			d->proc_lost_seen = cnt[PROFD_CNT_PROC_RB_FULL];
+		d->swept_mono_ns = now;
+		ingest_sweep_start(&d->in);
+	}
+	ingest_sweep_step(&d->in, now, SWEEP_STEP);
 }
 
 /* Once a second.  History first, under its lock (taken before d->lock);

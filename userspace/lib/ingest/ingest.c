@@ -416,18 +416,23 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 	}
 }
 
-int ingest_sweep(struct ingest *in, uint64_t mono_ns)
+void ingest_sweep_start(struct ingest *in)
+{
+	in->sweep_at = in->pt->n;
+}
+
+size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget)
 {
 	struct proctable *pt = in->pt;
 	uint64_t start;
 	uint32_t uid, pid;
 	char comm[16];
-	size_t i;
-	int ended = 0;
 
-	/* Backwards: an exit may move the last entry into this slot. */
-	for (i = pt->n; i-- > 0;) {
-		struct proc *p = pt->all[i];
+	/* Downwards: an exit moves the last entry into the freed slot. */
+	if (in->sweep_at > pt->n)
+		in->sweep_at = pt->n;
+	for (; in->sweep_at > 0 && budget > 0; budget--) {
+		struct proc *p = pt->all[--in->sweep_at];
 
 		if (p->exited || !p->start_time)
 			continue;
@@ -439,9 +444,8 @@ int ingest_sweep(struct ingest *in, uint64_t mono_ns)
 		proctable_exit(pt, pid, ingest_realtime(in, mono_ns));
 		proc_event(in, pid, INGEST_PROC_EXIT);
 		in->c.proc_exits_repaired++;
-		ended++;
 	}
-	return ended;
+	return in->sweep_at;
 }
 
 int ingest_scan_python(struct ingest *in)

@@ -90,6 +90,7 @@ struct ingest {
 	 * another CPU or ring a moment later): retried at the batch's end. */
 	struct profd_sample *pending;
 	size_t npending;
+	size_t sweep_at; /* a sweep's next entry + 1 (0: none under way) */
 	struct hashmap kernel_frames; /* kernel ip -> global frame id + 1 */
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
@@ -109,10 +110,12 @@ void ingest_event(struct ingest *in, const void *data, size_t len);
 /* Find Python processes already running (so their threads get Python
  * frames from the first sample).  Returns how many were found. */
 int ingest_scan_python(struct ingest *in);
-/* End every live process /proc no longer has (or has as another program,
- * by start time): exit events lost or never seen.  O(processes) reads of
- * /proc: for a timer, not per event.  Returns how many were ended. */
-int ingest_sweep(struct ingest *in, uint64_t mono_ns);
+/* A sweep ends every live process /proc no longer has (or has as another
+ * program, by start time): exit events lost or never seen.  It reads /proc
+ * once per process, so it runs from a timer in steps of `budget`
+ * processes; a step returns how many are left (0: the sweep is done). */
+void ingest_sweep_start(struct ingest *in);
+size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget);
 /* Re-read the clock offset (NTP steps); call now and then. */
 void ingest_sync_clock(struct ingest *in);
 uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns);
