@@ -7,11 +7,21 @@ run_bg "$WORKLOADS/cpu_split" 12
 W=${CHILDREN[-1]}
 sleep 1.5
 
-# record: the window is exactly the recording, not the bucket around it.
+# record: the window is exactly the recording, not the bucket around it:
+# as many samples as the workload ran for in those 3 s (its CPU time from
+# /proc: cpu-clock samples a thread only while it runs, so a busy machine
+# gives fewer, never more), at 99 Hz.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$W/stat"; }
+c0=$(cpu_ticks)
 ctl record --pid "$W" --duration 3s -f folded -o "$T/rec.folded" 2>"$T/rec.err" || fail "record failed: $(cat "$T/rec.err")"
+c1=$(cpu_ticks)
 n=$(total_samples "$T/rec.folded")
-echo "record: $n samples in 3 s at 99 Hz"
-[ "$n" -ge 250 ] && [ "$n" -le 320 ] || fail "record got $n samples for 3 s at 99 Hz (expected ~297)"
+want=$(( (c1 - c0) * 99 / $(getconf CLK_TCK) ))
+echo "record: $n samples in 3 s at 99 Hz; the workload ran $((c1 - c0)) ticks (expected ~$want, at most 297)"
+[ "$n" -le 320 ] || fail "record got $n samples for 3 s at 99 Hz (more than 3 s can hold)"
+[ "$want" -ge 30 ] || fail "the workload hardly ran during the recording ($((c1 - c0)) ticks)"
+[ $((n * 100)) -ge $((want * 80)) ] && [ $((n * 100)) -le $((want * 120 + 1000)) ] ||
+	fail "record got $n samples; the workload's CPU time in the window says ~$want"
 grep -q 'wrote' "$T/rec.err" || fail "record did not say what it wrote"
 ok "record window exact"
 
