@@ -70,7 +70,15 @@ static void push_job(struct worker *w, struct job j)
 		w->head = 0;
 		w->cap = cap;
 	}
-	w->q[(w->head + w->n) % w->cap] = j;
+	if (j.kind == JOB_PY_DETECT) {
+		/* Ahead of table builds (each up to seconds for a big
+		 * library): a new Python process gets its frames in
+		 * milliseconds, not after the queue. */
+		w->head = (w->head + w->cap - 1) % w->cap;
+		w->q[w->head] = j;
+	} else {
+		w->q[(w->head + w->n) % w->cap] = j;
+	}
 	w->n++;
 	w->st.queued++;
 	pthread_cond_signal(&w->cv);
