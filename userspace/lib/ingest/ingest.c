@@ -15,7 +15,7 @@
 #define PENDING_MAX 4096
 #define MEMO_MAX 65536 /* per process; a full memo starts over */
 /* Merged frames: user + Python + kernel, plus room for root frames. */
-#define MAX_FRAMES (3 * PROFD_MAX_STACK_DEPTH + 8)
+#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -108,10 +108,13 @@ static void on_stack(struct ingest *in, const void *data, size_t len)
 {
 	struct profd_stack hdr;
 	struct raw_stack *r;
+	uint32_t max;
 	uint64_t v;
 
 	memcpy(&hdr, data, PROFD_STACK_HDR_BYTES);
-	if (hdr.nr > PROFD_MAX_STACK_DEPTH || len < PROFD_STACK_REC_BYTES((size_t)hdr.nr) ||
+	/* Only Python stacks use the whole array (pairs of words). */
+	max = hdr.kind == PROFD_STACK_PYTHON ? PROFD_STACK_WORDS : PROFD_MAX_STACK_DEPTH;
+	if (hdr.nr > max || len < PROFD_STACK_REC_BYTES((size_t)hdr.nr) ||
 	    !hdr.id) {
 		in->c.bad_events++;
 		return;
