@@ -1,0 +1,73 @@
+# A program that embeds CPython through a shared libpython3.X.so and is
+# not called python (uwsgi, a game engine, a plugin host) is found by the
+# _PyRuntime its libpython defines: complete stacks with the right lines.
+# The host is built here against every interpreter on the machine that
+# has a shared libpython and its python3.X-config; skips without one.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pythons.sh"
+
+SCRIPT=$SRC/tests/workloads/py_split.py
+HOST_SRC=$SRC/tests/workloads/embed/py_embed_host.c
+line_of() { grep -n -- "$1" "$SCRIPT" | head -1 | cut -d: -f1; }
+L_MODULE=$(line_of 'main(seconds)  # called from <module>')
+L_MAIN=$(line_of '^        mid()$')
+L_LOOP=$(line_of 'while time.monotonic() < end:')
+L_MID_H=$(line_of '^    leaf_heavy()$')
+L_MID_L=$(line_of '^    leaf_light()$')
+L_HEAVY=$(line_of 'return spin(30000)')
+L_LIGHT=$(line_of 'return spin(10000)')
+complete_re="^<module> \\($SCRIPT:$L_MODULE\\);main \\($SCRIPT:($L_MAIN|$L_LOOP)\\)"
+complete_re="$complete_re(;mid \\($SCRIPT:($L_MID_H|$L_MID_L)\\)(;leaf_heavy \\($SCRIPT:$L_HEAVY\\)|;leaf_light \\($SCRIPT:$L_LIGHT\\))?(;spin \\($SCRIPT:[0-9]+\\))?)? [0-9]+\$"
+
+CC=${CC:-cc}
+command -v "$CC" >/dev/null || skip "no C compiler ($CC) to build the embedding host"
+
+# build_host PYTHON OUT: build the host against PYTHON's shared libpython;
+# fails (quietly) when there is none.
+build_host() {
+	local py=$1 out=$2 ver cfg libdir
+	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])') || return 1
+	for cfg in "$(dirname "$py")/python$ver-config" "$(dirname "$py")/python3-config"; do
+		[ -x "$cfg" ] && break
+	done
+	[ -x "$cfg" ] || return 1
+	libdir=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")')
+	[ -n "$libdir" ] && ls "$libdir"/libpython"$ver"*.so* >/dev/null 2>&1 || return 1
+	# shellcheck disable=SC2046 # the config tool's flags are meant to split
+	"$CC" -O1 -o "$out" "$HOST_SRC" $("$cfg" --includes) $("$cfg" --embed --ldflags) \
+		-Wl,-rpath,"$libdir" 2>"$out.err" || return 1
+	ldd "$out" | grep -q "libpython$ver" # linked to the shared library
+}
+
+mapfile -t PYTHONS < <(list_pythons)
+declare -A seen=()
+hosts=0
+for py in "${PYTHONS[@]}"; do
+	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	[ -z "${seen[$ver]:-}" ] || continue
+	HOST=$T/plugin_host_${ver/./_}
+	build_host "$py" "$HOST" || { echo "python $ver ($py): no shared libpython to embed"; continue; }
+	seen[$ver]=1
+	hosts=$((hosts + 1))
+	run_bg "$HOST" "$SCRIPT" 30
+	W=${CHILDREN[-1]}
+	sleep 0.5
+	lib=$(grep -o '/[^ ]*libpython[^ ]*\.so[^ ]*' "/proc/$W/maps" | head -1)
+	[ -n "$lib" ] || fail "python $ver: the host did not map a libpython"
+	start_profd --rate 999
+	sleep 3
+	ctl dump --pid "$W" --python-only -o "$T/embed.folded" || fail "python $ver: dump failed"
+	stop_profd
+	kill "$W"; wait "$W" 2>/dev/null
+	total=$(total_samples "$T/embed.folded")
+	good=$(grep -E "$complete_re" "$T/embed.folded" | awk '{ s += $NF } END { print s + 0 }')
+	[ "$total" -ge 300 ] || fail "python $ver: only $total samples of $(basename "$HOST")"
+	pct=$(awk -v g="$good" -v t="$total" 'BEGIN { printf "%.2f", 100 * g / t }')
+	echo "python $ver embedded in $(basename "$HOST") ($lib): $good/$total = $pct% complete"
+	awk -v p="$pct" 'BEGIN { exit !(p >= 99) }' || {
+		grep -vE "$complete_re" "$T/embed.folded" | head -5 >&2
+		fail "python $ver embedded: only $pct% of samples have a complete stack"
+	}
+	ok "python $ver embedded in a program not called python"
+done
+[ "$hosts" -gt 0 ] || skip "no interpreter with a shared libpython and its python3.X-config on this machine"
