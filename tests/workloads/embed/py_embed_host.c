@@ -1,9 +1,20 @@
 /* A program that embeds CPython through libpython3.X.so and is not
- * called python: runs argv[1] as __main__ with sys.argv = argv[1..]. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
+ * called python: runs argv[1] as __main__ with sys.argv = argv[1..].
+ * No Python.h: the few functions it calls are declared here (all part of
+ * every 3.x libpython's exported API), so it builds against any
+ * libpython3.X.so, including one that came without its headers. */
 #include <stdio.h>
+
+typedef struct _object PyObject;
+
+void Py_Initialize(void);
+int Py_FinalizeEx(void);
+PyObject *PyList_New(long size);
+int PyList_Append(PyObject *list, PyObject *item);
+PyObject *PyUnicode_DecodeFSDefault(const char *s);
+int PySys_SetObject(const char *name, PyObject *v);
+int PyRun_SimpleFileExFlags(FILE *f, const char *filename, int closeit, void *flags);
+void Py_DecRef(PyObject *o);
 
 int main(int argc, char **argv)
 {
@@ -22,7 +33,7 @@ int main(int argc, char **argv)
 
 		if (!s || PyList_Append(args, s))
 			return 1;
-		Py_DECREF(s);
+		Py_DecRef(s);
 	}
 	if (!args || PySys_SetObject("argv", args))
 		return 1;
@@ -32,6 +43,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rc = PyRun_SimpleFileExFlags(f, argv[1], 1, NULL);
-	Py_DECREF(args);
+	Py_DecRef(args);
 	return Py_FinalizeEx() < 0 || rc ? 1 : 0;
 }
