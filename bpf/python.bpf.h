@@ -248,9 +248,10 @@ static long py_walk_step(__u32 i, void *ctx)
 	 * one starts a C-level call. */
 	if (o->frame_owner_cstack != PYOFF_NONE &&
 	    py_read_u8(frame + o->frame_owner) >= o->frame_owner_cstack) {
+		__u64 entry = (__u64)PROFD_PYFRAME_ENTRY << 32;
+
 		if (n > 0)
-			st->ips[(2 * (n - 1) + 1) & PY_RING_MASK] |= (__u64)PROFD_PYFRAME_ENTRY
-								      << 32;
+			st->ips[(2 * n - 1) & PY_RING_MASK] |= entry;
 		w->frame = py_read_ptr(frame + o->frame_previous);
 		return 0;
 	}

@@ -114,8 +114,7 @@ static void on_stack(struct ingest *in, const void *data, size_t len)
 	memcpy(&hdr, data, PROFD_STACK_HDR_BYTES);
 	/* Only Python stacks use the whole array (pairs of words). */
 	max = hdr.kind == PROFD_STACK_PYTHON ? PROFD_STACK_WORDS : PROFD_MAX_STACK_DEPTH;
-	if (hdr.nr > max || len < PROFD_STACK_REC_BYTES((size_t)hdr.nr) ||
-	    !hdr.id) {
+	if (hdr.nr > max || len < PROFD_STACK_REC_BYTES((size_t)hdr.nr) || !hdr.id) {
 		in->c.bad_events++;
 		return;
 	}

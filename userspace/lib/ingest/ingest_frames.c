@@ -254,7 +254,10 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 	uint32_t nat[PROFD_MAX_STACK_DEPTH + 1], pyids[PROFD_MAX_PY_FRAMES + 1];
 	bool is_eval[PROFD_MAX_STACK_DEPTH + 1], entry[PROFD_MAX_PY_FRAMES + 1];
 	struct mixed_in mi = {
-		.native = nat, .is_eval = is_eval, .py = pyids, .py_entry = entry,
+	    .native = nat,
+	    .is_eval = is_eval,
+	    .py = pyids,
+	    .py_entry = entry,
 	};
 	struct buf name;
 	int err;

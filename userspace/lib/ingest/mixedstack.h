@@ -11,12 +11,12 @@
 
 struct mixed_in {
 	const uint32_t *native; /* frame ids, root first */
-	const bool *is_eval;    /* native[i] is an eval-loop frame */
+	const bool *is_eval;	/* native[i] is an eval-loop frame */
 	uint32_t nnative;
-	const uint32_t *py;     /* frame ids, root first */
-	const bool *py_entry;   /* py[i] is the first frame of one eval call */
+	const uint32_t *py;   /* frame ids, root first */
+	const bool *py_entry; /* py[i] is the first frame of one eval call */
 	uint32_t npy;
-	bool py_cut;         /* the Python frames' leaf side was cut (too deep) */
+	bool py_cut;	     /* the Python frames' leaf side was cut (too deep) */
 	bool native_cut;     /* the native walk may have stopped before the root */
 	uint32_t cut_marker; /* frame id put where Python frames were cut */
 };
