@@ -181,10 +181,16 @@ static void copy_comm(char dst[PROFD_COMM_LEN + 1], const char src[PROFD_COMM_LE
 	dst[PROFD_COMM_LEN] = '\0';
 }
 
+/* Sample flags that change how the same raw stacks merge (mixedstack:
+ * where Python frames were cut, whether the native root can be trusted). */
+#define MEMO_FLAGS                                                                                 \
+	(PROFD_SAMPLE_KERNEL_THREAD | PROFD_SAMPLE_PYSTACK_TRUNC | PROFD_SAMPLE_USTACK_TRUNC |     \
+	 PROFD_SAMPLE_USTACK_FP)
+
 /* The raw identity of a sample's stack in its process. */
 static uint64_t memo_key(const struct profd_sample *e)
 {
-	uint64_t h = hash64_mix(e->pystack_id ^ (e->flags & PROFD_SAMPLE_KERNEL_THREAD));
+	uint64_t h = hash64_mix(e->pystack_id ^ (e->flags & MEMO_FLAGS));
 
 	h = hash64_mix(e->ustack_id ^ h);
 	return hash64_mix(e->kstack_id ^ h);
