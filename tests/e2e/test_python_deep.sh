@@ -65,6 +65,30 @@ for py in "${PYTHONS[@]}"; do
 	echo "python $ver: profctl stats: bpf_python_stack_truncated $cut"
 	ok "python $ver: deep stacks keep their root"
 done
+# The boundary: depth KEEP - 4 is module, main, KEEP - 3 descend and spin,
+# exactly KEEP frames: whole.  Depth KEEP - 2 has KEEP + 1 frames even
+# outside spin: cut at the leaf.
+run_bg "${PYTHONS[0]}" "$SCRIPT" 30 $((KEEP - 4))
+A=${CHILDREN[-1]}
+run_bg "${PYTHONS[0]}" "$SCRIPT" 30 $((KEEP - 2))
+B=${CHILDREN[-1]}
+sleep 1
+start_profd --rate 999
+sleep 3
+ctl dump --pid "$A" --python-only -o "$T/keep.folded" || fail "dump failed"
+ctl dump --pid "$B" --python-only -o "$T/over.folded" || fail "dump failed"
+stop_profd
+kill "$A" "$B"; wait "$A" "$B" 2>/dev/null
+keep_re="$root($call){$((KEEP - 4))};descend \\($SCRIPT:($L_LOOP|$L_LEAF)\\)(;spin \\($SCRIPT:[0-9]+\\))? [0-9]+\$"
+total=$(total_samples "$T/keep.folded")
+p=$(pct "$(grep -E "$keep_re" "$T/keep.folded" | awk '{ s += $NF } END { print s + 0 }')" "$total")
+total2=$(total_samples "$T/over.folded")
+q=$(pct "$(sum_matching "$T/over.folded" "$root;.*;$CUT *\$")" "$total2")
+echo "boundary: up to $KEEP frames whole in $p% of $total samples; $((KEEP + 1))+ frames cut, root kept, in $q% of $total2"
+at_least_99 "$p" || { grep -vE "$keep_re" "$T/keep.folded" | head -3 | cut -c1-300 >&2; fail "a stack of exactly $KEEP frames did not come whole"; }
+at_least_99 "$q" || fail "a stack of $((KEEP + 1)) frames was not cut at its leaf"
+ok "boundary at $KEEP frames"
+
 # The native frames around the cut Python ones: in the whole-process
 # view <module> is still in every sample, below the cut mark, and the
 # stacks start at the process's own root frame or, where the native walk
