@@ -67,7 +67,7 @@ for py in "${PYTHONS[@]}"; do
 	[ "$(readlink /proc/$ONE/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] || fail "python $ver: not in its own pid namespace"
 	sleep 0.5 # well inside main() before profd starts
 	start_profd --rate 999
-	sleep 3
+	sleep 5 # the split needs samples, and the machine may be shared
 	ctl dump --pid "$ONE" --python-only -o "$T/one.folded" || fail "python $ver: dump failed"
 	ctl dump --pid "$THREE" --by-thread --python-only -o "$T/three.folded" || fail "python $ver: dump --by-thread failed"
 	stop_profd

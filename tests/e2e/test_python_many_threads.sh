@@ -27,11 +27,12 @@ for kind in "${!picked[@]}"; do
 	"$py" "$SCRIPT" "$N" "$T/go" "$SLICE" >"$T/out" &
 	W=$!
 	CHILDREN+=($W)
-	for i in $(seq 1 200); do
+	for i in $(seq 1 600); do # a busy machine starts 500 threads slowly
 		grep -q ready "$T/out" && break
-		sleep 0.05
+		kill -0 "$W" 2>/dev/null || fail "python $ver: the workload exited early"
+		sleep 0.1
 	done
-	grep -q ready "$T/out" || fail "python $ver: the first $((N / 2)) threads did not start"
+	grep -q ready "$T/out" || fail "python $ver: the first $((N / 2)) threads did not start within 60 s"
 	start_profd --rate 999
 	touch "$T/go" # the second half starts now, under profd
 	wait "$W" || fail "python $ver: the workload failed"
