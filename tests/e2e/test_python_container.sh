@@ -40,6 +40,18 @@ in_container() {
 	fail "no process inside the namespace of $u"
 }
 
+# sample_until PID FOLDED: dump PID's Python stacks once they number 2000
+# (at least 3 s, at most 20 s): the split needs samples, and on a shared
+# machine the workload may get a fraction of a CPU.
+sample_until() {
+	local i
+	for i in $(seq 1 20); do
+		sleep 1
+		ctl dump --pid "$1" --python-only -o "$2" || fail "pid $1: dump failed"
+		[ "$i" -ge 3 ] && [ "$(total_samples "$2")" -ge 2000 ] && break
+	done
+}
+
 # check_complete NAME FOLDED: >= 99% complete stacks and the 75/25 split.
 check_complete() {
 	local total good heavy light pct share
@@ -67,8 +79,7 @@ for py in "${PYTHONS[@]}"; do
 	[ "$(readlink /proc/$ONE/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] || fail "python $ver: not in its own pid namespace"
 	sleep 0.5 # well inside main() before profd starts
 	start_profd --rate 999
-	sleep 5 # the split needs samples, and the machine may be shared
-	ctl dump --pid "$ONE" --python-only -o "$T/one.folded" || fail "python $ver: dump failed"
+	sample_until "$ONE" "$T/one.folded"
 	ctl dump --pid "$THREE" --by-thread --python-only -o "$T/three.folded" || fail "python $ver: dump --by-thread failed"
 	stop_profd
 	kill -KILL "$ONE" "$THREE" 2>/dev/null
@@ -89,12 +100,16 @@ if [ -n "$static" ]; then
 	mkdir -p "$T/private"
 	in_container sh -c 'mount -t tmpfs none "$1" && cp "$2" "$1/python3" && exec "$1/python3" "$3" 30' \
 		sh "$T/private" "$static" "$SCRIPT"
-	sleep 0.5
-	exe=$(readlink "/proc/$W/exe")
+	for i in $(seq 1 100); do # until sh has copied and exec'd the interpreter
+		exe=$(readlink "/proc/$W/exe")
+		case "$exe" in "$T/private/"*) break ;; esac
+		sleep 0.1
+	done
+	case "$exe" in "$T/private/"*) ;; *) fail "the private interpreter did not start ($exe)" ;; esac
 	[ ! -e "$exe" ] || fail "the private interpreter $exe is visible on the host"
+	sleep 0.5
 	start_profd --rate 999
-	sleep 3
-	ctl dump --pid "$W" --python-only -o "$T/private.folded" || fail "private interpreter: dump failed"
+	sample_until "$W" "$T/private.folded"
 	stop_profd
 	kill -KILL "$W" 2>/dev/null
 	check_complete "$static copied to a namespace-private mount ($exe)" "$T/private.folded"
