@@ -184,8 +184,8 @@ static void copy_comm(char dst[PROFD_COMM_LEN + 1], const char src[PROFD_COMM_LE
 /* Sample flags that change how the same raw stacks merge (mixedstack:
  * where Python frames were cut, whether the native root can be trusted). */
 #define MEMO_FLAGS                                                                                 \
-	(PROFD_SAMPLE_KERNEL_THREAD | PROFD_SAMPLE_PYSTACK_TRUNC | PROFD_SAMPLE_USTACK_TRUNC |     \
-	 PROFD_SAMPLE_USTACK_FP)
+	(PROFD_SAMPLE_KERNEL_THREAD | PROFD_SAMPLE_PYSTACK_TRUNC | PROFD_SAMPLE_PYSTACK_NOROOT |   \
+	 PROFD_SAMPLE_USTACK_TRUNC | PROFD_SAMPLE_USTACK_FP)
 
 /* The raw identity of a sample's stack in its process. */
 static uint64_t memo_key(const struct profd_sample *e)
