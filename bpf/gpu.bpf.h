@@ -210,7 +210,7 @@ static __always_inline void gpu_send(void *ctx, struct profd_gpu_event *e,
 	e->ustack_id = stackcap_user(ctx, gpu_scratch_slot(PROFD_STACK_USER), regs, have_regs,
 				     e->pid, &e->flags);
 	e->pystack_id = py ? py_capture_into(py, e->tid, gpu_scratch_slot(PROFD_STACK_PYTHON),
-					     &e->flags, e->time_ns + e->duration_ns)
+					     &e->flags, e->time_ns + e->duration_ns, 1)
 			   : 0;
 	bpf_ringbuf_submit(e, 0);
 	gpu_count(PROFD_GPU_CNT_SENT);

@@ -10,10 +10,14 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 8
+#define PROFD_ABI_VERSION 9
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
+#define PROFD_MAX_PY_FRAMES 256   /* Python frames kept per stack (2 words each) */
+/* Words in profd_stack.ips: room for a native stack or a Python stack's
+ * pairs.  A power of two: the Python walker fills it as a ring. */
+#define PROFD_STACK_WORDS (2 * PROFD_MAX_PY_FRAMES)
 #define PROFD_MAX_PID_FILTER 1024 /* entries in the --pid filter map */
 
 /* Event types carried by the ringbuf; every event starts with __u32 type. */
@@ -40,10 +44,11 @@ enum profd_stack_kind {
 #define PROFD_SAMPLE_USTACK_TRUNC (1u << 3) /* user stack hit PROFD_MAX_STACK_DEPTH */
 #define PROFD_SAMPLE_KERNEL_THREAD (1u << 4) /* no user stack: a kernel thread */
 #define PROFD_SAMPLE_PYSTACK_NEW (1u << 5)  /* same for the Python stack */
-#define PROFD_SAMPLE_PYSTACK_TRUNC (1u << 6) /* more Python frames than fit */
+#define PROFD_SAMPLE_PYSTACK_TRUNC (1u << 6) /* more Python frames than fit: leaf side cut */
 #define PROFD_SAMPLE_PYTHON (1u << 7)       /* a Python process (pystack_id 0: thread not in Python) */
 #define PROFD_SAMPLE_USTACK_UNKNOWN (1u << 8) /* unwind hit code without a table: maps changed? */
 #define PROFD_SAMPLE_USTACK_FP (1u << 9)    /* user stack by frame pointers (no tables yet) */
+#define PROFD_SAMPLE_PYSTACK_NOROOT (1u << 10) /* Python walk stopped before the outermost frame */
 
 /* A CPU sample.  Stacks travel by ID: the ID is a 64-bit content hash of
  * the stack, so a reused or colliding slot can never mislabel a sample.
@@ -89,7 +94,7 @@ struct profd_stack {
 	__u32 nr;
 	__u32 _pad;
 	__u64 id;   /* content hash of kind and ips */
-	__u64 ips[PROFD_MAX_STACK_DEPTH];
+	__u64 ips[PROFD_STACK_WORDS]; /* native stacks use the first PROFD_MAX_STACK_DEPTH */
 };
 #define PROFD_STACK_HDR_BYTES 24
 #define PROFD_STACK_REC_BYTES(nr) (PROFD_STACK_HDR_BYTES + (nr) * 8)
@@ -111,7 +116,7 @@ enum profd_counter {
 	PROFD_CNT_PROC_RB_FULL,  /* exec/exit events dropped */
 	PROFD_CNT_PY_SAMPLES,    /* samples of Python processes */
 	PROFD_CNT_PY_NO_TSTATE,  /* ... whose thread had no PyThreadState */
-	PROFD_CNT_PY_TRUNC,      /* ... with more Python frames than fit */
+	PROFD_CNT_PY_TRUNC,      /* ... with frames left out (PYSTACK_TRUNC or PYSTACK_NOROOT) */
 	PROFD_CNT_PY_READ_FAIL,  /* ... where reading interpreter memory failed */
 	PROFD_CNT_PY_TSTATE_WALKS, /* thread-list searches for a tstate */
 	PROFD_CNT_PY_UPROBE_HITS,  /* eval-loop uprobe hits (--python-uprobe) */
@@ -230,8 +235,9 @@ struct profd_py_thread {
 
 /* A Python stack in the stacks map (kind PROFD_STACK_PYTHON) holds pairs,
  * leaf first: ips[2i] = code object address, ips[2i+1] = instruction
- * offset (low 32 bits, signed) | PROFD_PYFRAME_* flags << 32. */
-#define PROFD_MAX_PY_FRAMES (PROFD_MAX_STACK_DEPTH / 2)
+ * offset (low 32 bits, signed) | PROFD_PYFRAME_* flags << 32.  A deeper
+ * stack keeps its PROFD_MAX_PY_FRAMES outermost frames (the root side,
+ * so a flamegraph does not fragment) and sets PROFD_SAMPLE_PYSTACK_TRUNC. */
 #define PROFD_PYFRAME_ENTRY 1u /* first frame run by one C-level eval call */
 
 /* ---- GPU ----

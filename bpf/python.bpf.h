@@ -9,10 +9,19 @@
  * Finding the thread state costs the profiled program nothing: the
  * interpreter's thread list is searched here, matching the kernel tid
  * (native_thread_id, 3.11+) or the pthread id, which on x86-64 glibc is
- * the thread's fs base (all versions).  The answer is cached per tid and
+ * the thread's fs base (all versions).  native_thread_id is what gettid()
+ * returned inside the process, so it is compared with the tid the task's
+ * own pid namespace gives it, not the host's: a containerised Python
+ * matches like any other.  The answer is cached per (host) tid and
  * re-validated with one read per sample, so a reused tid or a freed
- * tstate is noticed.  An optional uprobe on the eval loop (userspace
- * attaches on_py_eval) fills the same cache. */
+ * tstate is noticed; new threads go to the head of the list, so only a
+ * thread's first sample pays for the search.  An optional uprobe on the
+ * eval loop (userspace attaches on_py_eval) fills the same cache.
+ *
+ * Frames are walked leaf first into the scratch stack used as a ring, so
+ * a stack deeper than PROFD_MAX_PY_FRAMES keeps its outermost frames (a
+ * flamegraph's root must not move with the depth); the ring is turned
+ * leaf-first afterwards. */
 #ifndef PROFD_PYTHON_BPF_H
 #define PROFD_PYTHON_BPF_H
 
@@ -20,7 +29,14 @@
 #include "profd_abi.h"
 
 #define PY_MAX_INTERPS 4
-#define PY_MAX_THREADS 128
+/* Thread states searched per interpreter: a process with thousands of
+ * threads must still find its oldest ones (the main thread sits at the
+ * tail of the list).  bpf_loop keeps this out of the verifier's way. */
+#define PY_MAX_THREADS 8192
+/* Frames followed per walk (C-stack shims included): deeper than any
+ * default recursion limit, bounded so a corrupted chain costs little. */
+#define PY_MAX_WALK 4096
+#define PY_RING_MASK (PROFD_STACK_WORDS - 1)
 /* How long "this thread has no PyThreadState" is believed: short, since
  * a thread becomes Python as soon as the interpreter finishes starting. */
 #define PY_NEGATIVE_TTL_NS (20ull * 1000 * 1000)
@@ -41,6 +57,32 @@ struct {
 	__type(key, __u32); /* tid */
 	__type(value, struct profd_py_thread);
 } py_threads SEC(".maps");
+
+/* Doubled copy of a ring being turned leaf-first (per CPU). */
+struct py_rotate_buf {
+	__u64 w[2 * PROFD_STACK_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2); /* sampler, GPU tracer */
+	__type(key, __u32);
+	__type(value, struct py_rotate_buf);
+} py_rotate SEC(".maps");
+
+/* The tid as the task's own pid namespace numbers it (the host tid when
+ * it runs in the initial namespace): what native_thread_id holds. */
+static __always_inline __u32 py_ns_tid(struct task_struct *task, __u32 host_tid)
+{
+	struct pid *pid = BPF_CORE_READ(task, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	int nr = 0;
+
+	if (!pid || level > 32 /* MAX_PID_NS_LEVEL */)
+		return host_tid;
+	bpf_core_read(&nr, sizeof(nr), &pid->numbers[level].nr);
+	return nr > 0 ? (__u32)nr : host_tid;
+}
 
 static __always_inline __u64 py_read_ptr(__u64 addr)
 {
@@ -109,19 +151,21 @@ static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u3
 	return s.found;
 }
 
+/* tid keys the cache (the host's, as the uprobe sees it); ns_tid is
+ * matched against the thread states. */
 static __always_inline __u64 py_thread_state(const struct profd_py_proc *pp, __u32 tid,
-					     __u64 fsbase, __u64 now)
+					     __u32 ns_tid, __u64 fsbase, __u64 now)
 {
 	struct profd_py_thread *cached = bpf_map_lookup_elem(&py_threads, &tid);
 	struct profd_py_thread fresh = { 0, now };
 
 	if (cached) {
-		if (cached->tstate && py_tstate_matches(&pp->off, cached->tstate, tid, fsbase))
+		if (cached->tstate && py_tstate_matches(&pp->off, cached->tstate, ns_tid, fsbase))
 			return cached->tstate;
 		if (!cached->tstate && now - cached->checked_ns < PY_NEGATIVE_TTL_NS)
 			return 0;
 	}
-	fresh.tstate = py_find_tstate(pp, tid, fsbase);
+	fresh.tstate = py_find_tstate(pp, ns_tid, fsbase);
 	bpf_map_update_elem(&py_threads, &tid, &fresh, BPF_ANY);
 	return fresh.tstate;
 }
@@ -181,36 +225,38 @@ struct py_walk_state {
 	const struct profd_pyoffsets *o;
 	struct profd_stack *st; /* the caller's scratch slot */
 	__u64 frame;
-	__u32 n; /* frames emitted */
-	__u32 _pad;
 };
 
 /* One bpf_loop step: emit the current frame (or skip a C-stack shim)
- * into the Python scratch stack and move to the caller. */
+ * into the Python scratch stack and move to the caller.  st->nr counts
+ * the words emitted, past the ring's size too.  It lives in map memory
+ * on purpose: the verifier does not track its value there, so checking
+ * this callback converges at once instead of once per possible depth. */
 static long py_walk_step(__u32 i, void *ctx)
 {
 	struct py_walk_state *w = ctx;
 	const struct profd_pyoffsets *o = w->o;
 	struct profd_stack *st = w->st;
 	__u64 code, next, frame = w->frame;
-	__u32 flags = 0, n = w->n;
+	__u32 flags = 0, n;
 
 	if (!st || !frame)
 		return 1;
+	n = st->nr / 2; /* frames emitted so far */
 	/* 3.12+: shim frames owned by the C stack (3.14+: by the
 	 * interpreter) sit between eval calls; the frame just leafward of
 	 * one starts a C-level call. */
 	if (o->frame_owner_cstack != PYOFF_NONE &&
 	    py_read_u8(frame + o->frame_owner) >= o->frame_owner_cstack) {
+		__u64 entry = (__u64)PROFD_PYFRAME_ENTRY << 32;
+
 		if (n > 0)
-			st->ips[(2 * (n - 1) + 1) & 127] |= (__u64)PROFD_PYFRAME_ENTRY << 32;
+			st->ips[(2 * n - 1) & PY_RING_MASK] |= entry;
 		w->frame = py_read_ptr(frame + o->frame_previous);
 		return 0;
 	}
-	if (n >= PROFD_MAX_PY_FRAMES)
-		return 1;
-	/* An unreadable frame is counted and ends the walk truncated (the
-	 * sentinel is a frame left), not complete. */
+	/* An unreadable frame is counted and ends the walk without its
+	 * root (the sentinel is a frame left), not complete. */
 	if (bpf_probe_read_user(&code, sizeof(code), (const void *)(frame + o->frame_code)))
 		goto unreadable;
 	code &= ~PYOFF_STACKREF_TAG;
@@ -218,9 +264,11 @@ static long py_walk_step(__u32 i, void *ctx)
 		flags = PROFD_PYFRAME_ENTRY; /* <= 3.10: one eval call per frame */
 	else if (o->frame_is_entry != PYOFF_NONE && py_read_u8(frame + o->frame_is_entry))
 		flags = PROFD_PYFRAME_ENTRY;
-	st->ips[(2 * n) & 127] = code;
-	st->ips[(2 * n + 1) & 127] = (__u64)(__u32)py_instr_offset(o, frame, code) | (__u64)flags << 32;
-	w->n = n + 1;
+	/* Past PROFD_MAX_PY_FRAMES the ring overwrites the leafmost frames. */
+	st->ips[(2 * n) & PY_RING_MASK] = code;
+	st->ips[(2 * n + 1) & PY_RING_MASK] =
+	    (__u64)(__u32)py_instr_offset(o, frame, code) | (__u64)flags << 32;
+	st->nr = 2 * (n + 1);
 	/* Read into the stack, not through w: the verifier's work on this
 	 * loop body doubled with the latter. */
 	if (bpf_probe_read_user(&next, sizeof(next), (const void *)(frame + o->frame_previous)))
@@ -233,32 +281,62 @@ unreadable:
 	return 1;
 }
 
+/* A ring that went round holds the outermost PROFD_MAX_PY_FRAMES frames
+ * starting at slot n % PROFD_MAX_PY_FRAMES (the leafmost one kept): copy
+ * it twice end to end and take the leaf-first window.  Three fixed-size
+ * copies, so the verifier sees constant bounds. */
+static __always_inline void py_unring(struct profd_stack *st, __u32 n, __u32 rot_slot)
+{
+	struct py_rotate_buf *b = bpf_map_lookup_elem(&py_rotate, &rot_slot);
+	__u32 off = (2 * (n % PROFD_MAX_PY_FRAMES)) & PY_RING_MASK;
+
+	if (!b)
+		return;
+	bpf_probe_read_kernel(&b->w[0], sizeof(st->ips), st->ips);
+	bpf_probe_read_kernel(&b->w[PROFD_STACK_WORDS], sizeof(st->ips), st->ips);
+	bpf_probe_read_kernel(st->ips, sizeof(st->ips), &b->w[off]);
+}
+
 /* Walk the frames into the Python scratch stack (pairs, leaf first).
- * Returns 1 if the walk was cut short by the depth limit. */
-static __always_inline int py_walk(const struct profd_pyoffsets *o, __u64 frame,
-				   struct profd_stack *st)
+ * Returns the PROFD_SAMPLE_* bits of what was left out: PYSTACK_TRUNC
+ * when a stack deeper than PROFD_MAX_PY_FRAMES lost its leafmost frames,
+ * PYSTACK_NOROOT when the walk stopped before the outermost frame (an
+ * unreadable frame, or a chain longer than PY_MAX_WALK). */
+static __always_inline __u32 py_walk(const struct profd_pyoffsets *o, __u64 frame,
+				     struct profd_stack *st, __u32 rot_slot)
 {
 	struct py_walk_state w = { .o = o, .st = st, .frame = frame };
+	__u32 n, lost = 0;
 
 	st->kind = PROFD_STACK_PYTHON;
-	bpf_loop(2 * PROFD_MAX_PY_FRAMES, py_walk_step, &w, 0);
-	st->nr = 2 * w.n;
-	return w.frame != 0;
+	st->nr = 0;
+	bpf_loop(PY_MAX_WALK, py_walk_step, &w, 0);
+	n = st->nr / 2;
+	if (n > PROFD_MAX_PY_FRAMES) {
+		py_unring(st, n, rot_slot);
+		st->nr = 2 * PROFD_MAX_PY_FRAMES;
+		lost |= PROFD_SAMPLE_PYSTACK_TRUNC;
+	}
+	if (w.frame)
+		lost |= PROFD_SAMPLE_PYSTACK_NOROOT;
+	return lost;
 }
 
 /* Capture the Python stack of the current thread into the stacks map,
  * building it in scratch slot st, and return its ID (0: not a Python
  * thread right now).  Sets PROFD_SAMPLE_* bits in *flags. */
 static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u32 tid,
-					     struct profd_stack *st, __u32 *flags, __u64 now)
+					     struct profd_stack *st, __u32 *flags, __u64 now,
+					     __u32 rot_slot)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
 	__u64 tstate, frame;
+	__u32 lost;
 
 	count(PROFD_CNT_PY_SAMPLES);
 	*flags |= PROFD_SAMPLE_PYTHON;
-	tstate = py_thread_state(pp, tid, fsbase, now);
+	tstate = py_thread_state(pp, tid, py_ns_tid(task, tid), fsbase, now);
 	if (!tstate) {
 		count(PROFD_CNT_PY_NO_TSTATE);
 		return 0;
@@ -268,9 +346,10 @@ static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u
 		return 0; /* a Python thread outside any Python code */
 	if (!st)
 		return 0;
-	if (py_walk(&pp->off, frame, st)) {
+	lost = py_walk(&pp->off, frame, st, rot_slot);
+	if (lost) {
 		count(PROFD_CNT_PY_TRUNC);
-		*flags |= PROFD_SAMPLE_PYSTACK_TRUNC;
+		*flags |= lost;
 	}
 	if (!st->nr)
 		return 0;
@@ -282,7 +361,7 @@ static __always_inline __u64 py_capture(const struct profd_py_proc *pp, __u32 ti
 					struct profd_sample *e)
 {
 	return py_capture_into(pp, tid, stackhash_scratch(PROFD_STACK_PYTHON), &e->flags,
-			       e->time_ns);
+			       e->time_ns, 0);
 }
 
 /* Optional eval-loop uprobe: _PyEval_EvalFrameDefault(tstate, frame,

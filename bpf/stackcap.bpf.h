@@ -22,7 +22,9 @@ static __always_inline __u64 stackcap_get_stack(void *ctx, struct profd_stack *s
 
 	if (!st)
 		return 0;
-	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), user ? BPF_F_USER_STACK : 0);
+	/* Native stacks use only the first PROFD_MAX_STACK_DEPTH words. */
+	n = bpf_get_stack(ctx, st->ips, PROFD_MAX_STACK_DEPTH * sizeof(__u64),
+			  user ? BPF_F_USER_STACK : 0);
 	if (n < 0) {
 		count(user ? PROFD_CNT_USTACK_FAIL : PROFD_CNT_KSTACK_FAIL);
 		return 0;

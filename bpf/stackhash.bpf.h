@@ -85,7 +85,7 @@ __noinline __u64 stackhash_of(const struct profd_stack *st)
 		return 1;
 	h = stackhash_mix(((__u64)st->kind << 32) | st->nr);
 
-	for (i = 0; i < PROFD_MAX_STACK_DEPTH && i < st->nr; i++)
+	for (i = 0; i < PROFD_STACK_WORDS && i < st->nr; i++)
 		h = stackhash_mix(h ^ st->ips[i]) + i;
 	return h ? h : 1; /* 0 means "no stack" */
 }

@@ -27,3 +27,6 @@ ctl dump --pid "$W" --python-only -o "$T/readfail.folded" || fail "dump failed"
 grep -qE '(^|;)middle \([^;]*;leaf \(' "$T/readfail.folded" ||
 	fail "the readable frames middle;leaf are missing: $(head -3 "$T/readfail.folded")"
 ok "the frames before the unreadable one are kept"
+grep -qE '^\[python outer frames missing\];middle \([^;]*;leaf \(' "$T/readfail.folded" ||
+	fail "the stack without its outer frames is not marked at its root: $(grep middle "$T/readfail.folded" | head -2)"
+ok "the missing outer frames are marked at the root"

@@ -15,7 +15,7 @@
 #define PENDING_MAX 4096
 #define MEMO_MAX 65536 /* per process; a full memo starts over */
 /* Merged frames: user + Python + kernel, plus room for root frames. */
-#define MAX_FRAMES (3 * PROFD_MAX_STACK_DEPTH + 8)
+#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -108,11 +108,13 @@ static void on_stack(struct ingest *in, const void *data, size_t len)
 {
 	struct profd_stack hdr;
 	struct raw_stack *r;
+	uint32_t max;
 	uint64_t v;
 
 	memcpy(&hdr, data, PROFD_STACK_HDR_BYTES);
-	if (hdr.nr > PROFD_MAX_STACK_DEPTH || len < PROFD_STACK_REC_BYTES((size_t)hdr.nr) ||
-	    !hdr.id) {
+	/* Only Python stacks use the whole array (pairs of words). */
+	max = hdr.kind == PROFD_STACK_PYTHON ? PROFD_STACK_WORDS : PROFD_MAX_STACK_DEPTH;
+	if (hdr.nr > max || len < PROFD_STACK_REC_BYTES((size_t)hdr.nr) || !hdr.id) {
 		in->c.bad_events++;
 		return;
 	}
@@ -179,10 +181,16 @@ static void copy_comm(char dst[PROFD_COMM_LEN + 1], const char src[PROFD_COMM_LE
 	dst[PROFD_COMM_LEN] = '\0';
 }
 
+/* Sample flags that change how the same raw stacks merge (mixedstack:
+ * where Python frames were cut, whether the native root can be trusted). */
+#define MEMO_FLAGS                                                                                 \
+	(PROFD_SAMPLE_KERNEL_THREAD | PROFD_SAMPLE_PYSTACK_TRUNC | PROFD_SAMPLE_PYSTACK_NOROOT |   \
+	 PROFD_SAMPLE_USTACK_TRUNC | PROFD_SAMPLE_USTACK_FP)
+
 /* The raw identity of a sample's stack in its process. */
 static uint64_t memo_key(const struct profd_sample *e)
 {
-	uint64_t h = hash64_mix(e->pystack_id ^ (e->flags & PROFD_SAMPLE_KERNEL_THREAD));
+	uint64_t h = hash64_mix(e->pystack_id ^ (e->flags & MEMO_FLAGS));
 
 	h = hash64_mix(e->ustack_id ^ h);
 	return hash64_mix(e->kstack_id ^ h);

@@ -23,6 +23,8 @@
 #define MAPS_RELOAD_MIN_NS (10ull * 1000000ull)
 #define MAPS_RELOAD_MAX_NS (1000ull * 1000000ull)
 #define EVAL_FRAME "_PyEval_EvalFrameDefault"
+#define PYSTACK_CUT_FRAME "[python frames cut: stack too deep]"
+#define PYSTACK_NOROOT_FRAME "[python outer frames missing]"
 
 static int64_t kernel_frame(struct ingest *in, uint64_t ip, struct buf *name)
 {
@@ -191,6 +193,42 @@ static int python_frames(struct ingest *in, struct proc *p, const struct raw_sta
 	return 0;
 }
 
+/* The Python walk kept the outermost frames of a deeper stack: say so
+ * where the leaf side was cut, as a Python frame, so --python-only views
+ * show it too. */
+static int python_cut(struct ingest *in, const struct profd_sample *e, struct mixed_in *mi)
+{
+	int64_t id = named(in, FRAME_PYTHON, PYSTACK_CUT_FRAME);
+
+	if (id < 0)
+		return (int)id;
+	mi->py_cut = true;
+	/* A frame-pointer walk (before the unwind tables are loaded) through
+	 * code built without them ends anywhere: no root to pair from; nor
+	 * from Python frames without their own root. */
+	mi->native_cut = e->flags & (PROFD_SAMPLE_USTACK_TRUNC | PROFD_SAMPLE_USTACK_FP |
+				     PROFD_SAMPLE_PYSTACK_NOROOT);
+	mi->cut_marker = (uint32_t)id;
+	return 0;
+}
+
+/* The Python walk stopped before the outermost frame (an unreadable
+ * frame): say so at the root side, as a group of its own. */
+static int python_noroot(struct ingest *in, struct mixed_in *mi, uint32_t *pyids, bool *entry)
+{
+	int64_t id = named(in, FRAME_PYTHON, PYSTACK_NOROOT_FRAME);
+
+	if (id < 0)
+		return (int)id;
+	memmove(pyids + 1, pyids, mi->npy * sizeof(*pyids));
+	memmove(entry + 1, entry, mi->npy * sizeof(*entry));
+	pyids[0] = (uint32_t)id;
+	entry[0] = true;
+	entry[1] = true;
+	mi->npy++;
+	return 0;
+}
+
 static int kernel_frames(struct ingest *in, const struct raw_stack *k, uint32_t *ids, uint32_t max,
 			 uint32_t *n, struct buf *name)
 {
@@ -213,9 +251,14 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n,
 			bool *stable)
 {
-	uint32_t nat[PROFD_MAX_STACK_DEPTH + 1], pyids[PROFD_MAX_PY_FRAMES];
-	bool is_eval[PROFD_MAX_STACK_DEPTH + 1], entry[PROFD_MAX_PY_FRAMES];
-	struct mixed_in mi = { nat, is_eval, 0, pyids, entry, 0 };
+	uint32_t nat[PROFD_MAX_STACK_DEPTH + 1], pyids[PROFD_MAX_PY_FRAMES + 1];
+	bool is_eval[PROFD_MAX_STACK_DEPTH + 1], entry[PROFD_MAX_PY_FRAMES + 1];
+	struct mixed_in mi = {
+	    .native = nat,
+	    .is_eval = is_eval,
+	    .py = pyids,
+	    .py_entry = entry,
+	};
 	struct buf name;
 	int err;
 
@@ -223,6 +266,10 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 	err = native_frames(in, p, e, u, nat, is_eval, &mi.nnative, &name, stable);
 	if (!err)
 		err = python_frames(in, p, py, e->time_ns, pyids, entry, &mi.npy, stable);
+	if (!err && mi.npy && (e->flags & PROFD_SAMPLE_PYSTACK_NOROOT))
+		err = python_noroot(in, &mi, pyids, entry);
+	if (!err && mi.npy && (e->flags & PROFD_SAMPLE_PYSTACK_TRUNC))
+		err = python_cut(in, e, &mi);
 	if (!err) {
 		*n = mixed_merge(&mi, ids, max);
 		err = kernel_frames(in, k, ids, max, n, &name);

@@ -14,7 +14,7 @@
 #include "ingest.h"
 #include "symbolize.h"
 
-#define MAX_FRAMES (3 * PROFD_MAX_STACK_DEPTH + 8)
+#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 #define LEAF_FRAMES 2
 /* Marks host-stub entries in a process's user-frame cache (user_frame()
  * keys return addresses with bit 63). */

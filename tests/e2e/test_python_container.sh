@@ -1,0 +1,119 @@
+# Python stacks of processes in their own pid and mount namespaces, as a
+# container runs them: every CPython on the machine started under
+# `unshare --pid --fork --mount-proc` BEFORE profd gets complete stacks
+# with the right lines (their thread states record the namespace's tids),
+# its threads each get their chain, and an interpreter run from a mount
+# only its namespace sees is still found.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pythons.sh"
+
+command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
+unshare --pid --fork --mount-proc true 2>/dev/null || skip "this machine refuses new pid/mount namespaces"
+
+SCRIPT=$SRC/tests/workloads/py_split.py
+line_of() { grep -n -- "$1" "$SCRIPT" | head -1 | cut -d: -f1; }
+L_MODULE=$(line_of 'main(seconds)  # called from <module>')
+L_MAIN=$(line_of '^        mid()$')
+L_LOOP=$(line_of 'while time.monotonic() < end:')
+L_MID_H=$(line_of '^    leaf_heavy()$')
+L_MID_L=$(line_of '^    leaf_light()$')
+L_HEAVY=$(line_of 'return spin(30000)')
+L_LIGHT=$(line_of 'return spin(10000)')
+complete_re="^<module> \\($SCRIPT:$L_MODULE\\);main \\($SCRIPT:($L_MAIN|$L_LOOP)\\)"
+complete_re="$complete_re(;mid \\($SCRIPT:($L_MID_H|$L_MID_L)\\)(;leaf_heavy \\($SCRIPT:$L_HEAVY\\)|;leaf_light \\($SCRIPT:$L_LIGHT\\))?(;spin \\($SCRIPT:[0-9]+\\))?)? [0-9]+\$"
+
+mapfile -t PYTHONS < <(list_pythons)
+[ "${#PYTHONS[@]}" -gt 0 ] || fail "no CPython found (Debian's python3 is a dependency)"
+echo "interpreters: ${PYTHONS[*]}"
+
+# in_container CMD...: run CMD as pid 1 of new pid and mount namespaces;
+# sets W to its pid as the host sees it.
+in_container() {
+	run_bg unshare --pid --fork --mount-proc --kill-child "$@"
+	local u=${CHILDREN[-1]} i
+	W=
+	for i in $(seq 1 50); do
+		W=$(pgrep -P "$u" | head -1)
+		[ -n "$W" ] && return 0
+		sleep 0.1
+	done
+	fail "no process inside the namespace of $u"
+}
+
+# sample_until PID FOLDED: dump PID's Python stacks once they number 2000
+# (at least 3 s, at most 20 s): the split needs samples, and on a shared
+# machine the workload may get a fraction of a CPU.
+sample_until() {
+	local i
+	for i in $(seq 1 20); do
+		sleep 1
+		ctl dump --pid "$1" --python-only -o "$2" || fail "pid $1: dump failed"
+		[ "$i" -ge 3 ] && [ "$(total_samples "$2")" -ge 2000 ] && break
+	done
+}
+
+# check_complete NAME FOLDED: >= 99% complete stacks and the 75/25 split.
+check_complete() {
+	local total good heavy light pct share
+	total=$(total_samples "$2")
+	good=$(grep -E "$complete_re" "$2" | awk '{ s += $NF } END { print s + 0 }')
+	heavy=$(sum_matching "$2" ";leaf_heavy ")
+	light=$(sum_matching "$2" ";leaf_light ")
+	[ "$total" -ge 300 ] || fail "$1: only $total samples"
+	pct=$(awk -v g="$good" -v t="$total" 'BEGIN { printf "%.2f", 100 * g / t }')
+	share=$(awk -v h="$heavy" -v l="$light" 'BEGIN { printf "%.1f", h + l ? 100 * h / (h + l) : 0 }')
+	echo "$1: $good/$total = $pct% complete; leaf_heavy $share% (true 75%)"
+	awk -v p="$pct" 'BEGIN { exit !(p >= 99) }' || {
+		grep -vE "$complete_re" "$2" | head -5 >&2
+		fail "$1: only $pct% of samples have a complete stack"
+	}
+	awk -v s="$share" 'BEGIN { exit !(s >= 72 && s <= 78) }' || fail "$1: split $share% not within 75 +- 3"
+}
+
+for py in "${PYTHONS[@]}"; do
+	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	in_container "$py" "$SCRIPT" 30
+	ONE=$W
+	in_container "$py" "$SCRIPT" 30 3
+	THREE=$W
+	[ "$(readlink /proc/$ONE/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] || fail "python $ver: not in its own pid namespace"
+	sleep 0.5 # well inside main() before profd starts
+	start_profd --rate 999
+	sample_until "$ONE" "$T/one.folded"
+	ctl dump --pid "$THREE" --by-thread --python-only -o "$T/three.folded" || fail "python $ver: dump --by-thread failed"
+	stop_profd
+	kill -KILL "$ONE" "$THREE" 2>/dev/null
+	check_complete "python $ver in a container" "$T/one.folded"
+	n=$(grep -E ';main \(.*;mid \(.*;leaf_(heavy|light) \(' "$T/three.folded" | cut -d';' -f1 | sort -u | grep -c .)
+	[ "$n" -ge 3 ] || fail "python $ver in a container: expected 3 threads with the chain, got $n"
+	ok "python $ver in a container: complete stacks, $n threads with the chain"
+done
+
+# An interpreter the host cannot see at its path: a copy on a tmpfs
+# mounted inside the namespace only.  Needs one without libpython beside
+# it (Debian's static python3.11).
+static=
+for py in "${PYTHONS[@]}"; do
+	ldd "$py" 2>/dev/null | grep -q libpython || { static=$py; break; }
+done
+if [ -n "$static" ]; then
+	mkdir -p "$T/private"
+	in_container sh -c 'mount -t tmpfs none "$1" && cp "$2" "$1/python3" && exec "$1/python3" "$3" 30' \
+		sh "$T/private" "$static" "$SCRIPT"
+	for i in $(seq 1 100); do # until sh has copied and exec'd the interpreter
+		exe=$(readlink "/proc/$W/exe")
+		case "$exe" in "$T/private/"*) break ;; esac
+		sleep 0.1
+	done
+	case "$exe" in "$T/private/"*) ;; *) fail "the private interpreter did not start ($exe)" ;; esac
+	[ ! -e "$exe" ] || fail "the private interpreter $exe is visible on the host"
+	sleep 0.5
+	start_profd --rate 999
+	sample_until "$W" "$T/private.folded"
+	stop_profd
+	kill -KILL "$W" 2>/dev/null
+	check_complete "$static copied to a namespace-private mount ($exe)" "$T/private.folded"
+	ok "interpreter on a namespace-private mount"
+else
+	echo "no interpreter without libpython: the private-mount case is not run"
+fi
