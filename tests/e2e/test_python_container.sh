@@ -76,13 +76,23 @@ for py in "${PYTHONS[@]}"; do
 	ONE=$W
 	in_container "$py" "$SCRIPT" 30 3
 	THREE=$W
+	in_container "$py" "$SRC/tests/workloads/py_sorted.py" 30
+	SORTED=$W
 	[ "$(readlink /proc/$ONE/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] || fail "python $ver: not in its own pid namespace"
 	sleep 0.5 # well inside main() before profd starts
 	start_profd --rate 999
 	sample_until "$ONE" "$T/one.folded"
 	ctl dump --pid "$THREE" --by-thread --python-only -o "$T/three.folded" || fail "python $ver: dump --by-thread failed"
+	ctl dump --pid "$SORTED" -o "$T/sorted.folded" || fail "python $ver: sorted dump failed"
 	stop_profd
-	kill -KILL "$ONE" "$THREE" 2>/dev/null
+	kill -KILL "$ONE" "$THREE" "$SORTED" 2>/dev/null
+	# Mixed order: the C sort between the Python frames around it.
+	keyed=$(sum_matching "$T/sorted.folded" ';slow_key \(')
+	between=$(sum_matching "$T/sorted.folded" ';sort_them \([^;]*\)(;[^;(]+)+;slow_key \(')
+	[ "$keyed" -gt 50 ] || fail "python $ver in a container: too few samples in slow_key ($keyed)"
+	[ $((between * 100)) -ge $((keyed * 90)) ] ||
+		fail "python $ver in a container: C frames between the Python ones in $between of $keyed"
+	ok "python $ver in a container: sorted(): C frames between Python frames in $between of $keyed"
 	check_complete "python $ver in a container" "$T/one.folded"
 	n=$(grep -E ';main \(.*;mid \(.*;leaf_(heavy|light) \(' "$T/three.folded" | cut -d';' -f1 | sort -u | grep -c .)
 	[ "$n" -ge 3 ] || fail "python $ver in a container: expected 3 threads with the chain, got $n"
