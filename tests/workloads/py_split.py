@@ -1,5 +1,9 @@
 # A known Python profile: <module> -> main -> mid -> leaf_heavy / leaf_light,
 # 3:1 by iterations of the same loop.  Optional arguments: seconds, threads.
+# Each spin runs up to a tenth longer, by the clock's low bits (a C call, no
+# Python frame): iterations of one regular length can lock in phase with a
+# regular sampling clock and skew the split; varying ones cannot, and the
+# expected ratio stays 3:1.
 import sys
 import threading
 import time
@@ -7,7 +11,7 @@ import time
 
 def spin(n):
     x = 0
-    for i in range(n):
+    for i in range(n + time.perf_counter_ns() % (n // 10)):
         x += i * i
     return x
 
