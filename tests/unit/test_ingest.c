@@ -180,9 +180,9 @@ static void test_stack_record_kept_and_memo(void **state)
 	free(folded);
 }
 
-/* A record that comes after its sample in the same batch (sent on another
- * CPU) is waited for until the batch ends; one that never comes is
- * counted, under "[stack lost]". */
+/* A record that comes after its sample (sent on another CPU, or read in
+ * the next pass of the rings) is waited for until the second batch end;
+ * one that never comes is counted then, under "[stack lost]". */
 static void test_late_record_and_lost_stack(void **state)
 {
 	struct fixture *f = *state;
@@ -196,8 +196,12 @@ static void test_late_record_and_lost_stack(void **state)
 	send_record(&f->in, &f->src);
 	send_sample(f, 0x1234, 0, 100); /* never sent */
 	ingest_end_batch(&f->in);
+	assert_int_equal(f->in.c.aggregated, 1);
+	assert_int_equal(f->in.npending, 1); /* its record may be in the next pass */
+	ingest_end_batch(&f->in);
 	assert_int_equal(f->in.c.stack_lost, 1);
 	assert_int_equal(f->in.c.aggregated, 2);
+	assert_int_equal(f->in.npending, 0);
 	folded = dump_folded(f, 0, 0);
 	assert_non_null(strstr(folded, "victim_caller;victim_leaf 1\n"));
 	assert_non_null(strstr(folded, "[stack lost] 1\n"));

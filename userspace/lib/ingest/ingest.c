@@ -247,12 +247,19 @@ static int64_t stack_index(struct ingest *in, struct proc *p, const struct profd
 	return symbolize_sample(in, p, e, key, final);
 }
 
-static void defer(struct ingest *in, const struct profd_sample *e)
+/* Keep an event for the end of the batch; false when there is no room
+ * (the caller counts it now). */
+static bool defer(struct ingest *in, const void *ev, size_t len)
 {
-	if (in->npending < PENDING_MAX) {
-		in->pending[in->npending++] = *e;
-		in->c.deferred++;
-	}
+	struct ingest_pending *pe;
+
+	if (in->npending >= PENDING_MAX || len > sizeof(pe->ev))
+		return false;
+	pe = &in->pending[in->npending++];
+	memcpy(&pe->ev, ev, len);
+	pe->tries = 0;
+	in->c.deferred++;
+	return true;
 }
 
 /* /proc/PID/stat's starttime: ns since boot in USER_HZ clock ticks. */
@@ -308,6 +315,14 @@ static struct proc *sample_proc(struct ingest *in, const struct profd_sample *e,
 	return proctable_get(in->pt, e->pid, comm);
 }
 
+/* Whether a stack the sample names has not come yet. */
+static bool stack_missing(struct ingest *in, const struct profd_sample *e)
+{
+	return (e->kstack_id && !ingest_resolve_stack(in, e->kstack_id, PROFD_STACK_KERNEL)) ||
+	       (e->ustack_id && !ingest_resolve_stack(in, e->ustack_id, PROFD_STACK_USER)) ||
+	       (e->pystack_id && !ingest_resolve_stack(in, e->pystack_id, PROFD_STACK_PYTHON));
+}
+
 /* final: a retry at the end of the batch, when a stack record that has
  * still not come never will. */
 static void on_sample(struct ingest *in, const struct profd_sample *e, bool final)
@@ -328,10 +343,10 @@ static void on_sample(struct ingest *in, const struct profd_sample *e, bool fina
 		return;
 	}
 	idx = stack_index(in, p, e, final || in->npending >= PENDING_MAX);
-	if (idx == -EAGAIN) {
-		defer(in, e);
+	if (idx == -EAGAIN && defer(in, e, sizeof(*e)))
 		return;
-	}
+	if (idx == -EAGAIN)
+		idx = stack_index(in, p, e, true);
 	if (!p->py_checked)
 		ingest_detect_python(in, p, e->time_ns);
 	ingest_keep_unwind_tables(in, p, e);
@@ -346,13 +361,30 @@ nomem:
 	in->c.dropped_nomem++;
 }
 
+/* One deferred event again: counted now if final, else kept (0) or
+ * still waiting (-EAGAIN). */
+static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
+{
+	if (pe->ev.sample.type == PROFD_EV_GPU)
+		return ingest_gpu_event(in, &pe->ev.gpu, sizeof(pe->ev.gpu), final);
+	if (!final && stack_missing(in, &pe->ev.sample))
+		return -EAGAIN;
+	on_sample(in, &pe->ev.sample, true);
+	return 0;
+}
+
 void ingest_end_batch(struct ingest *in)
 {
-	size_t i, n = in->npending;
+	size_t i, n = in->npending, kept = 0;
 
-	in->npending = 0;
-	for (i = 0; i < n; i++)
-		on_sample(in, &in->pending[i], true);
+	for (i = 0; i < n; i++) {
+		struct ingest_pending *pe = &in->pending[i];
+		bool final = ++pe->tries >= 2;
+
+		if (retry(in, pe, final) == -EAGAIN)
+			in->pending[kept++] = *pe;
+	}
+	in->npending = kept;
 }
 
 static void forget(struct ingest *in, uint32_t pid)
@@ -412,7 +444,8 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 		memcpy(&e, data, sizeof(e));
 		on_sample(in, &e, false);
 	} else if (type == PROFD_EV_GPU) {
-		ingest_gpu_event(in, data, len);
+		if (ingest_gpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
+			defer(in, data, len);
 	} else if ((type == PROFD_EV_EXEC || type == PROFD_EV_EXIT) &&
 		   len >= sizeof(struct profd_proc_event)) {
 		struct profd_proc_event e;

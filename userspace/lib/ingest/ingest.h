@@ -73,6 +73,15 @@ struct ingest_counters {
 	uint64_t first_sample_mono_ns;
 };
 
+/* A deferred event: a sample or a GPU call, as the ring gave it. */
+struct ingest_pending {
+	union {
+		struct profd_sample sample;
+		struct profd_gpu_event gpu;
+	} ev;
+	uint32_t tries; /* batch ends seen so far */
+};
+
 struct ingest {
 	struct ingest_backend be;
 	struct symbolizer *sym;
@@ -86,9 +95,10 @@ struct ingest {
 	struct hashmap raw[2];
 	size_t raw_max;
 	uint32_t raw_gen;
-	/* Samples naming a stack whose record is not here yet (sent on
-	 * another CPU or ring a moment later): retried at the batch's end. */
-	struct profd_sample *pending;
+	/* Events naming a stack whose record is not here yet (sent on
+	 * another CPU, or read in the next pass of the rings): retried at the
+	 * end of this batch and of the next, then counted as they are. */
+	struct ingest_pending *pending;
 	size_t npending;
 	size_t sweep_at; /* a sweep's next entry + 1 (0: none under way) */
 	struct hashmap kernel_frames; /* kernel ip -> global frame id + 1 */
@@ -128,8 +138,9 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 			const struct raw_stack *u, const struct raw_stack *k,
 			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n,
 			bool *stable);
-/* ingest_gpu.c: a GPU driver call or CUDA entry-point event. */
-void ingest_gpu_event(struct ingest *in, const void *data, size_t len);
+/* ingest_gpu.c: a GPU driver call or CUDA entry-point event.  -EAGAIN
+ * when a stack it names has not come yet and final is not set. */
+int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final);
 /* ingest.c, for events that carry stacks like a sample does: the raw
  * stack of an ID (NULL: unknown), and the native unwind tables kept for
  * the process. */
@@ -139,8 +150,9 @@ void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct p
  * before sampling): later walks into unknown code refresh them, the first
  * such refresh at once. */
 void ingest_unwind_requested(struct proc *p);
-/* End of a consume pass: samples still waiting for a stack record are
- * counted now, under "[stack lost]" where it never came. */
+/* End of a consume pass: events waiting for a stack record are retried;
+ * after their second batch end they are counted, under "[stack lost]"
+ * where it never came. */
 void ingest_end_batch(struct ingest *in);
 
 /* ingest_frames.c: have p checked for CPython (through the backend's

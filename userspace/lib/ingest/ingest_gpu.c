@@ -6,6 +6,7 @@
  * the kernel, named from its host stub ("kernel vectorAdd(float*, int)").
  * It is counted twice: its time in gpu-driver/cuda, once in the *-calls
  * type. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,7 +91,8 @@ static const struct raw_stack *stack_of(struct ingest *in, uint64_t id, uint32_t
 	return id ? ingest_resolve_stack(in, id, kind) : NULL;
 }
 
-static void on_call(struct ingest *in, const struct profd_gpu_event *e, struct gpu_stats *st)
+static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gpu_stats *st,
+		   bool final)
 {
 	const struct raw_stack *u, *k, *py;
 	char comm[PROFD_COMM_LEN + 1];
@@ -106,8 +108,11 @@ static void on_call(struct ingest *in, const struct profd_gpu_event *e, struct g
 	k = stack_of(in, e->kstack_id, PROFD_STACK_KERNEL);
 	u = stack_of(in, e->ustack_id, PROFD_STACK_USER);
 	py = stack_of(in, e->pystack_id, PROFD_STACK_PYTHON);
-	if ((e->kstack_id && !k) || (e->ustack_id && !u) || (e->pystack_id && !py))
+	if ((e->kstack_id && !k) || (e->ustack_id && !u) || (e->pystack_id && !py)) {
+		if (!final)
+			return -EAGAIN; /* its record is in the other ring: later */
 		in->c.stack_lost++;
+	}
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
 	p = proctable_get(in->pt, e->pid, comm);
@@ -129,20 +134,21 @@ static void on_call(struct ingest *in, const struct profd_gpu_event *e, struct g
 		goto nomem;
 	if (st)
 		st->aggregated++;
-	return;
+	return 0;
 nomem:
 	if (st)
 		st->dropped_nomem++;
+	return 0;
 }
 
-void ingest_gpu_event(struct ingest *in, const void *data, size_t len)
+int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final)
 {
 	struct gpu_stats *st = in->gpu ? gpu_stats_mut(in->gpu) : NULL;
 	struct profd_gpu_event e;
 
 	if (len < sizeof(e)) {
 		in->c.bad_events++;
-		return;
+		return 0;
 	}
 	memcpy(&e, data, sizeof(e));
 	switch (e.source) {
@@ -150,17 +156,19 @@ void ingest_gpu_event(struct ingest *in, const void *data, size_t len)
 		if (st)
 			st->libmaps++;
 		gpu_scan_process(in->gpu, e.pid);
-		return;
+		return 0;
 	case PROFD_GPU_SRC_IOCTL:
 	case PROFD_GPU_SRC_POLL:
 	case PROFD_GPU_SRC_CUDA:
+		if (on_call(in, &e, st, final) == -EAGAIN)
+			return -EAGAIN; /* counted when it is taken again */
 		if (st)
 			st->events++;
-		on_call(in, &e, st);
-		return;
+		return 0;
 	default:
 		in->c.bad_events++;
 		if (st)
 			st->bad_events++;
+		return 0;
 	}
 }
