@@ -24,3 +24,21 @@ list_pythons() {
 	"$(dirname "${BASH_SOURCE[0]}")/get_sid_pythons.sh" "$BUILD/sid-pythons" 14 15 ||
 		echo "SKIP: sid's CPython 3.14/3.15 (reason above)" >&2
 }
+
+# split_chain: for tests/workloads/py_split.py, the lines of its known chain
+# (L_MODULE, L_MAIN, L_LOOP, L_MID_H, L_MID_L, L_HEAVY, L_LIGHT) and
+# complete_re, the python-only folded line of a complete stack: every
+# frame the chain's own, in order, with a line the chain really executes.
+split_chain() {
+	SCRIPT=$SRC/tests/workloads/py_split.py
+	L_MODULE=$(line_of 'main(seconds)  # called from <module>')
+	L_MAIN=$(line_of '^        mid()$')
+	L_LOOP=$(line_of 'while time.monotonic() < end:')
+	L_MID_H=$(line_of '^    leaf_heavy()$')
+	L_MID_L=$(line_of '^    leaf_light()$')
+	L_HEAVY=$(line_of 'return spin(30000)')
+	L_LIGHT=$(line_of 'return spin(10000)')
+	complete_re="^<module> \\($SCRIPT:$L_MODULE\\);main \\($SCRIPT:($L_MAIN|$L_LOOP)\\)"
+	complete_re="$complete_re(;mid \\($SCRIPT:($L_MID_H|$L_MID_L)\\)(;leaf_heavy \\($SCRIPT:$L_HEAVY\\)|;leaf_light \\($SCRIPT:$L_LIGHT\\))?(;spin \\($SCRIPT:[0-9]+\\))?)? [0-9]+\$"
+}
+line_of() { grep -n -- "$1" "$SCRIPT" | head -1 | cut -d: -f1; }

@@ -7,24 +7,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pythons.sh"
 
-SCRIPT=$SRC/tests/workloads/py_split.py
-line_of() { grep -n -- "$1" "$SCRIPT" | head -1 | cut -d: -f1; }
-L_MODULE=$(line_of 'main(seconds)  # called from <module>')
-L_MAIN=$(line_of '^        mid()$')
-L_LOOP=$(line_of 'while time.monotonic() < end:')
-L_MID_H=$(line_of '^    leaf_heavy()$')
-L_MID_L=$(line_of '^    leaf_light()$')
-L_HEAVY=$(line_of 'return spin(30000)')
-L_LIGHT=$(line_of 'return spin(10000)')
+split_chain # SCRIPT, its chain's lines, complete_re (pythons.sh)
 
 mapfile -t PYTHONS < <(list_pythons)
 [ "${#PYTHONS[@]}" -gt 0 ] || fail "no CPython found (Debian's python3 is a dependency)"
 echo "interpreters: ${PYTHONS[*]}"
-
-# A stack (python-only) is complete when every frame is the chain's own,
-# in order, with a line the chain really executes.
-complete_re="^<module> \\($SCRIPT:$L_MODULE\\);main \\($SCRIPT:($L_MAIN|$L_LOOP)\\)"
-complete_re="$complete_re(;mid \\($SCRIPT:($L_MID_H|$L_MID_L)\\)(;leaf_heavy \\($SCRIPT:$L_HEAVY\\)|;leaf_light \\($SCRIPT:$L_LIGHT\\))?(;spin \\($SCRIPT:[0-9]+\\))?)? [0-9]+\$"
 
 for py in "${PYTHONS[@]}"; do
 	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/pythons.sh"
 
 SCRIPT=$SRC/tests/workloads/py_deep.py
-line_of() { grep -n -- "$1" "$SCRIPT" | head -1 | cut -d: -f1; }
 L_MODULE=$(line_of '# called from <module>')
 L_MAIN=$(line_of '^    descend(depth, time.monotonic')
 L_CALL=$(line_of '# the recursive call')
