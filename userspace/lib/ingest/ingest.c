@@ -89,6 +89,16 @@ const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, uin
 	return r;
 }
 
+bool ingest_sample_stacks(struct ingest *in, const struct profd_sample *e,
+			  const struct raw_stack **k, const struct raw_stack **u,
+			  const struct raw_stack **py)
+{
+	*k = e->kstack_id ? ingest_resolve_stack(in, e->kstack_id, PROFD_STACK_KERNEL) : NULL;
+	*u = e->ustack_id ? ingest_resolve_stack(in, e->ustack_id, PROFD_STACK_USER) : NULL;
+	*py = e->pystack_id ? ingest_resolve_stack(in, e->pystack_id, PROFD_STACK_PYTHON) : NULL;
+	return !((e->kstack_id && !*k) || (e->ustack_id && !*u) || (e->pystack_id && !*py));
+}
+
 /* The newer generation is full: drop the older and tell BPF, which then
  * sends again every stack it sees that is not in the newer one. */
 static void raw_rotate(struct ingest *in)
@@ -201,18 +211,12 @@ static uint64_t memo_key(const struct profd_sample *e)
 static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct profd_sample *e,
 				uint64_t key, bool final)
 {
-	const struct raw_stack *u = NULL, *k = NULL, *py = NULL;
+	const struct raw_stack *u, *k, *py;
 	uint32_t ids[MAX_FRAMES], n;
 	bool stable = true;
 	int64_t idx;
 
-	if (e->kstack_id)
-		k = ingest_resolve_stack(in, e->kstack_id, PROFD_STACK_KERNEL);
-	if (e->ustack_id)
-		u = ingest_resolve_stack(in, e->ustack_id, PROFD_STACK_USER);
-	if (e->pystack_id)
-		py = ingest_resolve_stack(in, e->pystack_id, PROFD_STACK_PYTHON);
-	if ((e->kstack_id && !k) || (e->ustack_id && !u) || (e->pystack_id && !py)) {
+	if (!ingest_sample_stacks(in, e, &k, &u, &py)) {
 		if (!final)
 			return -EAGAIN;
 		in->c.stack_lost++;
@@ -315,14 +319,6 @@ static struct proc *sample_proc(struct ingest *in, const struct profd_sample *e,
 	return proctable_get(in->pt, e->pid, comm);
 }
 
-/* Whether a stack the sample names has not come yet. */
-static bool stack_missing(struct ingest *in, const struct profd_sample *e)
-{
-	return (e->kstack_id && !ingest_resolve_stack(in, e->kstack_id, PROFD_STACK_KERNEL)) ||
-	       (e->ustack_id && !ingest_resolve_stack(in, e->ustack_id, PROFD_STACK_USER)) ||
-	       (e->pystack_id && !ingest_resolve_stack(in, e->pystack_id, PROFD_STACK_PYTHON));
-}
-
 /* final: a retry at the end of the batch, when a stack record that has
  * still not come never will. */
 static void on_sample(struct ingest *in, const struct profd_sample *e, bool final)
@@ -343,10 +339,10 @@ static void on_sample(struct ingest *in, const struct profd_sample *e, bool fina
 		return;
 	}
 	idx = stack_index(in, p, e, final || in->npending >= PENDING_MAX);
-	if (idx == -EAGAIN && defer(in, e, sizeof(*e)))
+	if (idx == -EAGAIN) { /* not final: the pending list has room */
+		defer(in, e, sizeof(*e));
 		return;
-	if (idx == -EAGAIN)
-		idx = stack_index(in, p, e, true);
+	}
 	if (!p->py_checked)
 		ingest_detect_python(in, p, e->time_ns);
 	ingest_keep_unwind_tables(in, p, e);
@@ -365,9 +361,11 @@ nomem:
  * still waiting (-EAGAIN). */
 static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
 {
+	const struct raw_stack *k, *u, *py;
+
 	if (pe->ev.sample.type == PROFD_EV_GPU)
 		return ingest_gpu_event(in, &pe->ev.gpu, sizeof(pe->ev.gpu), final);
-	if (!final && stack_missing(in, &pe->ev.sample))
+	if (!final && !ingest_sample_stacks(in, &pe->ev.sample, &k, &u, &py))
 		return -EAGAIN;
 	on_sample(in, &pe->ev.sample, true);
 	return 0;

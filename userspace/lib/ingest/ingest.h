@@ -145,6 +145,11 @@ int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final
  * stack of an ID (NULL: unknown), and the native unwind tables kept for
  * the process. */
 const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, uint32_t kind);
+/* The three raw stacks an event names (NULL where it names none); false
+ * when one it names has not come (yet). */
+bool ingest_sample_stacks(struct ingest *in, const struct profd_sample *e,
+			  const struct raw_stack **k, const struct raw_stack **u,
+			  const struct raw_stack **py);
 void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct profd_sample *e);
 /* Tables for p have been asked for (first sight, exec, or the daemon
  * before sampling): later walks into unknown code refresh them, the first

@@ -86,11 +86,6 @@ static int add_leaves(struct ingest *in, struct proc *p, const struct profd_gpu_
 	return 0;
 }
 
-static const struct raw_stack *stack_of(struct ingest *in, uint64_t id, uint32_t kind)
-{
-	return id ? ingest_resolve_stack(in, id, kind) : NULL;
-}
-
 static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gpu_stats *st,
 		   bool final)
 {
@@ -105,10 +100,7 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 	uint64_t when;
 
 	as_sample(e, &s);
-	k = stack_of(in, e->kstack_id, PROFD_STACK_KERNEL);
-	u = stack_of(in, e->ustack_id, PROFD_STACK_USER);
-	py = stack_of(in, e->pystack_id, PROFD_STACK_PYTHON);
-	if ((e->kstack_id && !k) || (e->ustack_id && !u) || (e->pystack_id && !py)) {
+	if (!ingest_sample_stacks(in, &s, &k, &u, &py)) {
 		if (!final)
 			return -EAGAIN; /* its record is in the other ring: later */
 		in->c.stack_lost++;
