@@ -25,6 +25,7 @@
 #include "log.h"
 #include "protocol.h"
 #include "sockperm.h"
+#include "throttle.h"
 #include "unwinder.h"
 
 
@@ -189,6 +190,22 @@ static uint64_t rss_bytes(void)
 	return n == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
+/* The kernel's throttling of the sampling events: time when a CPU was
+ * not sampled at all, so every rate and split read from the profile is
+ * off by that much. */
+static void add_throttle_stats(struct daemon *d, struct proto_stats *s)
+{
+	struct throttle_counts t;
+
+	sampler_throttle_counts(d->sampler, &t);
+	proto_stats_add(s, "perf_throttle_episodes", t.episodes);
+	proto_stats_add(s, "perf_throttled_ns", t.throttled_ns);
+	proto_stats_add(s, "perf_samples_missed_throttled",
+			t.throttled_ns / 1000 * (uint64_t)d->cfg.rate_hz / 1000000);
+	proto_stats_add(s, "perf_throttle_records_lost", t.lost);
+	proto_stats_add(s, "perf_throttle_cpus_unwatched", t.unwatched);
+}
+
 static void add_bpf_stats(struct daemon *d, struct proto_stats *s)
 {
 	uint64_t cnt[PROFD_CNT_MAX];
@@ -200,6 +217,7 @@ static void add_bpf_stats(struct daemon *d, struct proto_stats *s)
 		proto_stats_add(s, sampler_counter_name(i), cnt[i]);
 	proto_stats_add(s, "bpf_map_bytes", sampler_map_bytes(d->sampler));
 	proto_stats_add(s, "cpus_sampled", (uint64_t)sampler_ncpus(d->sampler));
+	add_throttle_stats(d, s);
 }
 
 static void add_ingest_stats(struct daemon *d, struct proto_stats *s)

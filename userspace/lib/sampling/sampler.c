@@ -16,6 +16,7 @@
 #include "log.h"
 #include "rootfs.h"
 #include "sample.skel.h"
+#include "throttle.h"
 #include "unwinder.h"
 
 struct sampler {
@@ -25,6 +26,8 @@ struct sampler {
 	unsigned since_proc;         /* events read since rb_proc was */
 	struct bpf_link **links; /* one per sampled CPU */
 	int *perf_fds;
+	struct throttle_ring *throttle; /* one per sampled CPU (throttle.h) */
+	struct throttle_counts throttled; /* written by the reader of the rings */
 	int ncpus;               /* entries in links/perf_fds */
 	int nsampled;            /* CPUs actually attached */
 	int npossible;
@@ -137,6 +140,18 @@ static int open_cpu_clock(int cpu, uint32_t rate_hz)
 	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* The kernel reports throttling only into the event's own ring. */
+static void watch_throttle(struct sampler *s, int cpu, int fd)
+{
+	int err = throttle_ring_map(&s->throttle[cpu], fd);
+
+	if (err) {
+		__atomic_add_fetch(&s->throttled.unwatched, 1, __ATOMIC_RELAXED);
+		log_warn("sampler: cpu %d: throttling will not be counted (mmap: %s)", cpu,
+			 strerror(-err));
+	}
+}
+
 /* Sample one CPU: 0, -ENODEV when it went offline meanwhile, or -errno. */
 static int attach_cpu(struct sampler *s, int cpu, uint32_t rate_hz)
 {
@@ -159,6 +174,7 @@ static int attach_cpu(struct sampler *s, int cpu, uint32_t rate_hz)
 		s->perf_fds[cpu] = -1;
 		return -errno ? -errno : -EINVAL;
 	}
+	watch_throttle(s, cpu, fd);
 	s->nsampled++;
 	return 0;
 }
@@ -304,7 +320,8 @@ struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, 
 	}
 	s->links = calloc((size_t)s->npossible, sizeof(*s->links));
 	s->perf_fds = malloc((size_t)s->npossible * sizeof(int));
-	if (!s->links || !s->perf_fds)
+	s->throttle = calloc((size_t)s->npossible, sizeof(*s->throttle));
+	if (!s->links || !s->perf_fds || !s->throttle)
 		goto fail;
 	s->ncpus = s->npossible;
 	for (i = 0; i < s->npossible; i++)
@@ -390,9 +407,11 @@ void sampler_close(struct sampler *s)
 	unwinder_free(s->unwinder);
 	for (i = 0; i < s->ncpus; i++) {
 		bpf_link__destroy(s->links[i]);
+		throttle_ring_unmap(&s->throttle[i]);
 		if (s->perf_fds[i] >= 0)
 			close(s->perf_fds[i]);
 	}
+	free(s->throttle);
 	free(s->links);
 	free(s->perf_fds);
 	sample_bpf__destroy(s->skel);
@@ -409,12 +428,38 @@ int sampler_proc_fd(const struct sampler *s)
 	return ring_buffer__epoll_fd(s->rb_proc);
 }
 
+/* Throttle records since the last pass, added to s->throttled with
+ * atomic stores: stats reads them from another thread. */
+static void read_throttle(struct sampler *s)
+{
+	struct throttle_counts c = { 0 };
+	int cpu;
+
+	for (cpu = 0; cpu < s->ncpus; cpu++)
+		throttle_ring_read(&s->throttle[cpu], &c);
+	if (c.episodes)
+		__atomic_add_fetch(&s->throttled.episodes, c.episodes, __ATOMIC_RELAXED);
+	if (c.throttled_ns)
+		__atomic_add_fetch(&s->throttled.throttled_ns, c.throttled_ns, __ATOMIC_RELAXED);
+	if (c.lost)
+		__atomic_add_fetch(&s->throttled.lost, c.lost, __ATOMIC_RELAXED);
+}
+
 int sampler_consume(struct sampler *s)
 {
 	int n = ring_buffer__consume(s->rb_proc), m;
 
 	m = ring_buffer__consume(s->rb);
+	read_throttle(s);
 	return n < 0 ? n : m < 0 ? m : n + m;
+}
+
+void sampler_throttle_counts(const struct sampler *s, struct throttle_counts *out)
+{
+	out->episodes = __atomic_load_n(&s->throttled.episodes, __ATOMIC_RELAXED);
+	out->throttled_ns = __atomic_load_n(&s->throttled.throttled_ns, __ATOMIC_RELAXED);
+	out->lost = __atomic_load_n(&s->throttled.lost, __ATOMIC_RELAXED);
+	out->unwatched = __atomic_load_n(&s->throttled.unwatched, __ATOMIC_RELAXED);
 }
 
 void sampler_set_stack_gen(struct sampler *s, uint32_t gen)

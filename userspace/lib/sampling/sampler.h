@@ -65,6 +65,9 @@ int sampler_py_uprobes(const struct sampler *s);
 
 /* Sum of every CPU's counters. */
 int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX]);
+/* Throttling the kernel reported on the sampling events (throttle.h). */
+struct throttle_counts;
+void sampler_throttle_counts(const struct sampler *s, struct throttle_counts *out);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
 /* Bytes the BPF maps take (ringbuf + stacks + scratch), for stats. */
