@@ -6,10 +6,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Two data pages hold 256 of the 32-byte records: at a kernel tick of
- * 1000 Hz an event throttled every tick writes 200 in the 100 ms between
- * two reads of the rings. */
-#define DATA_PAGES 2
+/* Four data pages hold 512 of the 32-byte records: a second of an event
+ * throttled at every tick of a 250 Hz kernel, between two reads of the
+ * rings (at least once a second).  More is counted as lost by the kernel. */
+#define DATA_PAGES 4
 
 /* PERF_RECORD_THROTTLE/UNTHROTTLE: header, time, id, stream_id.
  * PERF_RECORD_LOST: header, id, lost.  No sample_id_all: nothing follows. */

@@ -27,7 +27,7 @@ struct throttle_ring {
 	uint64_t since; /* time of an open THROTTLE, 0 if none */
 };
 
-/* Map the ring of perf event fd (1 metadata + 2 data pages): 0 or -errno;
+/* Map the ring of perf event fd (1 metadata + 4 data pages): 0 or -errno;
  * on failure r stays unmapped and reads count nothing. */
 int throttle_ring_map(struct throttle_ring *r, int perf_fd);
 void throttle_ring_unmap(struct throttle_ring *r);
