@@ -130,7 +130,7 @@ static void send_sample(struct fixture *f, uint64_t ustack, uint32_t flags, uint
 
 static char *dump_folded(struct fixture *f, uint32_t flags, uint64_t since)
 {
-	struct agg_query q = { since, 0, flags, AGG_CPU };
+	struct agg_query q = { since, 0, flags, AGG_CPU, 0 };
 	struct stackset *ss = stackset_new();
 	struct proc *p = proctable_find_live(&f->pt, (uint32_t)getpid());
 	struct buf b;
@@ -589,7 +589,7 @@ static void test_lost_exit_repaired_by_start_time(void **state)
 static void test_dump_keeps_modules(void **state)
 {
 	struct fixture *f = *state;
-	struct agg_query q = { 0, 0, 0, AGG_CPU };
+	struct agg_query q = { 0, 0, 0, AGG_CPU, 0 };
 	struct stackset *ss = stackset_new();
 	const struct ss_module *m;
 	char self[PATH_MAX];

@@ -227,6 +227,9 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "python_samples", c->py_samples);
 	proto_stats_add(s, "python_frames_unreadable", c->py_frames_unreadable);
 	proto_stats_add(s, "python_uprobes", (uint64_t)sampler_py_uprobes(d->sampler));
+	proto_stats_add(s, "offcpu_events_received", c->offcpu_events);
+	proto_stats_add(s, "offcpu_events_aggregated", c->offcpu_aggregated);
+	proto_stats_add(s, "offcpu_gil_waits", c->offcpu_gil_waits);
 }
 
 static void add_unwind_stats(struct daemon *d, struct proto_stats *s)
@@ -540,6 +543,13 @@ struct dump_plan {
 	struct agg_query q;
 };
 
+/* The wall profile is not stored: it is the cpu profile, each sample
+ * counted as the sampling period in ns, plus the off-cpu profile. */
+static uint64_t wall_cpu_scale(const struct daemon *d)
+{
+	return 1000000000ull / (d->cfg.rate_hz ? d->cfg.rate_hz : 99);
+}
+
 /* The flushed part of the selection from history (memory adds the rest
  * with AGG_UNFLUSHED): per process, or all at once for --all. */
 static int dump_history(struct daemon *d, const struct caller *c, const struct proto_dump_req *r,
@@ -552,11 +562,22 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 		.process_root = dp->q.flags & AGG_PROCESS_ROOT,
 		.no_kernel = dp->q.flags & AGG_NO_KERNEL,
 		.type = aggregate_type_name(dp->q.type),
+		.scale = dp->q.scale,
 		.by_uid = c->uid != 0, .uid = c->uid,
 	};
 	size_t i;
 	int err = 0;
 
+	if (dp->q.type == AGG_WALL) {
+		struct dump_plan part = *dp;
+
+		part.q.type = AGG_CPU;
+		part.q.scale = wall_cpu_scale(d);
+		err = dump_history(d, c, r, &part, ss);
+		part.q.type = AGG_OFFCPU;
+		part.q.scale = 0;
+		return err ? err : dump_history(d, c, r, &part, ss);
+	}
 	if (r->flags & PROTO_DUMP_ALL)
 		return history_query(d->hist, &hq, ss);
 	for (i = 0; i < dp->nsel && !err; i++) {
@@ -572,6 +593,23 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 		err = history_query(d->hist, &hq, ss);
 	}
 	return err;
+}
+
+/* One process's profile in memory; wall from its two parts. */
+static int dump_proc_memory(struct daemon *d, struct proc *p, const struct agg_query *q,
+			    struct stackset *ss)
+{
+	struct agg_query part = *q;
+	int err;
+
+	if (q->type != AGG_WALL)
+		return aggregate_dump(&d->agg, p, q, ss);
+	part.type = AGG_CPU;
+	part.scale = wall_cpu_scale(d);
+	err = aggregate_dump(&d->agg, p, &part, ss);
+	part.type = AGG_OFFCPU;
+	part.scale = 0;
+	return err ? err : aggregate_dump(&d->agg, p, &part, ss);
 }
 
 /* Under d->lock: the selection's profiles in memory, and its identities. */
@@ -596,7 +634,7 @@ static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct 
 	for (i = 0; i < dp->nsel && !err; i++) {
 		dp->pids[i] = dp->sel[i]->pid;
 		dp->starts[i] = dp->sel[i]->start_time;
-		err = aggregate_dump(&d->agg, dp->sel[i], &dp->q, ss);
+		err = dump_proc_memory(d, dp->sel[i], &dp->q, ss);
 	}
 	set_meta(ss, r, dp->sel, dp->nsel, d->cfg.rate_hz);
 	return err;

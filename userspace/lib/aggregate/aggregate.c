@@ -15,6 +15,8 @@ static const struct {
 	[AGG_GPU_DRIVER_CALLS] = { "gpu-driver-calls", "calls" },
 	[AGG_CUDA] = { "cuda", "nanoseconds" },
 	[AGG_CUDA_CALLS] = { "cuda-calls", "calls" },
+	[AGG_OFFCPU] = { "off-cpu", "nanoseconds" },
+	[AGG_WALL] = { "wall", "nanoseconds" },
 };
 
 int aggregate_type_from_name(const char *name)
@@ -180,7 +182,7 @@ int64_t aggregate_stack(struct aggregate *a, struct proc *p, const uint32_t *fra
 bool aggregate_keeps(uint32_t flags, uint32_t kind)
 {
 	if (flags & AGG_PYTHON_ONLY)
-		return kind == FRAME_PYTHON || kind == FRAME_GPU;
+		return kind == FRAME_PYTHON || kind == FRAME_GPU || kind == FRAME_WAIT;
 	return !(flags & AGG_NO_KERNEL) || kind != FRAME_KERNEL;
 }
 
@@ -311,7 +313,7 @@ static int dump_cell(struct aggregate *a, const struct proc *p, const struct agg
 			return (int)id;
 		ids[n++] = (uint32_t)id;
 	}
-	return stackset_add(out, ids, n, count);
+	return stackset_add(out, ids, n, q->scale ? count * q->scale : count);
 }
 
 int aggregate_dump(struct aggregate *a, const struct proc *p, const struct agg_query *q,

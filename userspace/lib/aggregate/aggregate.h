@@ -55,6 +55,8 @@ enum agg_type {
 	AGG_GPU_DRIVER_CALLS, /* "gpu-driver-calls": those calls */
 	AGG_CUDA,             /* "cuda": ns in CUDA entry points */
 	AGG_CUDA_CALLS,       /* "cuda-calls": those calls */
+	AGG_OFFCPU,           /* "off-cpu": ns threads were blocked (sleep, lock, I/O) */
+	AGG_WALL,             /* "wall": cpu samples as time plus off-cpu; composed at dump */
 	AGG_TYPE_MAX
 };
 
@@ -86,6 +88,7 @@ struct agg_query {
 	uint64_t since_ns, until_ns; /* CLOCK_REALTIME, 0 = open */
 	uint32_t flags;
 	int type; /* enum agg_type */
+	uint64_t scale; /* each count times this (0: 1): cpu samples as ns in wall */
 };
 
 struct history;
