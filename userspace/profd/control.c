@@ -602,6 +602,8 @@ static int dump_proc_memory(struct daemon *d, struct proc *p, const struct agg_q
 	struct agg_query part = *q;
 	int err;
 
+	if (q->type == AGG_OFFCPU)
+		return aggregate_dump(&d->agg, p, q, ss) ?: control_ongoing_blocks(d, p, q, ss);
 	if (q->type != AGG_WALL)
 		return aggregate_dump(&d->agg, p, q, ss);
 	part.type = AGG_CPU;
@@ -609,7 +611,9 @@ static int dump_proc_memory(struct daemon *d, struct proc *p, const struct agg_q
 	err = aggregate_dump(&d->agg, p, &part, ss);
 	part.type = AGG_OFFCPU;
 	part.scale = 0;
-	return err ? err : aggregate_dump(&d->agg, p, &part, ss);
+	if (!err)
+		err = aggregate_dump(&d->agg, p, &part, ss);
+	return err ? err : control_ongoing_blocks(d, p, &part, ss);
 }
 
 /* Under d->lock: the selection's profiles in memory, and its identities. */
@@ -730,6 +734,47 @@ out:
 	return err > 0 ? 0 : err;
 }
 
+static int handle_stacks(struct daemon *d, struct buf *out, const struct caller *c,
+			 const struct buf *payload)
+{
+	struct proto_dump_req r = { 0 };
+	struct stackset *ss = NULL;
+	struct buf b;
+	int err;
+
+	if (proto_decode_dump_req(payload->data, payload->len, &r))
+		return reply_error(out, EINVAL, "malformed stacks request");
+	if (r.npids != 1 || r.flags) {
+		err = reply_error(out, EINVAL, "stacks: give one --pid (flags 0x%x)", r.flags);
+		goto out;
+	}
+	if (!d->cfg.offcpu) {
+		err = reply_error(out, EOPNOTSUPP, "stacks needs off-CPU tracing: profd runs with "
+						   "--no-off-cpu");
+		goto out;
+	}
+	ss = stackset_new();
+	err = ss ? control_thread_stacks(d, r.pids[0], c->uid, may_see_kernel(c), ss) : -ENOMEM;
+	if (err == -EACCES)
+		err = reply_error(out, EACCES, "permission denied: process %u is not yours",
+				  r.pids[0]);
+	else if (err == -ENOENT || err == -ESRCH)
+		err = reply_error(out, ESRCH, "no process %u", r.pids[0]);
+	else if (err)
+		err = reply_error(out, -err, "stacks failed: %s", strerror(-err));
+	if (err)
+		goto out;
+	buf_init(&b);
+	err = proto_encode_stackset(&b, ss);
+	if (!err)
+		err = respond(out, PROTO_RESP_STACKS, &b);
+	buf_free(&b);
+out:
+	stackset_free(ss);
+	proto_dump_req_free(&r);
+	return err > 0 ? 0 : err;
+}
+
 void control_answer(struct daemon *d, const struct caller *c, uint16_t type,
 		    const struct buf *payload, struct buf *out)
 {
@@ -739,6 +784,7 @@ void control_answer(struct daemon *d, const struct caller *c, uint16_t type,
 	case PROTO_REQ_LIST: err = handle_list(d, out, c); break;
 	case PROTO_REQ_STATS: err = handle_stats(d, out); break;
 	case PROTO_REQ_DUMP: err = handle_dump(d, out, c, payload); break;
+	case PROTO_REQ_STACKS: err = handle_stacks(d, out, c, payload); break;
 	default: err = reply_error(out, EPROTO, "unknown request type %u", type);
 	}
 	if (err && !out->len)

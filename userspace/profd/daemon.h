@@ -131,6 +131,19 @@ void persist_flush(struct daemon *d);
 void persist_tick(struct daemon *d);
 void persist_snap_stats(struct daemon *d);
 
+/* control_threads.c: threads' current stacks (BPF's per-thread state) */
+struct agg_query;
+struct stackset;
+/* Blocks of p's threads still under way, as off-cpu weight up to now
+ * (under d->lock). */
+int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_query *q,
+			   struct stackset *out);
+/* Every thread of pid with its current stack into out (PROTO_RESP_STACKS);
+ * takes d->lock.  uid: the caller's (0 sees every process); kernel: keep
+ * kernel frames.  0, -EACCES, -ESRCH or -errno. */
+int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
+			  struct stackset *out);
+
 /* control_server.c: the control thread */
 int control_listen(const char *path);
 struct control *control_start(struct daemon *d, int listen_fd);

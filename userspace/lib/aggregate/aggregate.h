@@ -104,6 +104,12 @@ struct agg_flush_stats {
 int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h,
 		    uint64_t now_ns, struct agg_flush_stats *st);
 
+/* Add one weight of p's stack idx on thread tid to out as a dump with q's
+ * flags would (for what is not stored: a block still under way). */
+int aggregate_dump_stack(struct aggregate *a, const struct proc *p, const struct agg_query *q,
+			 uint32_t stack_idx, uint32_t tid, const char *thread_name, uint64_t weight,
+			 struct stackset *out);
+
 /* Add p's matching samples to out (frames re-interned into out). */
 int aggregate_dump(struct aggregate *a, const struct proc *p, const struct agg_query *q,
 		   struct stackset *out);
