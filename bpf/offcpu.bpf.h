@@ -8,11 +8,12 @@
  * Cost is bounded per CPU:
  *  - the per-thread state lives in task storage (no hash of all threads,
  *    freed with the task);
- *  - a switch-out is walked only when the thread's previous block reached
- *    the threshold, or it was never walked, or its last walk is older than
- *    offcpu_rewalk_ns: a context-switch storm of short blocks costs two
- *    task-storage lookups per switch, not a walk.  A long block that
- *    follows short ones is sent without stacks ("[off-cpu: not walked]");
+ *  - a switch-out is walked only when one of the thread's last 8 blocks
+ *    reached the threshold, or it was never walked, or its last walk is
+ *    older than offcpu_rewalk_ns: a context-switch storm of short blocks
+ *    costs two task-storage lookups per switch, not a walk.  A long block
+ *    after 8 short ones is sent without stacks ("[off-cpu: stack not
+ *    walked]");
  *  - walks and events each have a per-CPU budget per 10 ms window.
  * Every skip is counted (PROFD_CNT_OFFCPU_*).
  *
@@ -113,7 +114,7 @@ static __always_inline void offcpu_walk(void *ctx, struct task_struct *prev,
 	count(PROFD_CNT_OFFCPU_CAPTURES);
 }
 
-/* prev is blocking: note when, walk its stacks if worth it. */
+/* prev leaves the CPU: note when, walk its stacks if worth it. */
 static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev,
 					      unsigned int state, __u64 now)
 {
@@ -135,7 +136,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	ts->captured = 0;
 	if (!fresh && !ts->captured_ns)
 		fresh = 1; /* created by a CPU sample, never walked */
-	if (!fresh && ts->last_block_ns < offcpu_min_ns && now - ts->captured_ns < offcpu_rewalk_ns)
+	if (!fresh && !(ts->long_hist & 0xff) && now - ts->captured_ns < offcpu_rewalk_ns)
 		return;
 	if (!offcpu_take(now, 1)) {
 		count(PROFD_CNT_OFFCPU_CAPTURE_LIMITED);
@@ -156,6 +157,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	d = now - ts->off_ns;
 	ts->off_ns = 0;
 	ts->last_block_ns = d;
+	ts->long_hist = ts->long_hist << 1 | (d >= offcpu_min_ns);
 	if (d < offcpu_min_ns) {
 		count(PROFD_CNT_OFFCPU_SHORT);
 		return;
@@ -212,16 +214,17 @@ static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 }
 
 /* Fires in prev's context with interrupts off.  A preempted thread
- * (preempt, or prev_state TASK_RUNNING) is runnable, not blocked: not
- * off-CPU time here. */
+ * (preempt, or prev_state TASK_RUNNING) is off CPU too, runnable and
+ * waiting for one (state 0): on a busy machine that is part of its wall
+ * time. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	if (!preempt && prev_state && offcpu_user_task(prev) && selected(prev->tgid))
-		offcpu_switch_out(ctx, prev, prev_state, now);
+	if (offcpu_user_task(prev) && selected(prev->tgid))
+		offcpu_switch_out(ctx, prev, preempt ? 0 : prev_state, now);
 	if (offcpu_user_task(next) && selected(next->tgid))
 		offcpu_switch_in(next, now);
 	return 0;

@@ -83,7 +83,8 @@ struct profd_offcpu_event {
 	__u32 type; /* PROFD_EV_OFFCPU */
 	__u32 pid;
 	__u32 tid;
-	__u32 state;       /* prev_state at switch-out (TASK_INTERRUPTIBLE 1, UNINTERRUPTIBLE 2 ...) */
+	__u32 state;       /* prev_state at switch-out (TASK_INTERRUPTIBLE 1, UNINTERRUPTIBLE 2
+			    * ...; 0: preempted, runnable) */
 	__u64 time_ns;     /* switch-in, CLOCK_MONOTONIC */
 	__u64 duration_ns; /* off CPU */
 	__u64 kstack_id;
@@ -107,7 +108,7 @@ struct profd_thread_state {
 	__u32 flags;         /* PROFD_SAMPLE_* of that walk */
 	__u32 state;         /* prev_state then */
 	__u32 captured;      /* 1: the current block's stacks are the ones above */
-	__u32 _pad;
+	__u32 long_hist;     /* bit i: the i-th last block reached the threshold */
 	__u64 sample_ns;     /* the last CPU sample of the thread */
 	__u64 sample_kstack_id, sample_ustack_id, sample_pystack_id;
 	__u32 sample_flags;
@@ -162,10 +163,10 @@ enum profd_counter {
 	PROFD_CNT_PY_UPROBE_HITS,  /* eval-loop uprobe hits (--python-uprobe) */
 	PROFD_CNT_STACKS_SENT,     /* stack records sent (new in this generation) */
 	/* Off-CPU (offcpu.bpf.h): each voluntary switch-out of a selected
-	 * user thread is BLOCKS; its switch-in ends in exactly one of
+	 * user thread (or preemption) is BLOCKS; its switch-in ends in exactly one of
 	 * OFFCPU_SHORT, OFFCPU_SENT, OFFCPU_RATE_LIMITED or OFFCPU_RB_FULL
 	 * (or never comes: the thread exits or is still blocked). */
-	PROFD_CNT_OFFCPU_BLOCKS,       /* voluntary switch-outs seen */
+	PROFD_CNT_OFFCPU_BLOCKS,       /* switch-outs seen (blocks and preemptions) */
 	PROFD_CNT_OFFCPU_CAPTURES,     /* ... whose stacks were walked */
 	PROFD_CNT_OFFCPU_CAPTURE_LIMITED, /* ... not walked: the CPU's walk budget was spent */
 	PROFD_CNT_OFFCPU_SHORT,        /* blocks under the threshold (not sent) */

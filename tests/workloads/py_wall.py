@@ -1,8 +1,10 @@
 """Wall-clock workload: one function computes, another sleeps, for equal
 time each round (each round a little different in length, so the loop
-cannot lock in phase with the sampling clock).  A second thread blocks
-forever on a lock; with --gil N, N more threads compute and contend for
-the GIL."""
+cannot lock in phase with the sampling clock).  After the first second a
+second thread blocks forever on a lock (later than profd takes to find
+the interpreter: a thread that blocks before that and never runs again
+keeps a stack without Python frames); with --gil N, N more threads
+compute and contend for the GIL."""
 import sys
 import threading
 import time
@@ -36,7 +38,6 @@ def main():
     gil = int(sys.argv[sys.argv.index("--gil") + 1]) if "--gil" in sys.argv else 0
     lock = threading.Lock()
     lock.acquire()
-    threading.Thread(target=wait_forever, args=(lock,), name="blocked", daemon=True).start()
     for _ in range(gil):
         threading.Thread(target=gil_worker, name="gil", daemon=True).start()
     k = 0
@@ -45,6 +46,8 @@ def main():
         compute(step)
         sleep_for(step)
         k += 1
+        if k == 12:
+            threading.Thread(target=wait_forever, args=(lock,), name="blocked", daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -60,10 +60,11 @@ static int add_leaf(struct ingest *in, const char *name, uint32_t *ids, uint32_t
 
 /* The frames of a blocked thread's stacks: the native, kernel and Python
  * frames in true order, without the BPF frames on top of the kernel
- * stack (the walk ran inside sched_switch), and "[GIL wait]" on top when
- * the interpreter was taking the GIL. */
+ * stack (the walk ran inside sched_switch), and on top "[runnable:
+ * waiting for a CPU]" when it was preempted, or "[GIL wait]" when the
+ * interpreter was taking the GIL. */
 static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
-			  uint32_t *ids, uint32_t max, uint32_t *n)
+			  bool preempted, uint32_t *ids, uint32_t max, uint32_t *n)
 {
 	const struct raw_stack *u, *k, *py;
 	const struct stackset *dict;
@@ -81,6 +82,8 @@ static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_
 	       (!strncmp(dict->frames[ids[*n - 1]].name, "bpf_", 4) ||
 		!strncmp(dict->frames[ids[*n - 1]].name, "__bpf_", 6)))
 		(*n)--;
+	if (preempted)
+		return add_leaf(in, "[runnable: waiting for a CPU]", ids, n);
 	if (!waits_for_gil(in, ids, *n))
 		return 0;
 	in->c.offcpu_gil_waits++;
@@ -97,7 +100,7 @@ int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_s
 	if (max < 2)
 		return -EINVAL;
 	if (blocked)
-		return blocked_frames(in, p, s, ids, max - 1, n);
+		return blocked_frames(in, p, s, false, ids, max - 1, n);
 	if (!ingest_sample_stacks(in, s, &k, &u, &py))
 		in->c.stack_lost++;
 	return ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
@@ -132,7 +135,7 @@ void ingest_offcpu_event(struct ingest *in, const void *data, size_t len)
 	if (e.flags & PROFD_OFFCPU_UNCAPTURED)
 		err = add_leaf(in, "[off-cpu: stack not walked]", ids, &n);
 	else
-		err = blocked_frames(in, p, &s, ids, MAX_FRAMES, &n);
+		err = blocked_frames(in, p, &s, !e.state, ids, MAX_FRAMES, &n);
 	idx = err ? -1 : aggregate_stack(in->agg, p, ids, n);
 	if (idx < 0 || aggregate_add(in->agg, p, AGG_OFFCPU, (uint32_t)idx, e.tid, comm,
 				     ingest_realtime(in, e.time_ns), e.duration_ns)) {
