@@ -40,7 +40,7 @@ share() {
 
 mapfile -t PYTHONS < <(pythons)
 [ "${#PYTHONS[@]}" -gt 0 ] || fail "no CPython found"
-start_profd
+start_profd --off-cpu
 SCRIPT=$SRC/tests/workloads/py_wall.py
 for PY in "${PYTHONS[@]}"; do
 	ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')

@@ -57,7 +57,7 @@ struct daemon_config {
 	size_t ngpu_devices;
 	const char *push_url;      /* NULL: no push */
 	uint64_t push_interval_ns;
-	bool offcpu;               /* --off-cpu (default) / --no-off-cpu */
+	bool offcpu;               /* --off-cpu / --no-off-cpu (default) */
 	uint64_t offcpu_min_ns;    /* --off-cpu-threshold */
 };
 

@@ -63,7 +63,8 @@ static void usage(FILE *out)
 		"                           (tracepoints where that cannot attach), tracepoint\n"
 		"                           the raw syscall tracepoints (every syscall pays)\n"
 		"      --off-cpu, --no-off-cpu  record where threads block and for how long\n"
-		"                           (off-cpu and wall profiles, profctl stacks; on)\n"
+		"                           (off-cpu and wall profiles, profctl stacks; off:\n"
+		"                           it costs every context switch ~100-150 ns)\n"
 		"      --off-cpu-threshold DUR  shortest block recorded (default 1ms)\n"
 		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
 		"      --push-interval DUR  how often to send them (default 10s)\n"
@@ -252,7 +253,7 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 	c->flush_interval_ns = 5ull * 1000000000ull;
 	c->history_max_bytes = 1ull << 30;
 	c->push_interval_ns = 10ull * 1000000000ull;
-	c->offcpu = true;
+	c->offcpu = false; /* sched_switch costs every switch: see README */
 	c->offcpu_min_ns = 1000000ull;
 	while ((opt = getopt_long(argc, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
 		int err = 0;
