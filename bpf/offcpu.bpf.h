@@ -8,13 +8,15 @@
  * Cost is bounded per CPU:
  *  - the per-thread state lives in task storage (no hash of all threads,
  *    freed with the task);
- *  - a switch-out is walked only when one of the thread's last 8 blocks
- *    reached the threshold, or it was never walked, or its last walk is
- *    older than offcpu_rewalk_ns: a context-switch storm of short blocks
- *    costs two task-storage lookups per switch, not a walk.  A long block
- *    after 8 short ones is sent without stacks ("[off-cpu: stack not
- *    walked]");
- *  - walks and events each have a per-CPU budget per 10 ms window.
+ *  - a switch-out is walked unless the thread is in a storm: its last 8
+ *    blocks were all shorter than the threshold, it ran for less than the
+ *    threshold since it came back, and it was walked less than
+ *    offcpu_rewalk_ns ago.  A storm costs two task-storage lookups per
+ *    switch, not a walk.  A long block right out of a storm is sent
+ *    without stacks ("[off-cpu: stack not walked]");
+ *  - walks and events each have a per-CPU budget per 10 ms window; a
+ *    thread's first walk has a budget of its own, so a busy machine's
+ *    rewalks never starve a new thread (which may block once, forever).
  * Every skip is counted (PROFD_CNT_OFFCPU_*).
  *
  * Included by sample.bpf.c after python.bpf.h and stackcap.bpf.h. */
@@ -30,7 +32,7 @@
 const volatile __u32 offcpu_enabled = 0;
 const volatile __u64 offcpu_min_ns = 1000000;   /* blocks shorter are not sent */
 const volatile __u64 offcpu_rewalk_ns = 1000000000; /* walk at least this often per thread */
-const volatile __u32 offcpu_walks_per_window = 20;  /* per CPU per 10 ms */
+const volatile __u32 offcpu_walks_per_window = 50;  /* per CPU per 10 ms, each kind */
 const volatile __u32 offcpu_events_per_window = 200; /* per CPU per 10 ms */
 
 struct {
@@ -51,8 +53,10 @@ struct {
 
 struct offcpu_budget {
 	__u64 window; /* ktime / OFFCPU_WINDOW_NS */
-	__u32 walks, events;
+	__u32 walks, first_walks, events, _pad;
 };
+
+enum offcpu_spend { OFFCPU_EVENT, OFFCPU_WALK, OFFCPU_FIRST_WALK };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -61,8 +65,8 @@ struct {
 	__type(value, struct offcpu_budget);
 } offcpu_budgets SEC(".maps");
 
-/* Take one walk (walk 1) or one event (walk 0) from this CPU's budget. */
-static __always_inline int offcpu_take(__u64 now, int walk)
+/* Take one event or walk from this CPU's budget. */
+static __always_inline int offcpu_take(__u64 now, enum offcpu_spend what)
 {
 	__u32 zero = 0;
 	struct offcpu_budget *b = bpf_map_lookup_elem(&offcpu_budgets, &zero);
@@ -73,10 +77,13 @@ static __always_inline int offcpu_take(__u64 now, int walk)
 	if (b->window != w) {
 		b->window = w;
 		b->walks = 0;
+		b->first_walks = 0;
 		b->events = 0;
 	}
-	if (walk)
+	if (what == OFFCPU_WALK)
 		return b->walks < offcpu_walks_per_window ? ++b->walks : 0;
+	if (what == OFFCPU_FIRST_WALK)
+		return b->first_walks < offcpu_walks_per_window ? ++b->first_walks : 0;
 	return b->events < offcpu_events_per_window ? ++b->events : 0;
 }
 
@@ -136,9 +143,12 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	ts->captured = 0;
 	if (!fresh && !ts->captured_ns)
 		fresh = 1; /* created by a CPU sample, never walked */
-	if (!fresh && !(ts->long_hist & 0xff) && now - ts->captured_ns < offcpu_rewalk_ns)
+	if (fresh)
+		ts->long_hist = 0xff; /* no history yet: not a storm */
+	if (!fresh && !(ts->long_hist & 0xff) && now - ts->on_ns < offcpu_min_ns &&
+	    now - ts->captured_ns < offcpu_rewalk_ns)
 		return;
-	if (!offcpu_take(now, 1)) {
+	if (!offcpu_take(now, fresh ? OFFCPU_FIRST_WALK : OFFCPU_WALK)) {
 		count(PROFD_CNT_OFFCPU_CAPTURE_LIMITED);
 		return;
 	}
@@ -152,7 +162,10 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	struct profd_offcpu_event *e;
 	__u64 d;
 
-	if (!ts || !ts->off_ns)
+	if (!ts)
+		return;
+	ts->on_ns = now;
+	if (!ts->off_ns)
 		return;
 	d = now - ts->off_ns;
 	ts->off_ns = 0;
@@ -162,7 +175,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 		count(PROFD_CNT_OFFCPU_SHORT);
 		return;
 	}
-	if (!offcpu_take(now, 0)) {
+	if (!offcpu_take(now, OFFCPU_EVENT)) {
 		count(PROFD_CNT_OFFCPU_RATE_LIMITED);
 		return;
 	}

@@ -113,6 +113,7 @@ struct profd_thread_state {
 	__u64 sample_kstack_id, sample_ustack_id, sample_pystack_id;
 	__u32 sample_flags;
 	__u32 _pad2;
+	__u64 on_ns;         /* the last switch-in */
 };
 
 /* Process lifecycle events from tracepoints, in a ring of their own so a
