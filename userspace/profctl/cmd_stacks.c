@@ -154,7 +154,6 @@ static int parse(int argc, char **argv, struct stacks_opts *o)
 	};
 	int opt;
 
-	optind = 1;
 	while ((opt = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':

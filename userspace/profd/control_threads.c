@@ -118,7 +118,7 @@ static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uin
 		sample_from(&t->s, pid, t->tid, ts.sample_kstack_id, ts.sample_ustack_id,
 			    ts.sample_pystack_id, ts.sample_flags, ts.sample_ns);
 	} else if (ts.off_ns) {
-		t->source = "blocked: stack not walked (after short blocks)";
+		t->source = "blocked: stack not walked (a storm, or the walk budget spent)";
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 	}
 }
