@@ -1,7 +1,9 @@
 # Off-CPU and wall-clock profiles, GIL waits and `profctl stacks`, on real
 # CPython: tests/workloads/py_wall.py computes in one function and sleeps
 # in another for equal time while a second thread blocks forever on a lock.
-#  - wall: compute and sleep_for split 50/50 within 5 points;
+#  - wall: compute and sleep_for split as they really did, within 5
+#    points (50/50 on a quiet machine; the workload writes down the truth,
+#    since under load a compute step overshoots its deadline);
 #  - cpu: sleep_for under 5%;
 #  - off-cpu: sleep_for with the kernel's sleep in its leaf frames, and the
 #    thread blocked forever (a block still under way counts up to the dump);
@@ -44,7 +46,7 @@ start_profd --off-cpu
 SCRIPT=$SRC/tests/workloads/py_wall.py
 for PY in "${PYTHONS[@]}"; do
 	ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-	run_bg "$PY" "$SCRIPT"
+	run_bg "$PY" "$SCRIPT" --truth "$T/truth"
 	W=${CHILDREN[-1]}
 	sleep 8
 	for t in cpu off-cpu wall; do
@@ -53,14 +55,19 @@ for PY in "${PYTHONS[@]}"; do
 	ctl dump --pid "$W" --type wall --python-only -o "$T/wall-py.folded" || fail "python $ver: python-only wall dump failed"
 
 	w=$(share "$T/wall.folded" ';compute \(' ';sleep_for \(')
-	echo "python $ver: wall: compute $((w / 10)).$((w % 10))% of compute + sleep_for"
-	[ "$w" -ge 450 ] && [ "$w" -le 550 ] || fail "python $ver: wall split $w/1000, expected 500 +- 50"
-	ok "python $ver: wall profile splits compute/sleep 50/50 within 5 points"
+	truth=$(awk '{ printf "%d\n", 1000 * $1 / ($1 + $2) }' "$T/truth")
+	echo "python $ver: wall: compute $((w / 10)).$((w % 10))% of compute + sleep_for (really $((truth / 10)).$((truth % 10))%)"
+	if [ "$w" -lt $((truth - 50)) ] || [ "$w" -gt $((truth + 50)) ]; then
+		ctl stats | grep -E 'offcpu' >&2
+		sort -t' ' -k2 -g "$T/wall-py.folded" | tail -6 | cut -c1-300 >&2
+		fail "python $ver: wall split $w/1000, really $truth/1000 (+- 50 allowed)"
+	fi
+	ok "python $ver: wall profile splits compute/sleep as they ran within 5 points"
 
 	total=$(total_samples "$T/cpu.folded")
 	slept=$(sum_matching "$T/cpu.folded" ';sleep_for \(')
 	echo "python $ver: cpu: sleep_for $slept of $total samples"
-	[ "$total" -gt 100 ] || fail "python $ver: too few CPU samples ($total)"
+	[ "$total" -gt 50 ] || fail "python $ver: too few CPU samples ($total)"
 	[ $((slept * 100)) -lt $((total * 5)) ] || fail "python $ver: sleep_for is $slept of $total CPU samples"
 	ok "python $ver: cpu profile shows the sleep under 5%"
 

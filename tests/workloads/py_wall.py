@@ -4,7 +4,12 @@ cannot lock in phase with the sampling clock).  After the first second a
 second thread blocks forever on a lock (later than profd takes to find
 the interpreter: a thread that blocks before that and never runs again
 keeps a stack without Python frames); with --gil N, N more threads
-compute and contend for the GIL."""
+compute and contend for the GIL.  With --truth FILE it keeps there the
+wall seconds each of compute and sleep_for really took ("C S", rewritten
+every round): on a busy machine a compute step overshoots its deadline
+by however long the thread waited for a CPU, so the split drifts from
+50/50 and the profile must follow the truth, not the plan."""
+import os
 import sys
 import threading
 import time
@@ -36,6 +41,8 @@ def gil_worker():
 
 def main():
     gil = int(sys.argv[sys.argv.index("--gil") + 1]) if "--gil" in sys.argv else 0
+    truth = sys.argv[sys.argv.index("--truth") + 1] if "--truth" in sys.argv else None
+    spent = [0.0, 0.0]
     lock = threading.Lock()
     lock.acquire()
     for _ in range(gil):
@@ -43,8 +50,17 @@ def main():
     k = 0
     while True:
         step = 0.04 + 0.004 * (k % 5)
+        t0 = time.monotonic()
         compute(step)
+        t1 = time.monotonic()
         sleep_for(step)
+        t2 = time.monotonic()
+        spent[0] += t1 - t0
+        spent[1] += t2 - t1
+        if truth:
+            with open(truth + ".tmp", "w") as f:
+                f.write("%.6f %.6f\n" % (spent[0], spent[1]))
+            os.replace(truth + ".tmp", truth)
         k += 1
         if k == 12:
             threading.Thread(target=wait_forever, args=(lock,), name="blocked", daemon=True).start()

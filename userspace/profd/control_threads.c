@@ -11,11 +11,9 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "daemon.h"
 #include "ingest.h"
@@ -41,19 +39,11 @@ struct thread_now {
 static int read_task_file(uint32_t pid, uint32_t tid, const char *what, char *text, size_t size)
 {
 	char path[96];
-	ssize_t n;
-	int fd;
+	int n;
 
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/%s", pid, tid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, text, size - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	text[n] = '\0';
-	return 0;
+	n = proc_read_small_file(path, text, size);
+	return n < 0 ? n : 0;
 }
 
 /* Name and state from stat ("tid (name) S ..."): the name may hold
