@@ -4,8 +4,10 @@
  * least two blocks and two wake-ups.  Prints the wall seconds the round
  * trips took.  bench/run times it with and without profd's off-CPU
  * tracing (sched_switch).  usage: pingpong [N] */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +41,7 @@ int main(int argc, char **argv)
 	if (child < 0)
 		return 1;
 	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a killed parent */
 		bounce(a[0], b[1], n, 0);
 		_exit(0);
 	}
