@@ -64,7 +64,7 @@ static void usage(FILE *out)
 		"                           the raw syscall tracepoints (every syscall pays)\n"
 		"      --off-cpu, --no-off-cpu  record where threads block and for how long\n"
 		"                           (off-cpu and wall profiles, profctl stacks; off:\n"
-		"                           it costs every context switch ~100-150 ns)\n"
+		"                           it costs every context switch ~150 ns)\n"
 		"      --off-cpu-threshold DUR  shortest block recorded (default 1ms)\n"
 		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
 		"      --push-interval DUR  how often to send them (default 10s)\n"
