@@ -118,5 +118,8 @@ PYEOF
 	fi
 	kill "$G"; wait "$G" 2>/dev/null
 done
+ctl stacks --pid 999999 2>"$T/nopid.err" && fail "stacks of a missing process succeeded"
+grep -q 'no such process' "$T/nopid.err" || fail "stacks of a missing process: $(cat "$T/nopid.err")"
+ok "stacks of a missing process says so"
 ctl stats | grep -E 'offcpu' || true
 stop_profd

@@ -595,15 +595,20 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 	return err;
 }
 
+/* Blocks still under way are read thread by thread from /proc and BPF
+ * under the lock: only for a dump of a few processes. */
+#define ONGOING_MAX_PROCS 16
+
 /* One process's profile in memory; wall from its two parts. */
 static int dump_proc_memory(struct daemon *d, struct proc *p, const struct agg_query *q,
-			    struct stackset *ss)
+			    bool ongoing, struct stackset *ss)
 {
 	struct agg_query part = *q;
 	int err;
 
 	if (q->type == AGG_OFFCPU)
-		return aggregate_dump(&d->agg, p, q, ss) ?: control_ongoing_blocks(d, p, q, ss);
+		return aggregate_dump(&d->agg, p, q, ss) ?:
+		       (ongoing ? control_ongoing_blocks(d, p, q, ss) : 0);
 	if (q->type != AGG_WALL)
 		return aggregate_dump(&d->agg, p, q, ss);
 	part.type = AGG_CPU;
@@ -613,7 +618,7 @@ static int dump_proc_memory(struct daemon *d, struct proc *p, const struct agg_q
 	part.scale = 0;
 	if (!err)
 		err = aggregate_dump(&d->agg, p, &part, ss);
-	return err ? err : control_ongoing_blocks(d, p, &part, ss);
+	return err || !ongoing ? err : control_ongoing_blocks(d, p, &part, ss);
 }
 
 /* Under d->lock: the selection's profiles in memory, and its identities. */
@@ -638,7 +643,7 @@ static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct 
 	for (i = 0; i < dp->nsel && !err; i++) {
 		dp->pids[i] = dp->sel[i]->pid;
 		dp->starts[i] = dp->sel[i]->start_time;
-		err = dump_proc_memory(d, dp->sel[i], &dp->q, ss);
+		err = dump_proc_memory(d, dp->sel[i], &dp->q, dp->nsel <= ONGOING_MAX_PROCS, ss);
 	}
 	set_meta(ss, r, dp->sel, dp->nsel, d->cfg.rate_hz);
 	return err;
@@ -744,24 +749,25 @@ static int handle_stacks(struct daemon *d, struct buf *out, const struct caller 
 
 	if (proto_decode_dump_req(payload->data, payload->len, &r))
 		return reply_error(out, EINVAL, "malformed stacks request");
+	/* An answered error is 1: nothing more to send. */
 	if (r.npids != 1 || r.flags) {
-		err = reply_error(out, EINVAL, "stacks: give one --pid (flags 0x%x)", r.flags);
+		err = reply_error(out, EINVAL, "stacks: give one --pid (flags 0x%x)", r.flags) ?: 1;
 		goto out;
 	}
 	if (!d->cfg.offcpu) {
-		err = reply_error(out, EOPNOTSUPP, "stacks needs off-CPU tracing: profd runs with "
-						   "--no-off-cpu");
+		err = reply_error(out, EOPNOTSUPP, "stacks needs off-CPU tracing: start profd "
+						   "with --off-cpu") ?: 1;
 		goto out;
 	}
 	ss = stackset_new();
 	err = ss ? control_thread_stacks(d, r.pids[0], c->uid, may_see_kernel(c), ss) : -ENOMEM;
 	if (err == -EACCES)
 		err = reply_error(out, EACCES, "permission denied: process %u is not yours",
-				  r.pids[0]);
+				  r.pids[0]) ?: 1;
 	else if (err == -ENOENT || err == -ESRCH)
-		err = reply_error(out, ESRCH, "no process %u", r.pids[0]);
+		err = reply_error(out, ESRCH, "no such process: %u", r.pids[0]) ?: 1;
 	else if (err)
-		err = reply_error(out, -err, "stacks failed: %s", strerror(-err));
+		err = reply_error(out, -err, "stacks failed: %s", strerror(-err)) ?: 1;
 	if (err)
 		goto out;
 	buf_init(&b);

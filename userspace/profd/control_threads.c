@@ -253,9 +253,11 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
 	l.p = proctable_find_live(&d->pt, pid);
 	if (!l.p) /* never sampled: every thread blocked since before profd */
 		l.p = proctable_get(&d->pt, pid, comm);
-	if (l.p && uid && l.p->uid != uid)
+	if (!l.p)
+		err = -ESRCH; /* gone, or the process table is full */
+	else if (uid && l.p->uid != uid)
 		err = -EACCES;
-	else if (l.p && l.ids && l.out_ids)
+	else if (l.ids && l.out_ids)
 		err = each_thread(d, pid, list_thread, &l);
 	daemon_unlock(d);
 	hashmap_free(&l.map);
