@@ -50,6 +50,8 @@ enum profd_stack_kind {
 #define PROFD_SAMPLE_USTACK_UNKNOWN (1u << 8) /* unwind hit code without a table: maps changed? */
 #define PROFD_SAMPLE_USTACK_FP (1u << 9)    /* user stack by frame pointers (no tables yet) */
 #define PROFD_SAMPLE_PYSTACK_NOROOT (1u << 10) /* Python walk stopped before the outermost frame */
+#define PROFD_SAMPLE_GIL_KNOWN (1u << 11)   /* the GIL's state was read */
+#define PROFD_SAMPLE_HOLDS_GIL (1u << 12)   /* ... and this thread holds it */
 
 /* A CPU sample.  Stacks travel by ID: the ID is a 64-bit content hash of
  * the stack, so a reused or colliding slot can never mislabel a sample.
@@ -272,6 +274,14 @@ struct profd_pyoffsets {
 	__u32 unicode_compact_data;	/* sizeof(PyCompactUnicodeObject) */
 	__u32 unicode_has_ready_bit; /* 1 on <= 3.11 (state.ready) */
 	__u32 free_threaded;	     /* 1: a free-threaded build (3.13t+) */
+	/* The GIL (struct _gil_runtime_state), for --type gil: embedded in
+	 * _PyRuntime at gil_runtime_state (3.9-3.11), or pointed to from
+	 * PyInterpreterState at gil_interp_ptr (3.12, 3.13); 0 = unknown.
+	 * Held by tstate T when locked != 0 and last_holder == T. */
+	__u32 gil_runtime_state;
+	__u32 gil_interp_ptr;
+	__u32 gil_last_holder;
+	__u32 gil_locked;
 };
 
 

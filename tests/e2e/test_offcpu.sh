@@ -9,7 +9,8 @@
 #    thread blocked forever (a block still under way counts up to the dump);
 #  - stacks: the blocked thread with its Python frame, state and wait;
 #  - with threads contending for the GIL: "[GIL wait]" stacks (where the
-#    interpreter has take_gil's symbol).
+#    interpreter has take_gil's symbol);
+#  - --type gil: the GIL holder's samples kept, hashing without it dropped.
 # Debian's python3.11 and the newest pyenv CPython (3.11+) if present, or
 # $PROFD_TEST_PYTHONS.
 . "$(dirname "$0")/lib.sh"
@@ -117,6 +118,22 @@ PYEOF
 		fail "python $ver: no [GIL wait] under gil_worker"
 	fi
 	kill "$G"; wait "$G" 2>/dev/null
+
+	# --type gil: only samples of the thread holding the GIL.  hashlib
+	# hashes big buffers with the GIL released.
+	run_bg "$PY" "$SRC/tests/workloads/py_gil.py"
+	H=${CHILDREN[-1]}
+	sleep 5
+	ctl dump --pid "$H" --type cpu -o "$T/gcpu.folded" || fail "python $ver: cpu dump failed"
+	ctl dump --pid "$H" --type gil -o "$T/ggil.folded" || fail "python $ver: gil dump failed"
+	kill "$H"; wait "$H" 2>/dev/null
+	c_h=$(sum_ns "$T/gcpu.folded" ';hasher \('); c_s=$(sum_ns "$T/gcpu.folded" ';spin \(')
+	g_h=$(sum_ns "$T/ggil.folded" ';hasher \('); g_s=$(sum_ns "$T/ggil.folded" ';spin \(')
+	echo "python $ver: cpu: hasher $c_h, spin $c_s samples; gil: hasher $g_h, spin $g_s"
+	[ "$c_h" -ge 10 ] && [ "$c_s" -ge 100 ] || fail "python $ver: too few samples for the gil check"
+	[ $((g_s * 10)) -ge $((c_s * 9)) ] || fail "python $ver: gil profile lost the GIL holder's samples"
+	[ $((g_h * 10)) -le $((c_h * 3)) ] || fail "python $ver: gil profile kept hashing done without the GIL"
+	ok "python $ver: --type gil keeps the GIL holder's samples, drops work done without it"
 done
 ctl stacks --pid 999999 2>"$T/nopid.err" && fail "stacks of a missing process succeeded"
 grep -q 'no such process' "$T/nopid.err" || fail "stacks of a missing process: $(cat "$T/nopid.err")"

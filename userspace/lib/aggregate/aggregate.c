@@ -17,6 +17,7 @@ static const struct {
 	[AGG_CUDA_CALLS] = { "cuda-calls", "calls" },
 	[AGG_OFFCPU] = { "off-cpu", "nanoseconds" },
 	[AGG_WALL] = { "wall", "nanoseconds" },
+	[AGG_GIL] = { "gil", "samples" },
 };
 
 int aggregate_type_from_name(const char *name)

@@ -57,6 +57,7 @@ enum agg_type {
 	AGG_CUDA_CALLS,       /* "cuda-calls": those calls */
 	AGG_OFFCPU,           /* "off-cpu": ns threads were blocked (sleep, lock, I/O) */
 	AGG_WALL,             /* "wall": cpu samples as time plus off-cpu; composed at dump */
+	AGG_GIL,              /* "gil": cpu samples of threads holding the GIL */
 	AGG_TYPE_MAX
 };
 

@@ -351,6 +351,11 @@ static void on_sample(struct ingest *in, const struct profd_sample *e, bool fina
 	if (idx < 0 || aggregate_count(in->agg, p, (uint32_t)idx, e->tid, comm,
 				       ingest_realtime(in, e->time_ns), 1))
 		goto nomem;
+	/* The gil profile: the same sample again when its thread held the GIL. */
+	if ((e->flags & PROFD_SAMPLE_HOLDS_GIL) &&
+	    aggregate_add(in->agg, p, AGG_GIL, (uint32_t)idx, e->tid, comm,
+			  ingest_realtime(in, e->time_ns), 1))
+		goto nomem;
 	in->c.aggregated++;
 	return;
 nomem:
