@@ -71,21 +71,6 @@ static int read_task(uint32_t pid, struct thread_now *t)
 	return 0;
 }
 
-static void sample_from(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t k, uint64_t u,
-			uint64_t py, uint32_t flags, uint64_t when)
-{
-	memset(s, 0, sizeof(*s));
-	s->type = PROFD_EV_SAMPLE;
-	s->pid = pid;
-	s->tid = tid;
-	s->time_ns = when;
-	s->kstack_id = k;
-	s->ustack_id = u;
-	s->pystack_id = py;
-	s->flags = flags & ~(PROFD_SAMPLE_KSTACK_NEW | PROFD_SAMPLE_USTACK_NEW |
-			     PROFD_SAMPLE_PYSTACK_NEW);
-}
-
 /* Which stack says what the thread does now: its switch-out's while it is
  * blocked, else its latest sample. */
 static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uint64_t now)
@@ -99,14 +84,14 @@ static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uin
 		t->source = "blocked: stack when it blocked";
 		t->blocked = t->have = true;
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
-		sample_from(&t->s, pid, t->tid, ts.kstack_id, ts.ustack_id, ts.pystack_id, ts.flags,
-			    ts.off_ns);
+		ingest_sample_of(&t->s, pid, t->tid, ts.off_ns, ts.kstack_id, ts.ustack_id,
+				 ts.pystack_id, ts.flags);
 	} else if (ts.sample_ns && !ts.off_ns) {
 		t->source = "running: latest CPU sample";
 		t->have = true;
 		t->age_ns = now > ts.sample_ns ? now - ts.sample_ns : 0;
-		sample_from(&t->s, pid, t->tid, ts.sample_kstack_id, ts.sample_ustack_id,
-			    ts.sample_pystack_id, ts.sample_flags, ts.sample_ns);
+		ingest_sample_of(&t->s, pid, t->tid, ts.sample_ns, ts.sample_kstack_id,
+				 ts.sample_ustack_id, ts.sample_pystack_id, ts.sample_flags);
 	} else if (ts.off_ns) {
 		t->source = "blocked: stack not walked (a storm, or the walk budget spent)";
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;

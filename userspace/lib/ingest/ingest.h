@@ -145,6 +145,10 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
  * when a stack it names has not come yet and final is not set. */
 int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final);
 /* ingest_offcpu.c: a thread was off CPU (offcpu.bpf.h). */
+/* A sample naming these stacks (kept by a walk earlier, so without the
+ * NEW flags): what ingest_thread_frames takes. */
+void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
+		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags);
 void ingest_offcpu_event(struct ingest *in, const void *data, size_t len);
 /* The frames (global ids, root first) of a thread's stacks as s names
  * them: blocked, the stacks it had when it blocked (a "[GIL wait]" leaf

@@ -18,17 +18,26 @@
 #define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 #define GIL_FN "take_gil"
 
-static void as_sample(const struct profd_offcpu_event *e, struct profd_sample *s)
+void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
+		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags)
 {
 	memset(s, 0, sizeof(*s));
 	s->type = PROFD_EV_SAMPLE;
-	s->pid = e->pid;
-	s->tid = e->tid;
-	s->time_ns = e->time_ns;
-	s->kstack_id = e->kstack_id;
-	s->ustack_id = e->ustack_id;
-	s->pystack_id = e->pystack_id;
-	s->flags = e->flags & ~PROFD_OFFCPU_UNCAPTURED;
+	s->pid = pid;
+	s->tid = tid;
+	s->time_ns = when;
+	s->kstack_id = kstack;
+	s->ustack_id = ustack;
+	s->pystack_id = pystack;
+	/* The records were sent before, with the walk: none follows now. */
+	s->flags = flags & ~(PROFD_SAMPLE_KSTACK_NEW | PROFD_SAMPLE_USTACK_NEW |
+			     PROFD_SAMPLE_PYSTACK_NEW | PROFD_OFFCPU_UNCAPTURED);
+}
+
+static void as_sample(const struct profd_offcpu_event *e, struct profd_sample *s)
+{
+	ingest_sample_of(s, e->pid, e->tid, e->time_ns, e->kstack_id, e->ustack_id, e->pystack_id,
+			 e->flags);
 	s->start_ns = e->start_ns;
 	memcpy(s->comm, e->comm, sizeof(s->comm));
 }
