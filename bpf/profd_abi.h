@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 9
+#define PROFD_ABI_VERSION 10
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
@@ -27,6 +27,7 @@ enum profd_event_type {
 	PROFD_EV_EXIT = 3,
 	PROFD_EV_GPU = 4, /* struct profd_gpu_event (GPU driver call or CUDA entry point) */
 	PROFD_EV_STACK = 5, /* struct profd_stack: a stack's frames, sent once per generation */
+	PROFD_EV_OFFCPU = 6, /* struct profd_offcpu_event: a thread was off CPU this long */
 };
 
 /* Stack kinds, mixed into the content hash so equal IPs of different
@@ -49,6 +50,8 @@ enum profd_stack_kind {
 #define PROFD_SAMPLE_USTACK_UNKNOWN (1u << 8) /* unwind hit code without a table: maps changed? */
 #define PROFD_SAMPLE_USTACK_FP (1u << 9)    /* user stack by frame pointers (no tables yet) */
 #define PROFD_SAMPLE_PYSTACK_NOROOT (1u << 10) /* Python walk stopped before the outermost frame */
+#define PROFD_SAMPLE_GIL_KNOWN (1u << 11)   /* the GIL's state was read */
+#define PROFD_SAMPLE_HOLDS_GIL (1u << 12)   /* ... and this thread holds it */
 
 /* A CPU sample.  Stacks travel by ID: the ID is a 64-bit content hash of
  * the stack, so a reused or colliding slot can never mislabel a sample.
@@ -72,6 +75,47 @@ struct profd_sample {
 	 * this in clock ticks): with the pid, the process's identity, so a
 	 * reused pid is told apart without a look into /proc. */
 	__u64 start_ns;
+};
+
+/* A thread of a selected process was off CPU (blocked: sleep, lock, I/O)
+ * for duration_ns, at least the threshold.  Its stacks are the ones it
+ * had when it blocked (captured at switch-out; 0 with
+ * PROFD_OFFCPU_UNCAPTURED when that block was not walked). */
+struct profd_offcpu_event {
+	__u32 type; /* PROFD_EV_OFFCPU */
+	__u32 pid;
+	__u32 tid;
+	__u32 state;       /* prev_state at switch-out (TASK_INTERRUPTIBLE 1, UNINTERRUPTIBLE 2
+			    * ...; 0: preempted, runnable) */
+	__u64 time_ns;     /* switch-in, CLOCK_MONOTONIC */
+	__u64 duration_ns; /* off CPU */
+	__u64 kstack_id;
+	__u64 ustack_id;
+	__u64 pystack_id;
+	__u32 flags;       /* PROFD_SAMPLE_* of the capture, PROFD_OFFCPU_* */
+	__u32 _pad;
+	char comm[PROFD_COMM_LEN];
+	__u64 start_ns;    /* the process's start, as in profd_sample */
+};
+#define PROFD_OFFCPU_UNCAPTURED (1u << 16) /* no stacks: this block was not walked */
+
+/* Per-thread off-CPU state (task storage, readable from userspace with a
+ * pidfd of the thread): the stacks of its last walked switch-out and of
+ * its last CPU sample, for `profctl stacks`. */
+struct profd_thread_state {
+	__u64 off_ns;        /* switch-out time of the current block, 0 on CPU */
+	__u64 last_block_ns; /* length of the previous block */
+	__u64 captured_ns;   /* when the stacks below were walked */
+	__u64 kstack_id, ustack_id, pystack_id; /* at that switch-out */
+	__u32 flags;         /* PROFD_SAMPLE_* of that walk */
+	__u32 state;         /* prev_state then */
+	__u32 captured;      /* 1: the current block's stacks are the ones above */
+	__u32 long_hist;     /* bit i: the i-th last block reached the threshold */
+	__u64 sample_ns;     /* the last CPU sample of the thread */
+	__u64 sample_kstack_id, sample_ustack_id, sample_pystack_id;
+	__u32 sample_flags;
+	__u32 _pad2;
+	__u64 on_ns;         /* the last switch-in */
 };
 
 /* Process lifecycle events from tracepoints, in a ring of their own so a
@@ -121,6 +165,19 @@ enum profd_counter {
 	PROFD_CNT_PY_TSTATE_WALKS, /* thread-list searches for a tstate */
 	PROFD_CNT_PY_UPROBE_HITS,  /* eval-loop uprobe hits (--python-uprobe) */
 	PROFD_CNT_STACKS_SENT,     /* stack records sent (new in this generation) */
+	/* Off-CPU (offcpu.bpf.h): each voluntary switch-out of a selected
+	 * user thread (or preemption) is BLOCKS; its switch-in ends in exactly one of
+	 * OFFCPU_SHORT, OFFCPU_SENT, OFFCPU_RATE_LIMITED or OFFCPU_RB_FULL
+	 * (or never comes: the thread exits or is still blocked). */
+	PROFD_CNT_OFFCPU_BLOCKS,       /* switch-outs seen (blocks and preemptions) */
+	PROFD_CNT_OFFCPU_CAPTURES,     /* ... whose stacks were walked */
+	PROFD_CNT_OFFCPU_CAPTURE_LIMITED, /* ... not walked: the CPU's walk budget was spent */
+	PROFD_CNT_OFFCPU_SHORT,        /* blocks under the threshold (not sent) */
+	PROFD_CNT_OFFCPU_SENT,         /* off-CPU events sent */
+	PROFD_CNT_OFFCPU_UNCAPTURED,   /* ... sent without stacks (the block was not walked) */
+	PROFD_CNT_OFFCPU_RATE_LIMITED, /* blocks not sent: the CPU's event budget was spent */
+	PROFD_CNT_OFFCPU_RB_FULL,      /* blocks not sent: ringbuf full */
+	PROFD_CNT_OFFCPU_NO_STORAGE,   /* thread state could not be allocated */
 	PROFD_CNT_MAX
 };
 
@@ -217,6 +274,14 @@ struct profd_pyoffsets {
 	__u32 unicode_compact_data;	/* sizeof(PyCompactUnicodeObject) */
 	__u32 unicode_has_ready_bit; /* 1 on <= 3.11 (state.ready) */
 	__u32 free_threaded;	     /* 1: a free-threaded build (3.13t+) */
+	/* The GIL (struct _gil_runtime_state), for --type gil: embedded in
+	 * _PyRuntime at gil_runtime_state (3.9-3.11), or pointed to from
+	 * PyInterpreterState at gil_interp_ptr (3.12, 3.13); 0 = unknown.
+	 * Held by tstate T when locked != 0 and last_holder == T. */
+	__u32 gil_runtime_state;
+	__u32 gil_interp_ptr;
+	__u32 gil_last_holder;
+	__u32 gil_locked;
 };
 
 

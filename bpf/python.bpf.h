@@ -65,7 +65,7 @@ struct py_rotate_buf {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2); /* sampler, GPU tracer */
+	__uint(max_entries, 3); /* sampler, GPU tracer, off-CPU */
 	__type(key, __u32);
 	__type(value, struct py_rotate_buf);
 } py_rotate SEC(".maps");
@@ -325,6 +325,30 @@ static __always_inline __u32 py_walk(const struct profd_pyoffsets *o, __u64 fram
 /* Capture the Python stack of the current thread into the stacks map,
  * building it in scratch slot st, and return its ID (0: not a Python
  * thread right now).  Sets PROFD_SAMPLE_* bits in *flags. */
+/* Whether thread state tstate holds the GIL: the GIL is locked and it was
+ * the last to take it.  Sets PROFD_SAMPLE_GIL_KNOWN when the state could
+ * be read (offsets known, memory readable). */
+static __always_inline void py_gil(const struct profd_py_proc *pp, __u64 tstate, __u32 *flags)
+{
+	const struct profd_pyoffsets *o = &pp->off;
+	__u64 gil = 0, holder = 0, interp;
+	__u32 locked = 0;
+
+	if (o->gil_runtime_state) {
+		gil = pp->runtime_addr + o->gil_runtime_state;
+	} else if (o->gil_interp_ptr) {
+		interp = py_read_ptr(tstate + o->tstate_interp);
+		if (interp)
+			gil = py_read_ptr(interp + o->gil_interp_ptr);
+	}
+	if (!gil || bpf_probe_read_user(&holder, sizeof(holder), (void *)(gil + o->gil_last_holder)) ||
+	    bpf_probe_read_user(&locked, sizeof(locked), (void *)(gil + o->gil_locked)))
+		return;
+	*flags |= PROFD_SAMPLE_GIL_KNOWN;
+	if (locked && holder == tstate)
+		*flags |= PROFD_SAMPLE_HOLDS_GIL;
+}
+
 static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u32 tid,
 					     struct profd_stack *st, __u32 *flags, __u64 now,
 					     __u32 rot_slot)
@@ -341,6 +365,7 @@ static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u
 		count(PROFD_CNT_PY_NO_TSTATE);
 		return 0;
 	}
+	py_gil(pp, tstate, flags);
 	frame = py_top_frame(&pp->off, tstate);
 	if (!frame)
 		return 0; /* a Python thread outside any Python code */

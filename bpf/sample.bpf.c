@@ -45,6 +45,8 @@ static __always_inline int selected(__u32 tgid)
 	return !filter_by_pid || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 
+#include "offcpu.bpf.h" /* off-CPU time: sched_switch */
+
 /* Capture one stack (kernel or user) into the stacks map and return its
  * ID, setting the NEW / TRUNC flags on the event (stackcap.bpf.h). */
 static __always_inline __u64 capture(void *ctx, __u32 kind, struct profd_sample *e)
@@ -102,6 +104,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	py = bpf_map_lookup_elem(&py_procs, &tgid);
 	e.pystack_id = py ? py_capture(py, tid, &e) : 0;
+	offcpu_note_sample(&e);
 	if (bpf_ringbuf_output(&events, &e, sizeof(e), events_wakeup_flag())) {
 		count(PROFD_CNT_RB_FULL);
 		return 0;

@@ -188,7 +188,7 @@ assert set(m) == {"title", "type", "unit", "start_ns", "end_ns", "rate_hz", "tot
 assert m["title"] == "p.folded" and m["unit"] == "samples" and m["rate_hz"] == 100, m
 for k in ("start_ns", "end_ns", "rate_hz", "total"):
     assert isinstance(m[k], int) and m[k] >= 0, k
-kinds = {"unknown", "kernel", "native", "python", "root", "gpu"}
+kinds = {"unknown", "kernel", "native", "python", "root", "gpu", "wait"}
 for f in doc["frames"]:
     assert isinstance(f["name"], str) and f["kind"] in kinds, f
     if f["kind"] == "python":

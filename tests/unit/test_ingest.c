@@ -38,6 +38,12 @@ __attribute__((noinline, used)) void victim_caller(void)
 	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
 }
 
+/* Named as CPython's: an off-CPU stack through it waits for the GIL. */
+__attribute__((noinline, used)) void take_gil(void)
+{
+	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
+}
+
 /* The stack BPF would send: its record goes in before the next sample
  * naming it when present is set (once, as BPF sends it once). */
 struct fake_source {
@@ -128,9 +134,9 @@ static void send_sample(struct fixture *f, uint64_t ustack, uint32_t flags, uint
 	ingest_event(&f->in, &e, sizeof(e));
 }
 
-static char *dump_folded(struct fixture *f, uint32_t flags, uint64_t since)
+static char *dump_query(struct fixture *f, const struct agg_query *qp)
 {
-	struct agg_query q = { since, 0, flags, AGG_CPU };
+	struct agg_query q = *qp;
 	struct stackset *ss = stackset_new();
 	struct proc *p = proctable_find_live(&f->pt, (uint32_t)getpid());
 	struct buf b;
@@ -144,6 +150,20 @@ static char *dump_folded(struct fixture *f, uint32_t flags, uint64_t since)
 	buf_free(&b);
 	stackset_free(ss);
 	return s;
+}
+
+static char *dump_folded(struct fixture *f, uint32_t flags, uint64_t since)
+{
+	struct agg_query q = { since, 0, flags, AGG_CPU, 0 };
+
+	return dump_query(f, &q);
+}
+
+static char *dump_type(struct fixture *f, int type, uint64_t scale)
+{
+	struct agg_query q = { 0, 0, 0, type, scale };
+
+	return dump_query(f, &q);
 }
 
 static void prepare_stack(struct fixture *f)
@@ -265,6 +285,60 @@ static void test_by_thread_and_window(void **state)
 	/* A window that starts an hour from now holds nothing. */
 	folded = dump_folded(f, 0, ingest_realtime(&f->in, mono_now()) + 3600ull * 1000000000ull);
 	assert_string_equal(folded, "");
+	free(folded);
+}
+
+static void send_offcpu(struct fixture *f, uint64_t ustack, uint32_t flags, uint32_t state,
+			uint64_t ns)
+{
+	struct profd_offcpu_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = PROFD_EV_OFFCPU;
+	e.pid = (uint32_t)getpid();
+	e.tid = 100;
+	e.state = state;
+	e.time_ns = mono_now();
+	e.duration_ns = ns;
+	e.ustack_id = ustack;
+	e.flags = flags;
+	strcpy(e.comm, "worker");
+	ingest_event(&f->in, &e, sizeof(e));
+}
+
+/* Off-CPU events count their time under the stack the thread blocked in;
+ * a preempted thread's gets a "waiting for a CPU" leaf, an unwalked
+ * block a leaf saying so, a stack through take_gil "[GIL wait]".  Wall
+ * is the cpu profile scaled to time plus the off-cpu one (control.c does
+ * the adding; the scale is the aggregate's). */
+static void test_offcpu_events(void **state)
+{
+	struct fixture *f = *state;
+	char *folded;
+
+	prepare_stack(f);
+	send_record(&f->in, &f->src);
+	f->src.present = false;
+	send_offcpu(f, f->src.id, 0, 1, 3000000);
+	send_offcpu(f, f->src.id, 0, 1, 2000000);
+	send_offcpu(f, f->src.id, 0, 0, 700000);
+	send_offcpu(f, 0, PROFD_OFFCPU_UNCAPTURED, 1, 1000000);
+	f->src.id = 0x5151;
+	f->src.st.ips[0] = (uint64_t)(uintptr_t)&take_gil + 2;
+	send_record(&f->in, &f->src);
+	send_offcpu(f, f->src.id, 0, 1, 4000000);
+	send_sample(f, 0xabcdef, 0, 100);
+	assert_int_equal(f->in.c.offcpu_events, 5);
+	assert_int_equal(f->in.c.offcpu_aggregated, 5);
+	assert_int_equal(f->in.c.offcpu_gil_waits, 1);
+	folded = dump_type(f, AGG_OFFCPU, 0);
+	assert_non_null(strstr(folded, "victim_caller;victim_leaf 5000000\n"));
+	assert_non_null(strstr(folded, "victim_caller;victim_leaf;[runnable: waiting for a CPU] 700000\n"));
+	assert_non_null(strstr(folded, "[off-cpu: stack not walked] 1000000\n"));
+	assert_non_null(strstr(folded, "victim_caller;take_gil;[GIL wait] 4000000\n"));
+	free(folded);
+	folded = dump_type(f, AGG_CPU, 10101010);
+	assert_string_equal(folded, "victim_caller;victim_leaf 10101010\n");
 	free(folded);
 }
 
@@ -589,7 +663,7 @@ static void test_lost_exit_repaired_by_start_time(void **state)
 static void test_dump_keeps_modules(void **state)
 {
 	struct fixture *f = *state;
-	struct agg_query q = { 0, 0, 0, AGG_CPU };
+	struct agg_query q = { 0, 0, 0, AGG_CPU, 0 };
 	struct stackset *ss = stackset_new();
 	const struct ss_module *m;
 	char self[PATH_MAX];
@@ -625,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_lost_exit_repaired_by_start_time),
 		cmocka_unit_test(test_eviction_order),
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_events, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

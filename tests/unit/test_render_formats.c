@@ -228,6 +228,7 @@ static void test_framename(void **state)
 	assert_false(framename_module("[x.so+0x]", &mod));
 	assert_false(framename_module("[x.so+0x12345678901234567]", &mod));
 	assert_string_equal(framename_kind(FRAME_GPU), "gpu");
+	assert_string_equal(framename_kind(FRAME_WAIT), "wait");
 	assert_string_equal(framename_kind(999), "unknown");
 }
 

@@ -14,5 +14,7 @@ int cmd_top(const struct ctl *ctl, int argc, char **argv);
 int cmd_render(int argc, char **argv);
 /* profctl diff BEFORE.folded AFTER.folded: differential flamegraph. */
 int cmd_diff(const struct ctl *ctl, int argc, char **argv);
+/* profctl stacks --pid N: every thread's current stack. */
+int cmd_stacks(const struct ctl *ctl, int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static void usage(FILE *out)
 		"  diff BEFORE.folded AFTER.folded [-o OUT.svg]\n"
 		"  diff --pid N --before 10m..5m --after 5m.. [-o OUT.svg]\n"
 		"                            differential flamegraph (red grew, blue shrank)\n"
+		"  stacks --pid N [--json]   every thread's current stack, state and wait\n"
 		"\n"
 		"  -s, --socket PATH         profd's socket (default %s, or $PROFD_SOCKET)\n"
 		"  -j, --json                machine-readable output (list, stats, errors)\n"
@@ -51,6 +52,7 @@ static const struct command commands[] = {
 	{ "top", cmd_top },
 	{ "render", run_render },
 	{ "diff", cmd_diff },
+	{ "stacks", cmd_stacks },
 };
 
 int main(int argc, char **argv)

@@ -245,6 +245,9 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "python_samples", c->py_samples);
 	proto_stats_add(s, "python_frames_unreadable", c->py_frames_unreadable);
 	proto_stats_add(s, "python_uprobes", (uint64_t)sampler_py_uprobes(d->sampler));
+	proto_stats_add(s, "offcpu_events_received", c->offcpu_events);
+	proto_stats_add(s, "offcpu_events_aggregated", c->offcpu_aggregated);
+	proto_stats_add(s, "offcpu_gil_waits", c->offcpu_gil_waits);
 }
 
 static void add_unwind_stats(struct daemon *d, struct proto_stats *s)
@@ -558,6 +561,13 @@ struct dump_plan {
 	struct agg_query q;
 };
 
+/* The wall profile is not stored: it is the cpu profile, each sample
+ * counted as the sampling period in ns, plus the off-cpu profile. */
+static uint64_t wall_cpu_scale(const struct daemon *d)
+{
+	return 1000000000ull / (d->cfg.rate_hz ? d->cfg.rate_hz : 99);
+}
+
 /* The flushed part of the selection from history (memory adds the rest
  * with AGG_UNFLUSHED): per process, or all at once for --all. */
 static int dump_history(struct daemon *d, const struct caller *c, const struct proto_dump_req *r,
@@ -570,11 +580,22 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 		.process_root = dp->q.flags & AGG_PROCESS_ROOT,
 		.no_kernel = dp->q.flags & AGG_NO_KERNEL,
 		.type = aggregate_type_name(dp->q.type),
+		.scale = dp->q.scale,
 		.by_uid = c->uid != 0, .uid = c->uid,
 	};
 	size_t i;
 	int err = 0;
 
+	if (dp->q.type == AGG_WALL) {
+		struct dump_plan part = *dp;
+
+		part.q.type = AGG_CPU;
+		part.q.scale = wall_cpu_scale(d);
+		err = dump_history(d, c, r, &part, ss);
+		part.q.type = AGG_OFFCPU;
+		part.q.scale = 0;
+		return err ? err : dump_history(d, c, r, &part, ss);
+	}
 	if (r->flags & PROTO_DUMP_ALL)
 		return history_query(d->hist, &hq, ss);
 	for (i = 0; i < dp->nsel && !err; i++) {
@@ -590,6 +611,32 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 		err = history_query(d->hist, &hq, ss);
 	}
 	return err;
+}
+
+/* Blocks still under way are read thread by thread from /proc and BPF
+ * under the lock: only for a dump of a few processes. */
+#define ONGOING_MAX_PROCS 16
+
+/* One process's profile in memory; wall from its two parts. */
+static int dump_proc_memory(struct daemon *d, struct proc *p, const struct agg_query *q,
+			    bool ongoing, struct stackset *ss)
+{
+	struct agg_query part = *q;
+	int err;
+
+	if (q->type == AGG_OFFCPU)
+		return aggregate_dump(&d->agg, p, q, ss) ?:
+		       (ongoing ? control_ongoing_blocks(d, p, q, ss) : 0);
+	if (q->type != AGG_WALL)
+		return aggregate_dump(&d->agg, p, q, ss);
+	part.type = AGG_CPU;
+	part.scale = wall_cpu_scale(d);
+	err = aggregate_dump(&d->agg, p, &part, ss);
+	part.type = AGG_OFFCPU;
+	part.scale = 0;
+	if (!err)
+		err = aggregate_dump(&d->agg, p, &part, ss);
+	return err || !ongoing ? err : control_ongoing_blocks(d, p, &part, ss);
 }
 
 /* Under d->lock: the selection's profiles in memory, and its identities. */
@@ -614,7 +661,7 @@ static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct 
 	for (i = 0; i < dp->nsel && !err; i++) {
 		dp->pids[i] = dp->sel[i]->pid;
 		dp->starts[i] = dp->sel[i]->start_time;
-		err = aggregate_dump(&d->agg, dp->sel[i], &dp->q, ss);
+		err = dump_proc_memory(d, dp->sel[i], &dp->q, dp->nsel <= ONGOING_MAX_PROCS, ss);
 	}
 	set_meta(ss, r, dp->sel, dp->nsel, d->cfg.rate_hz);
 	return err;
@@ -710,6 +757,48 @@ out:
 	return err > 0 ? 0 : err;
 }
 
+static int handle_stacks(struct daemon *d, struct buf *out, const struct caller *c,
+			 const struct buf *payload)
+{
+	struct proto_dump_req r = { 0 };
+	struct stackset *ss = NULL;
+	struct buf b;
+	int err;
+
+	if (proto_decode_dump_req(payload->data, payload->len, &r))
+		return reply_error(out, EINVAL, "malformed stacks request");
+	/* An answered error is 1: nothing more to send. */
+	if (r.npids != 1 || r.flags) {
+		err = reply_error(out, EINVAL, "stacks: give one --pid (flags 0x%x)", r.flags) ?: 1;
+		goto out;
+	}
+	if (!d->cfg.offcpu) {
+		err = reply_error(out, EOPNOTSUPP, "stacks needs off-CPU tracing: start profd "
+						   "with --off-cpu") ?: 1;
+		goto out;
+	}
+	ss = stackset_new();
+	err = ss ? control_thread_stacks(d, r.pids[0], c->uid, may_see_kernel(c), ss) : -ENOMEM;
+	if (err == -EACCES)
+		err = reply_error(out, EACCES, "permission denied: process %u is not yours",
+				  r.pids[0]) ?: 1;
+	else if (err == -ENOENT || err == -ESRCH)
+		err = reply_error(out, ESRCH, "no such process: %u", r.pids[0]) ?: 1;
+	else if (err)
+		err = reply_error(out, -err, "stacks failed: %s", strerror(-err)) ?: 1;
+	if (err)
+		goto out;
+	buf_init(&b);
+	err = proto_encode_stackset(&b, ss);
+	if (!err)
+		err = respond(out, PROTO_RESP_STACKS, &b);
+	buf_free(&b);
+out:
+	stackset_free(ss);
+	proto_dump_req_free(&r);
+	return err > 0 ? 0 : err;
+}
+
 void control_answer(struct daemon *d, const struct caller *c, uint16_t type,
 		    const struct buf *payload, struct buf *out)
 {
@@ -719,6 +808,7 @@ void control_answer(struct daemon *d, const struct caller *c, uint16_t type,
 	case PROTO_REQ_LIST: err = handle_list(d, out, c); break;
 	case PROTO_REQ_STATS: err = handle_stats(d, out); break;
 	case PROTO_REQ_DUMP: err = handle_dump(d, out, c, payload); break;
+	case PROTO_REQ_STACKS: err = handle_stacks(d, out, c, payload); break;
 	default: err = reply_error(out, EPROTO, "unknown request type %u", type);
 	}
 	if (err && !out->len)

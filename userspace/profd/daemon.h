@@ -57,6 +57,8 @@ struct daemon_config {
 	size_t ngpu_devices;
 	const char *push_url;      /* NULL: no push */
 	uint64_t push_interval_ns;
+	bool offcpu;               /* --off-cpu / --no-off-cpu (default) */
+	uint64_t offcpu_min_ns;    /* --off-cpu-threshold */
 };
 
 struct daemon {
@@ -128,6 +130,19 @@ void persist_open(struct daemon *d);
 void persist_flush(struct daemon *d);
 void persist_tick(struct daemon *d);
 void persist_snap_stats(struct daemon *d);
+
+/* control_threads.c: threads' current stacks (BPF's per-thread state) */
+struct agg_query;
+struct stackset;
+/* Blocks of p's threads still under way, as off-cpu weight up to now
+ * (under d->lock). */
+int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_query *q,
+			   struct stackset *out);
+/* Every thread of pid with its current stack into out (PROTO_RESP_STACKS);
+ * takes d->lock.  uid: the caller's (0 sees every process); kernel: keep
+ * kernel frames.  0, -EACCES, -ESRCH or -errno. */
+int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
+			  struct stackset *out);
 
 /* control_server.c: the control thread */
 int control_listen(const char *path);

@@ -62,6 +62,10 @@ static void usage(FILE *out)
 		"                           auto uses fentry/fexit on their kernel functions\n"
 		"                           (tracepoints where that cannot attach), tracepoint\n"
 		"                           the raw syscall tracepoints (every syscall pays)\n"
+		"      --off-cpu, --no-off-cpu  record where threads block and for how long\n"
+		"                           (off-cpu and wall profiles, profctl stacks; off:\n"
+		"                           it costs every context switch ~150 ns)\n"
+		"      --off-cpu-threshold DUR  shortest block recorded (default 1ms)\n"
 		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
 		"      --push-interval DUR  how often to send them (default 10s)\n"
 		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
@@ -93,6 +97,9 @@ enum {
 	OPT_GPU,
 	OPT_GPU_DEVICE,
 	OPT_GPU_HOOK,
+	OPT_OFFCPU,
+	OPT_NO_OFFCPU,
+	OPT_OFFCPU_MIN,
 };
 
 #define SHORT_OPTS "ap:r:s:vh"
@@ -118,6 +125,9 @@ static const struct option long_opts[] = {
 	{ "gpu", required_argument, NULL, OPT_GPU },
 	{ "gpu-device", required_argument, NULL, OPT_GPU_DEVICE },
 	{ "gpu-syscall-hook", required_argument, NULL, OPT_GPU_HOOK },
+	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
+	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFFCPU },
+	{ "off-cpu-threshold", required_argument, NULL, OPT_OFFCPU_MIN },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
@@ -243,6 +253,8 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 	c->flush_interval_ns = 5ull * 1000000000ull;
 	c->history_max_bytes = 1ull << 30;
 	c->push_interval_ns = 10ull * 1000000000ull;
+	c->offcpu = false; /* sched_switch costs every switch: see README */
+	c->offcpu_min_ns = 1000000ull;
 	while ((opt = getopt_long(argc, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
 		int err = 0;
 
@@ -295,6 +307,11 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 		case OPT_GPU:
 		case OPT_GPU_DEVICE:
 		case OPT_GPU_HOOK: err = opt_gpu(c, opt, optarg); break;
+		case OPT_OFFCPU: c->offcpu = true; break;
+		case OPT_NO_OFFCPU: c->offcpu = false; break;
+		case OPT_OFFCPU_MIN:
+			err = opt_duration("off-cpu-threshold", optarg, &c->offcpu_min_ns);
+			break;
 		case OPT_PUSH: c->push_url = optarg; break;
 		case OPT_PUSH_INTERVAL:
 			err = opt_duration("push-interval", optarg, &c->push_interval_ns);
@@ -546,6 +563,8 @@ static int daemon_start(struct daemon *d)
 		.stack_map_entries = d->cfg.stack_map_entries,
 		.python_uprobe = d->cfg.python_uprobe,
 		.unwind_table_bytes = d->cfg.unwind_table_bytes,
+		.offcpu = d->cfg.offcpu,
+		.offcpu_min_ns = d->cfg.offcpu_min_ns,
 	};
 	struct symbolizer_opts symo = { 0 };
 	struct ingest_backend be = {
@@ -791,6 +810,8 @@ static void daemon_reload(struct daemon *d)
 				     (nc.push_url && strcmp(nc.push_url, c->push_url)));
 	keep_setting("push-interval", nc.push_interval_ns != c->push_interval_ns);
 	keep_setting("gpu-syscall-hook", nc.gpu_hook != c->gpu_hook);
+	keep_setting("off-cpu", nc.offcpu != c->offcpu);
+	keep_setting("off-cpu-threshold", nc.offcpu_min_ns != c->offcpu_min_ns);
 	fprintf(stderr, "profd: reloaded %s\n", args.path ? args.path : "(no config file)");
 	sdnotify_send("READY=1\nSTATUS=configuration reloaded");
 out:

@@ -15,6 +15,9 @@ static const struct {
 	[AGG_GPU_DRIVER_CALLS] = { "gpu-driver-calls", "calls" },
 	[AGG_CUDA] = { "cuda", "nanoseconds" },
 	[AGG_CUDA_CALLS] = { "cuda-calls", "calls" },
+	[AGG_OFFCPU] = { "off-cpu", "nanoseconds" },
+	[AGG_WALL] = { "wall", "nanoseconds" },
+	[AGG_GIL] = { "gil", "samples" },
 };
 
 int aggregate_type_from_name(const char *name)
@@ -180,7 +183,7 @@ int64_t aggregate_stack(struct aggregate *a, struct proc *p, const uint32_t *fra
 bool aggregate_keeps(uint32_t flags, uint32_t kind)
 {
 	if (flags & AGG_PYTHON_ONLY)
-		return kind == FRAME_PYTHON || kind == FRAME_GPU;
+		return kind == FRAME_PYTHON || kind == FRAME_GPU || kind == FRAME_WAIT;
 	return !(flags & AGG_NO_KERNEL) || kind != FRAME_KERNEL;
 }
 
@@ -311,7 +314,43 @@ static int dump_cell(struct aggregate *a, const struct proc *p, const struct agg
 			return (int)id;
 		ids[n++] = (uint32_t)id;
 	}
-	return stackset_add(out, ids, n, count);
+	return stackset_add(out, ids, n, q->scale ? count * q->scale : count);
+}
+
+static int64_t proc_root(const struct proc *p, struct stackset *out)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s (%u)", p->comm, p->pid);
+	return stackset_intern(out, FRAME_ROOT, label);
+}
+
+int aggregate_dump_stack(struct aggregate *a, const struct proc *p, const struct agg_query *q,
+			 uint32_t stack_idx, uint32_t tid, const char *thread_name, uint64_t weight,
+			 struct stackset *out)
+{
+	struct agg_cell c = { .stack = stack_idx, .tid = tid, .count = weight };
+	struct agg_query one = *q;
+	int64_t tf = thread_frame(a, tid, thread_name), root = 0;
+	struct hashmap map;
+	uint32_t *ids;
+	int err;
+
+	if (!p->profile || stack_idx >= p->profile->nstacks || tf < 0)
+		return -EINVAL;
+	if ((q->flags & AGG_PROCESS_ROOT) && (root = proc_root(p, out)) < 0)
+		return (int)root;
+	ids = malloc((a->max_depth + 2) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	c.thread_frame = (uint32_t)tf;
+	one.flags &= ~AGG_UNFLUSHED;
+	one.scale = 0;
+	hashmap_init(&map);
+	err = dump_cell(a, p, &c, &one, out, &map, ids, root);
+	hashmap_free(&map);
+	free(ids);
+	return err;
 }
 
 int aggregate_dump(struct aggregate *a, const struct proc *p, const struct agg_query *q,
@@ -320,7 +359,6 @@ int aggregate_dump(struct aggregate *a, const struct proc *p, const struct agg_q
 	struct hashmap map;
 	uint32_t *ids = NULL;
 	int64_t proc_frame = 0;
-	char label[64];
 	size_t i;
 	int err = 0;
 
@@ -331,8 +369,7 @@ int aggregate_dump(struct aggregate *a, const struct proc *p, const struct agg_q
 		return -ENOMEM;
 	hashmap_init(&map);
 	if (q->flags & AGG_PROCESS_ROOT) {
-		snprintf(label, sizeof(label), "%s (%u)", p->comm, p->pid);
-		proc_frame = stackset_intern(out, FRAME_ROOT, label);
+		proc_frame = proc_root(p, out);
 		if (proc_frame < 0)
 			err = (int)proc_frame;
 	}

@@ -55,6 +55,9 @@ enum agg_type {
 	AGG_GPU_DRIVER_CALLS, /* "gpu-driver-calls": those calls */
 	AGG_CUDA,             /* "cuda": ns in CUDA entry points */
 	AGG_CUDA_CALLS,       /* "cuda-calls": those calls */
+	AGG_OFFCPU,           /* "off-cpu": ns threads were blocked (sleep, lock, I/O) */
+	AGG_WALL,             /* "wall": cpu samples as time plus off-cpu; composed at dump */
+	AGG_GIL,              /* "gil": cpu samples of threads holding the GIL */
 	AGG_TYPE_MAX
 };
 
@@ -86,6 +89,7 @@ struct agg_query {
 	uint64_t since_ns, until_ns; /* CLOCK_REALTIME, 0 = open */
 	uint32_t flags;
 	int type; /* enum agg_type */
+	uint64_t scale; /* each count times this (0: 1): cpu samples as ns in wall */
 };
 
 struct history;
@@ -100,6 +104,12 @@ struct agg_flush_stats {
  * is marked flushed then, so the next flush retries). */
 int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h,
 		    uint64_t now_ns, struct agg_flush_stats *st);
+
+/* Add one weight of p's stack idx on thread tid to out as a dump with q's
+ * flags would (for what is not stored: a block still under way). */
+int aggregate_dump_stack(struct aggregate *a, const struct proc *p, const struct agg_query *q,
+			 uint32_t stack_idx, uint32_t tid, const char *thread_name, uint64_t weight,
+			 struct stackset *out);
 
 /* Add p's matching samples to out (frames re-interned into out). */
 int aggregate_dump(struct aggregate *a, const struct proc *p, const struct agg_query *q,

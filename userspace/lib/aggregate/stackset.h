@@ -18,6 +18,7 @@ enum frame_kind {
 	FRAME_PYTHON = 3,  /* "qualname (path:line)" */
 	FRAME_ROOT = 4,    /* synthetic: process or thread root */
 	FRAME_GPU = 5,     /* driver command or CUDA entry point */
+	FRAME_WAIT = 6,    /* synthetic: what a blocked thread waits for ("[GIL wait]") */
 	FRAME_KIND_MAX
 };
 

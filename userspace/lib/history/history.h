@@ -75,6 +75,7 @@ struct history_query {
 	bool by_thread, python_only, process_root;
 	bool no_kernel; /* leave kernel frames out */
 	const char *type;	     /* NULL = "cpu" */
+	uint64_t scale;		     /* each count times this (0: 1) */
 };
 
 struct history_stats {

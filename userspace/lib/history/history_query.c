@@ -348,7 +348,8 @@ static int emit_cell(struct hq *x, const struct hq_cell *c, int64_t proc_root)
 		x->ids[n++] = (uint32_t)id;
 	}
 	memcpy(x->ids + n, st->ids, st->depth * sizeof(*x->ids));
-	return stackset_add(x->out, x->ids, n + st->depth, c->count);
+	return stackset_add(x->out, x->ids, n + st->depth,
+			    x->q->scale ? c->count * x->q->scale : c->count);
 }
 
 static int query_proc(struct hq *x, const struct hq_proc *p)

@@ -306,7 +306,7 @@ static struct proc *live_proc(struct ingest *in, uint32_t pid, uint64_t start_ns
 
 /* The process a sample belongs to: the live one, a late sample's exited
  * one, or a new entry. */
-static struct proc *sample_proc(struct ingest *in, const struct profd_sample *e,
+struct proc *ingest_sample_proc(struct ingest *in, const struct profd_sample *e,
 				const char *comm)
 {
 	bool older;
@@ -333,7 +333,7 @@ static void on_sample(struct ingest *in, const struct profd_sample *e, bool fina
 			in->c.first_sample_mono_ns = e->time_ns;
 	}
 	copy_comm(comm, e->comm);
-	p = sample_proc(in, e, comm);
+	p = ingest_sample_proc(in, e, comm);
 	if (!p) {
 		in->c.dropped_noproc++;
 		return;
@@ -350,6 +350,11 @@ static void on_sample(struct ingest *in, const struct profd_sample *e, bool fina
 		in->c.py_samples++;
 	if (idx < 0 || aggregate_count(in->agg, p, (uint32_t)idx, e->tid, comm,
 				       ingest_realtime(in, e->time_ns), 1))
+		goto nomem;
+	/* The gil profile: the same sample again when its thread held the GIL. */
+	if ((e->flags & PROFD_SAMPLE_HOLDS_GIL) &&
+	    aggregate_add(in->agg, p, AGG_GIL, (uint32_t)idx, e->tid, comm,
+			  ingest_realtime(in, e->time_ns), 1))
 		goto nomem;
 	in->c.aggregated++;
 	return;
@@ -441,6 +446,8 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 
 		memcpy(&e, data, sizeof(e));
 		on_sample(in, &e, false);
+	} else if (type == PROFD_EV_OFFCPU) {
+		ingest_offcpu_event(in, data, len);
 	} else if (type == PROFD_EV_GPU) {
 		if (ingest_gpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
 			defer(in, data, len);

@@ -71,6 +71,9 @@ struct ingest_counters {
 	uint64_t ustack_fp;      /* user stacks by frame pointers (no tables yet) */
 	uint64_t unwind_refreshes; /* tables refreshed after a walk hit unknown code */
 	uint64_t first_sample_mono_ns;
+	uint64_t offcpu_events;     /* off-CPU events received */
+	uint64_t offcpu_aggregated; /* ... counted in a profile */
+	uint64_t offcpu_gil_waits;  /* ... of a thread waiting for the GIL */
 };
 
 /* A deferred event: a sample or a GPU call, as the ring gave it. */
@@ -141,6 +144,22 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 /* ingest_gpu.c: a GPU driver call or CUDA entry-point event.  -EAGAIN
  * when a stack it names has not come yet and final is not set. */
 int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final);
+/* ingest_offcpu.c: a thread was off CPU (offcpu.bpf.h). */
+/* A sample naming these stacks (kept by a walk earlier, so without the
+ * NEW flags): what ingest_thread_frames takes. */
+void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
+		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags);
+void ingest_offcpu_event(struct ingest *in, const void *data, size_t len);
+/* The frames (global ids, root first) of a thread's stacks as s names
+ * them: blocked, the stacks it had when it blocked (a "[GIL wait]" leaf
+ * when it waits for the GIL); else a CPU sample's.  0 or -errno. */
+int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
+			 bool blocked, uint32_t *ids, uint32_t max, uint32_t *n);
+/* The process a sample (or an event shaped like one) belongs to: the live
+ * one, a late event's exited one, or a new entry; NULL when the table is
+ * full or the event is of an earlier process with this pid. */
+struct proc *ingest_sample_proc(struct ingest *in, const struct profd_sample *e,
+				const char *comm);
 /* ingest.c, for events that carry stacks like a sample does: the raw
  * stack of an ID (NULL: unknown), and the native unwind tables kept for
  * the process. */

@@ -47,7 +47,7 @@ void proctable_free(struct proctable *pt)
 	pt->n = pt->cap = 0;
 }
 
-static int read_small_file(const char *path, char *buf, size_t size)
+int proc_read_small_file(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -97,7 +97,7 @@ int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%u/stat", proc_root, pid);
-	err = read_small_file(path, text, sizeof(text));
+	err = proc_read_small_file(path, text, sizeof(text));
 	if (err < 0)
 		return err == -ENOENT ? -ESRCH : err;
 	if (parse_stat(text, start_time, comm))

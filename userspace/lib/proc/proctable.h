@@ -92,6 +92,8 @@ int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns
 /* Drop exited processes whose exit is older than retention_ns. */
 void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns);
 
+/* A small /proc file into buf, NUL-terminated: bytes read or -errno. */
+int proc_read_small_file(const char *path, char *buf, size_t size);
 /* Read start time, uid, comm and exe of a pid from /proc. -ESRCH if gone. */
 int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time, uint32_t *uid,
 		       char comm[16], char **exe);

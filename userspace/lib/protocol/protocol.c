@@ -283,10 +283,12 @@ const char *proto_type_name(uint16_t type)
 	case PROTO_REQ_LIST: return "LIST";
 	case PROTO_REQ_STATS: return "STATS";
 	case PROTO_REQ_DUMP: return "DUMP";
+	case PROTO_REQ_STACKS: return "STACKS";
 	case PROTO_RESP_ERROR: return "RESP_ERROR";
 	case PROTO_RESP_LIST: return "RESP_LIST";
 	case PROTO_RESP_STATS: return "RESP_STATS";
 	case PROTO_RESP_DUMP: return "RESP_DUMP";
+	case PROTO_RESP_STACKS: return "RESP_STACKS";
 	default: return "UNKNOWN";
 	}
 }

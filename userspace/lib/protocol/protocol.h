@@ -50,6 +50,9 @@ enum proto_type {
 	PROTO_REQ_LIST = 1,
 	PROTO_REQ_STATS = 2,
 	PROTO_REQ_DUMP = 3,
+	/* Every thread's current stack: a dump request naming one pid
+	 * (PROTO_STACKS_* flags); answered with PROTO_RESP_STACKS. */
+	PROTO_REQ_STACKS = 4,
 	/* next: RECORD, TOP, DIFF */
 
 	PROTO_RESP_BASE = 128,
@@ -57,6 +60,12 @@ enum proto_type {
 	PROTO_RESP_LIST = 129,
 	PROTO_RESP_STATS = 130,
 	PROTO_RESP_DUMP = 131,
+	/* A stackset with one stack (count 1) per thread, root first; its
+	 * root frame (FRAME_ROOT) is the thread's header, tab-separated:
+	 * "tid<TAB>name<TAB>state<TAB>wait<TAB>source<TAB>age_ns" (state as
+	 * /proc's stat letter, wait the kernel wait channel or "", source
+	 * where the stack comes from, age_ns how old it is). */
+	PROTO_RESP_STACKS = 132,
 };
 
 /* Attribute tags, one namespace per message or nested attribute. */

@@ -131,7 +131,7 @@ static int entries_compact(struct push_window *w)
 static struct stackset *dump(struct aggregate *a, const struct proc *p, int type,
 			     uint64_t since)
 {
-	struct agg_query q = { since, 0, 0, type };
+	struct agg_query q = { since, 0, 0, type, 0 };
 	struct stackset *ss = stackset_new();
 
 	if (ss && aggregate_dump(a, p, &q, ss)) {
@@ -223,8 +223,9 @@ int push_window_flush(struct push_window *w, struct pusher *pu, struct aggregate
 		if (!p->profile || p->last_ns + a->bucket_ns <= w->since_ns)
 			continue;
 		for (type = 0; type < AGG_TYPE_MAX && !err; type++) {
-			/* Only CPU samples unless the process has other events. */
-			if (type != AGG_CPU && !p->events)
+			/* Only CPU samples unless the process has other events;
+			 * wall is composed at dump time, never stored. */
+			if (type == AGG_WALL || (type != AGG_CPU && !p->events))
 				continue;
 			r = flush_one(w, pu, a, p, type, now_ns, rate_hz);
 			if (r < 0)

@@ -13,13 +13,15 @@
 	.interp_next = 0, .tstate_next = 8, .tstate_interp = 16,                \
 	.object_type = 8, .type_name = 24, .bytes_size = 16, .bytes_data = 32,  \
 	.unicode_length = 16, .unicode_state = 32,                              \
-	.frame_tlbc_index = N, .code_tlbc = N
+	.frame_tlbc_index = N, .code_tlbc = N,                                  \
+	.gil_last_holder = 8, .gil_locked = 16
 
 /* Python 3.9: Include/cpython/{pystate,frameobject,code}.h,
  * Include/internal/{pycore_runtime,pycore_interp}.h. */
 static const struct profd_pyoffsets py39 = {
 	PYOFF_COMMON,
 	.version = 0x0309,
+	.gil_runtime_state = 0x160, /* _PyRuntime.ceval.gil */
 	.frame_kind = PYOFF_FRAME_OBJECT,
 	.instr_kind = PYOFF_INSTR_LASTI_BYTES,
 	.line_format = PYOFF_LINES_LNOTAB,
@@ -51,6 +53,7 @@ static const struct profd_pyoffsets py39 = {
 static const struct profd_pyoffsets py310 = {
 	PYOFF_COMMON,
 	.version = 0x030a,
+	.gil_runtime_state = 0x160,
 	.frame_kind = PYOFF_FRAME_OBJECT,
 	.instr_kind = PYOFF_INSTR_LASTI_UNITS,
 	.line_format = PYOFF_LINES_PEP626,
@@ -82,6 +85,7 @@ static const struct profd_pyoffsets py310 = {
 static const struct profd_pyoffsets py311 = {
 	PYOFF_COMMON,
 	.version = 0x030b,
+	.gil_runtime_state = 0x168,
 	.frame_kind = PYOFF_FRAME_CFRAME,
 	.instr_kind = PYOFF_INSTR_PREV_PTR,
 	.line_format = PYOFF_LINES_LOCATIONS,
@@ -113,6 +117,7 @@ static const struct profd_pyoffsets py311 = {
 static const struct profd_pyoffsets py312 = {
 	PYOFF_COMMON,
 	.version = 0x030c,
+	.gil_interp_ptr = 0x180, /* interp->ceval.gil */
 	.frame_kind = PYOFF_FRAME_CFRAME,
 	.instr_kind = PYOFF_INSTR_PREV_PTR,
 	.line_format = PYOFF_LINES_LOCATIONS,
@@ -492,6 +497,14 @@ static void fill(const struct dbg_use *d, struct profd_pyoffsets *o)
 							  : (uint32_t)d->unicode.ascii_size + 16;
 	o->unicode_has_ready_bit = 0;
 	o->free_threaded = d->free_threaded ? 1 : 0;
+	/* The block has no GIL offsets before 3.14: 3.13's interp->ceval.gil
+	 * from its headers (ceval comes first in PyInterpreterState). 3.14+:
+	 * not read yet. */
+	if (o->version == 0x030d && !o->free_threaded) {
+		o->gil_interp_ptr = 0x10;
+		o->gil_last_holder = 8;
+		o->gil_locked = 16;
+	}
 }
 
 int pyoffsets_from_debug(const void *data, size_t len, struct profd_pyoffsets *out)

@@ -41,6 +41,7 @@ static const char *const kind_label[FRAME_KIND_MAX] = {
 	[FRAME_PYTHON] = "Python",
 	[FRAME_ROOT] = "root",
 	[FRAME_GPU] = "GPU",
+	[FRAME_WAIT] = "wait",
 };
 
 /* Hue range, saturation and lightness per kind: kernel orange (the
@@ -55,6 +56,7 @@ static const struct {
 	[FRAME_PYTHON] = { 196, 222, 0.65, 0.66 },
 	[FRAME_ROOT] = { 262, 282, 0.22, 0.78 },
 	[FRAME_GPU] = { 88, 128, 0.55, 0.56 },
+	[FRAME_WAIT] = { 50, 58, 0.90, 0.62 },
 };
 
 static uint32_t node_kind(const struct svg_ctx *c, const struct render_node *n)
@@ -242,7 +244,7 @@ static void put_legend(struct svg_ctx *c, double y)
 {
 	/* Display order: most common kinds first. */
 	static const uint32_t order[] = { FRAME_PYTHON, FRAME_NATIVE,  FRAME_KERNEL,
-					  FRAME_GPU,	FRAME_UNKNOWN, FRAME_ROOT };
+					  FRAME_GPU,	FRAME_WAIT,    FRAME_UNKNOWN, FRAME_ROOT };
 	double x = 130;
 	size_t i;
 

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,15 @@ static const char *const counter_names[PROFD_CNT_MAX] = {
 	[PROFD_CNT_PY_TSTATE_WALKS] = "bpf_python_thread_list_searches",
 	[PROFD_CNT_PY_UPROBE_HITS] = "bpf_python_uprobe_hits",
 	[PROFD_CNT_STACKS_SENT] = "bpf_stack_records_sent",
+	[PROFD_CNT_OFFCPU_BLOCKS] = "bpf_offcpu_blocks",
+	[PROFD_CNT_OFFCPU_CAPTURES] = "bpf_offcpu_stack_walks",
+	[PROFD_CNT_OFFCPU_CAPTURE_LIMITED] = "bpf_offcpu_walks_skipped_budget",
+	[PROFD_CNT_OFFCPU_SHORT] = "bpf_offcpu_blocks_under_threshold",
+	[PROFD_CNT_OFFCPU_SENT] = "bpf_offcpu_events_sent",
+	[PROFD_CNT_OFFCPU_UNCAPTURED] = "bpf_offcpu_events_without_stacks",
+	[PROFD_CNT_OFFCPU_RATE_LIMITED] = "bpf_offcpu_events_dropped_budget",
+	[PROFD_CNT_OFFCPU_RB_FULL] = "bpf_offcpu_events_dropped_ringbuf_full",
+	[PROFD_CNT_OFFCPU_NO_STORAGE] = "bpf_offcpu_thread_state_failed",
 };
 
 const char *sampler_counter_name(int which)
@@ -249,6 +259,10 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 		return -E2BIG;
 	}
 	s->skel->rodata->filter_by_pid = o->npids > 0;
+	s->skel->rodata->offcpu_enabled = o->offcpu;
+	if (o->offcpu_min_ns)
+		s->skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
+	bpf_program__set_autoload(s->skel->progs.on_sched_switch, o->offcpu);
 	/* Woken per batch, a quarter of the ring at most (stackhash.bpf.h). */
 	s->skel->rodata->wakeup_bytes = rb / 4 < 64 * 1024 ? rb / 4 : 64 * 1024;
 	s->uopts.table_bytes = o->unwind_table_bytes;
@@ -261,7 +275,7 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	 * header) and the per-CPU scratch stacks. */
 	s->map_bytes = rb + bpf_map__max_entries(s->skel->maps.proc_events) +
 		       (uint64_t)known * 64 +
-		       3ull * sizeof(struct profd_stack) * (uint64_t)s->npossible;
+		       (o->offcpu ? 6ull : 3ull) * sizeof(struct profd_stack) * (uint64_t)s->npossible;
 	return 0;
 }
 
@@ -569,4 +583,21 @@ int sampler_py_uprobes(const struct sampler *s)
 struct unwinder *sampler_unwinder(const struct sampler *s)
 {
 	return s->unwinder;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for any thread, not only a leader */
+#endif
+
+int sampler_thread_state(const struct sampler *s, uint32_t tid, struct profd_thread_state *out)
+{
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)tid, PIDFD_THREAD), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_map__lookup_elem(s->skel->maps.thread_states, &fd, sizeof(fd), out, sizeof(*out),
+				 0))
+		err = -errno;
+	close(fd);
+	return err;
 }

@@ -25,6 +25,8 @@ struct sampler_opts {
 	bool python_uprobe;         /* also attach the eval-loop uprobe */
 	uint64_t unwind_table_bytes; /* cap on .eh_frame tables; default 32 MiB */
 	struct gpu *gpu;            /* GPU tracing (gpu.h); NULL: off */
+	bool offcpu;                /* off-CPU time through sched_switch */
+	uint64_t offcpu_min_ns;     /* shortest block sent; default 1 ms */
 };
 
 struct unwinder;
@@ -74,5 +76,10 @@ int sampler_ncpus(const struct sampler *s);
 uint64_t sampler_map_bytes(const struct sampler *s);
 
 const char *sampler_counter_name(int which);
+
+/* The thread state BPF keeps for tid (offcpu.bpf.h), read through a
+ * pidfd of the thread.  0, -ENOENT (none: never blocked nor sampled under
+ * profd, or off-CPU is off) or -errno. */
+int sampler_thread_state(const struct sampler *s, uint32_t tid, struct profd_thread_state *out);
 
 #endif

@@ -1,0 +1,246 @@
+/* offcpu.bpf.h: off-CPU time.  sched_switch (tp_btf) runs in the context
+ * of the thread leaving the CPU, so at a voluntary switch-out (the thread
+ * blocks: sleep, lock, I/O) its kernel stack, its user registers and its
+ * Python frames are the blocked thread's own: that is where the stacks are
+ * walked.  At its switch-in the time off CPU is known, and a block of at
+ * least offcpu_min_ns is sent as one event weighted by that time.
+ *
+ * Cost is bounded per CPU:
+ *  - the per-thread state lives in task storage (no hash of all threads,
+ *    freed with the task);
+ *  - a switch-out is walked unless the thread is in a storm: its last 8
+ *    blocks were all shorter than the threshold, it ran for less than the
+ *    threshold since it came back, and it was walked less than
+ *    offcpu_rewalk_ns ago.  A storm costs two task-storage lookups per
+ *    switch, not a walk.  A long block right out of a storm is sent
+ *    without stacks ("[off-cpu: stack not walked]");
+ *  - walks and events each have a per-CPU budget per 10 ms window; a
+ *    thread's first walk has a budget of its own, so a busy machine's
+ *    rewalks never starve a new thread (which may block once, forever).
+ * Every skip is counted (PROFD_CNT_OFFCPU_*).
+ *
+ * Included by sample.bpf.c after python.bpf.h and stackcap.bpf.h. */
+#ifndef PROFD_OFFCPU_BPF_H
+#define PROFD_OFFCPU_BPF_H
+
+#include "stackcap.bpf.h"
+
+#define OFFCPU_WINDOW_NS 10000000ull /* budget window */
+#define OFFCPU_PYROT_SLOT 2          /* py_rotate slot of this program */
+
+/* Set by userspace before load. */
+const volatile __u32 offcpu_enabled = 0;
+const volatile __u64 offcpu_min_ns = 1000000;   /* blocks shorter are not sent */
+const volatile __u64 offcpu_rewalk_ns = 1000000000; /* walk at least this often per thread */
+const volatile __u32 offcpu_walks_per_window = 50;  /* per CPU per 10 ms, each kind */
+const volatile __u32 offcpu_events_per_window = 200; /* per CPU per 10 ms */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct profd_thread_state);
+} thread_states SEC(".maps");
+
+/* Off-CPU walks build stacks here: the program runs with interrupts off,
+ * but a slot of its own keeps that an implementation detail. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 3);
+	__type(key, __u32);
+	__type(value, struct profd_stack);
+} offcpu_scratch SEC(".maps");
+
+struct offcpu_budget {
+	__u64 window; /* ktime / OFFCPU_WINDOW_NS */
+	__u32 walks, first_walks, events, _pad;
+};
+
+enum offcpu_spend { OFFCPU_EVENT, OFFCPU_WALK, OFFCPU_FIRST_WALK };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_budget);
+} offcpu_budgets SEC(".maps");
+
+/* Take one event or walk from this CPU's budget. */
+static __always_inline int offcpu_take(__u64 now, enum offcpu_spend what)
+{
+	__u32 zero = 0;
+	struct offcpu_budget *b = bpf_map_lookup_elem(&offcpu_budgets, &zero);
+	__u64 w = now / OFFCPU_WINDOW_NS;
+
+	if (!b)
+		return 0;
+	if (b->window != w) {
+		b->window = w;
+		b->walks = 0;
+		b->first_walks = 0;
+		b->events = 0;
+	}
+	if (what == OFFCPU_WALK)
+		return b->walks < offcpu_walks_per_window ? ++b->walks : 0;
+	if (what == OFFCPU_FIRST_WALK)
+		return b->first_walks < offcpu_walks_per_window ? ++b->first_walks : 0;
+	return b->events < offcpu_events_per_window ? ++b->events : 0;
+}
+
+static __always_inline struct profd_stack *offcpu_slot(__u32 kind)
+{
+	__u32 slot = kind - 1;
+
+	return bpf_map_lookup_elem(&offcpu_scratch, &slot);
+}
+
+static __always_inline int offcpu_user_task(struct task_struct *t)
+{
+	return t->pid && !(t->flags & PF_KTHREAD) && t->mm;
+}
+
+/* Walk the blocking thread's three stacks into its state. */
+static __always_inline void offcpu_walk(void *ctx, struct task_struct *prev,
+					struct profd_thread_state *ts, __u64 now)
+{
+	__u32 tgid = prev->tgid, tid = prev->pid, flags = 0;
+	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct unwind_regs regs;
+	int have_regs = stackcap_entry_regs(&regs) == 0;
+
+	ts->kstack_id = stackcap_get_stack(ctx, offcpu_slot(PROFD_STACK_KERNEL),
+					   PROFD_STACK_KERNEL, &flags);
+	ts->ustack_id = stackcap_user(ctx, offcpu_slot(PROFD_STACK_USER), &regs, have_regs, tgid,
+				      &flags);
+	ts->pystack_id = py ? py_capture_into(py, tid, offcpu_slot(PROFD_STACK_PYTHON), &flags,
+					      now, OFFCPU_PYROT_SLOT)
+			    : 0;
+	ts->flags = flags;
+	ts->captured_ns = now;
+	ts->captured = 1;
+	count(PROFD_CNT_OFFCPU_CAPTURES);
+}
+
+/* prev leaves the CPU: note when, walk its stacks if worth it. */
+static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev,
+					      unsigned int state, __u64 now)
+{
+	struct profd_thread_state *ts;
+	int fresh;
+
+	ts = bpf_task_storage_get(&thread_states, prev, 0, 0);
+	fresh = !ts;
+	if (!ts)
+		ts = bpf_task_storage_get(&thread_states, prev, 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts) {
+		count(PROFD_CNT_OFFCPU_NO_STORAGE);
+		return;
+	}
+	count(PROFD_CNT_OFFCPU_BLOCKS);
+	ts->off_ns = now;
+	ts->state = state;
+	ts->captured = 0;
+	if (!fresh && !ts->captured_ns)
+		fresh = 1; /* created by a CPU sample, never walked */
+	if (fresh)
+		ts->long_hist = 0xff; /* no history yet: not a storm */
+	if (!fresh && !(ts->long_hist & 0xff) && now - ts->on_ns < offcpu_min_ns &&
+	    now - ts->captured_ns < offcpu_rewalk_ns)
+		return;
+	if (!offcpu_take(now, fresh ? OFFCPU_FIRST_WALK : OFFCPU_WALK)) {
+		count(PROFD_CNT_OFFCPU_CAPTURE_LIMITED);
+		return;
+	}
+	offcpu_walk(ctx, prev, ts, now);
+}
+
+/* next comes back: send its block if it was long enough. */
+static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
+{
+	struct profd_thread_state *ts = bpf_task_storage_get(&thread_states, next, 0, 0);
+	struct profd_offcpu_event *e;
+	__u64 d;
+
+	if (!ts)
+		return;
+	ts->on_ns = now;
+	if (!ts->off_ns)
+		return;
+	d = now - ts->off_ns;
+	ts->off_ns = 0;
+	ts->last_block_ns = d;
+	ts->long_hist = ts->long_hist << 1 | (d >= offcpu_min_ns);
+	if (d < offcpu_min_ns) {
+		count(PROFD_CNT_OFFCPU_SHORT);
+		return;
+	}
+	if (!offcpu_take(now, OFFCPU_EVENT)) {
+		count(PROFD_CNT_OFFCPU_RATE_LIMITED);
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(PROFD_CNT_OFFCPU_RB_FULL);
+		return;
+	}
+	e->type = PROFD_EV_OFFCPU;
+	e->pid = next->tgid;
+	e->tid = next->pid;
+	e->state = ts->state;
+	e->time_ns = now;
+	e->duration_ns = d;
+	e->_pad = 0;
+	if (ts->captured) {
+		e->kstack_id = ts->kstack_id;
+		e->ustack_id = ts->ustack_id;
+		e->pystack_id = ts->pystack_id;
+		e->flags = ts->flags & ~(PROFD_SAMPLE_KSTACK_NEW | PROFD_SAMPLE_USTACK_NEW |
+					 PROFD_SAMPLE_PYSTACK_NEW);
+	} else {
+		e->kstack_id = e->ustack_id = e->pystack_id = 0;
+		e->flags = PROFD_OFFCPU_UNCAPTURED;
+		count(PROFD_CNT_OFFCPU_UNCAPTURED);
+	}
+	e->start_ns = next->group_leader->start_boottime;
+	__builtin_memcpy(e->comm, next->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, events_wakeup_flag());
+	count(PROFD_CNT_OFFCPU_SENT);
+}
+
+/* A CPU sample of the current thread: remembered for `profctl stacks`. */
+static __always_inline void offcpu_note_sample(const struct profd_sample *e)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct profd_thread_state *ts;
+
+	if (!offcpu_enabled)
+		return;
+	ts = bpf_task_storage_get(&thread_states, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts)
+		return;
+	ts->sample_ns = e->time_ns;
+	ts->sample_kstack_id = e->kstack_id;
+	ts->sample_ustack_id = e->ustack_id;
+	ts->sample_pystack_id = e->pystack_id;
+	ts->sample_flags = e->flags;
+}
+
+/* Fires in prev's context with interrupts off.  A preempted thread
+ * (preempt, or prev_state TASK_RUNNING) is off CPU too, runnable and
+ * waiting for one (state 0): on a busy machine that is part of its wall
+ * time. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (offcpu_user_task(prev) && selected(prev->tgid))
+		offcpu_switch_out(ctx, prev, preempt ? 0 : prev_state, now);
+	if (offcpu_user_task(next) && selected(next->tgid))
+		offcpu_switch_in(next, now);
+	return 0;
+}
+
+#endif

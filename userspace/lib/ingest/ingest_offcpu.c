@@ -1,0 +1,155 @@
+/* ingest_offcpu.c: a thread was off CPU (blocked in a sleep, a lock, I/O)
+ * for a known time.  The event names the stacks the thread had when it
+ * blocked; they become a stack like a CPU sample's, counted in the
+ * off-cpu profile weighted by the time (ns).  The wall profile is composed
+ * from the cpu and off-cpu ones at dump time (control.c), so nothing is
+ * counted twice here.
+ *
+ * A thread waiting for the GIL blocks inside the interpreter's take_gil():
+ * such a stack gets a "[GIL wait]" leaf, so the wait shows next to the
+ * Python line that asked for the GIL back, also in Python-only views.
+ * That needs take_gil's symbol (pyenv and python.org builds, libpython;
+ * a stripped interpreter without its debug file shows the futex wait only). */
+#include <errno.h>
+#include <string.h>
+
+#include "ingest.h"
+
+#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
+#define GIL_FN "take_gil"
+
+void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
+		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags)
+{
+	memset(s, 0, sizeof(*s));
+	s->type = PROFD_EV_SAMPLE;
+	s->pid = pid;
+	s->tid = tid;
+	s->time_ns = when;
+	s->kstack_id = kstack;
+	s->ustack_id = ustack;
+	s->pystack_id = pystack;
+	/* The records were sent before, with the walk: none follows now. */
+	s->flags = flags & ~(PROFD_SAMPLE_KSTACK_NEW | PROFD_SAMPLE_USTACK_NEW |
+			     PROFD_SAMPLE_PYSTACK_NEW | PROFD_OFFCPU_UNCAPTURED);
+}
+
+static void as_sample(const struct profd_offcpu_event *e, struct profd_sample *s)
+{
+	ingest_sample_of(s, e->pid, e->tid, e->time_ns, e->kstack_id, e->ustack_id, e->pystack_id,
+			 e->flags);
+	s->start_ns = e->start_ns;
+	memcpy(s->comm, e->comm, sizeof(s->comm));
+}
+
+/* Whether the interpreter's take_gil() is among the native frames. */
+static bool waits_for_gil(const struct ingest *in, const uint32_t *ids, uint32_t n)
+{
+	const struct stackset *dict = in->agg->dict;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct ss_frame *f = &dict->frames[ids[i]];
+
+		if (f->kind == FRAME_NATIVE && !strcmp(f->name, GIL_FN))
+			return true;
+	}
+	return false;
+}
+
+static int add_leaf(struct ingest *in, const char *name, uint32_t *ids, uint32_t *n)
+{
+	int64_t id = aggregate_frame(in->agg, FRAME_WAIT, name);
+
+	if (id < 0)
+		return (int)id;
+	ids[(*n)++] = (uint32_t)id;
+	return 0;
+}
+
+/* The frames of a blocked thread's stacks: the native, kernel and Python
+ * frames in true order, without the BPF frames on top of the kernel
+ * stack (the walk ran inside sched_switch), and on top "[runnable:
+ * waiting for a CPU]" when it was preempted, or "[GIL wait]" when the
+ * interpreter was taking the GIL. */
+static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
+			  bool preempted, uint32_t *ids, uint32_t max, uint32_t *n)
+{
+	const struct raw_stack *u, *k, *py;
+	const struct stackset *dict;
+	bool stable = true;
+	int err;
+
+	if (!ingest_sample_stacks(in, s, &k, &u, &py))
+		in->c.stack_lost++;
+	ingest_keep_unwind_tables(in, p, s);
+	err = ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
+	if (err)
+		return err;
+	dict = in->agg->dict;
+	while (*n && dict->frames[ids[*n - 1]].kind == FRAME_KERNEL &&
+	       (!strncmp(dict->frames[ids[*n - 1]].name, "bpf_", 4) ||
+		!strncmp(dict->frames[ids[*n - 1]].name, "__bpf_", 6)))
+		(*n)--;
+	if (preempted)
+		return add_leaf(in, "[runnable: waiting for a CPU]", ids, n);
+	if (!waits_for_gil(in, ids, *n))
+		return 0;
+	in->c.offcpu_gil_waits++;
+	return add_leaf(in, "[GIL wait]", ids, n);
+}
+
+int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
+			 bool blocked, uint32_t *ids, uint32_t max, uint32_t *n)
+{
+	const struct raw_stack *u, *k, *py;
+	bool stable = true;
+
+	*n = 0;
+	if (max < 2)
+		return -EINVAL;
+	if (blocked)
+		return blocked_frames(in, p, s, false, ids, max - 1, n);
+	if (!ingest_sample_stacks(in, s, &k, &u, &py))
+		in->c.stack_lost++;
+	return ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
+}
+
+void ingest_offcpu_event(struct ingest *in, const void *data, size_t len)
+{
+	char comm[PROFD_COMM_LEN + 1];
+	uint32_t ids[MAX_FRAMES + 1], n = 0;
+	struct profd_offcpu_event e;
+	struct profd_sample s;
+	struct proc *p;
+	int64_t idx;
+	int err = 0;
+
+	if (len < sizeof(e)) {
+		in->c.bad_events++;
+		return;
+	}
+	memcpy(&e, data, sizeof(e));
+	in->c.offcpu_events++;
+	as_sample(&e, &s);
+	memcpy(comm, e.comm, PROFD_COMM_LEN);
+	comm[PROFD_COMM_LEN] = '\0';
+	p = ingest_sample_proc(in, &s, comm);
+	if (!p) {
+		in->c.dropped_noproc++;
+		return;
+	}
+	if (!p->py_checked)
+		ingest_detect_python(in, p, s.time_ns);
+	if (e.flags & PROFD_OFFCPU_UNCAPTURED)
+		err = add_leaf(in, "[off-cpu: stack not walked]", ids, &n);
+	else
+		err = blocked_frames(in, p, &s, !e.state, ids, MAX_FRAMES, &n);
+	idx = err ? -1 : aggregate_stack(in->agg, p, ids, n);
+	if (idx < 0 || aggregate_add(in->agg, p, AGG_OFFCPU, (uint32_t)idx, e.tid, comm,
+				     ingest_realtime(in, e.time_ns), e.duration_ns)) {
+		in->c.dropped_nomem++;
+		return;
+	}
+	in->c.offcpu_aggregated++;
+}

@@ -1,0 +1,252 @@
+/* control_threads.c: what each thread of a process is doing now, from the
+ * per-thread state BPF keeps (offcpu.bpf.h): `profctl stacks` (every
+ * thread's current stack) and the blocks still under way that off-cpu and
+ * wall dumps include up to now.
+ *
+ * A blocked thread's stack is the one walked when it blocked; a running
+ * one's is its latest CPU sample.  A thread that blocked before profd
+ * started and has not run since has neither: it is listed with its state
+ * and kernel wait channel, and "no stack seen" (the kernel keeps no user
+ * registers we could walk from outside the thread's context). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "ingest.h"
+#include "sampler.h"
+
+#define MAX_THREADS 65536
+#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
+
+/* One thread as /proc and BPF describe it. */
+struct thread_now {
+	uint32_t tid;
+	char name[PROFD_COMM_LEN + 1];
+	char state;      /* /proc stat: R S D T t Z X I ... */
+	char wait[64];   /* kernel wait channel, "" when running or unknown */
+	const char *source;
+	uint64_t age_ns; /* how old the stack is (blocked: how long) */
+	bool blocked;    /* the stack is a switch-out's, still blocked */
+	bool have;       /* a stack is known */
+	struct profd_sample s;
+};
+
+/* Reads a small /proc file of the thread into text. */
+static int read_task_file(uint32_t pid, uint32_t tid, const char *what, char *text, size_t size)
+{
+	char path[96];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/%s", pid, tid, what);
+	n = proc_read_small_file(path, text, size);
+	return n < 0 ? n : 0;
+}
+
+/* Name and state from stat ("tid (name) S ..."): the name may hold
+ * anything, so the last ')' ends it. */
+static int read_task(uint32_t pid, struct thread_now *t)
+{
+	char text[512], *open_, *close_;
+	size_t len;
+
+	if (read_task_file(pid, t->tid, "stat", text, sizeof(text)))
+		return -ESRCH;
+	open_ = strchr(text, '(');
+	close_ = strrchr(text, ')');
+	if (!open_ || !close_ || close_ < open_ || close_[1] != ' ' || !close_[2])
+		return -EPROTO;
+	len = (size_t)(close_ - open_ - 1);
+	if (len > PROFD_COMM_LEN)
+		len = PROFD_COMM_LEN;
+	memcpy(t->name, open_ + 1, len);
+	t->name[len] = '\0';
+	t->state = close_[2];
+	if (t->state != 'R' && !read_task_file(pid, t->tid, "wchan", t->wait, sizeof(t->wait)) &&
+	    !strcmp(t->wait, "0"))
+		t->wait[0] = '\0';
+	return 0;
+}
+
+/* Which stack says what the thread does now: its switch-out's while it is
+ * blocked, else its latest sample. */
+static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uint64_t now)
+{
+	struct profd_thread_state ts;
+
+	t->source = "no stack seen: not run since profd started";
+	if (sampler_thread_state(d->sampler, t->tid, &ts))
+		return;
+	if (ts.off_ns && ts.captured) {
+		t->source = "blocked: stack when it blocked";
+		t->blocked = t->have = true;
+		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
+		ingest_sample_of(&t->s, pid, t->tid, ts.off_ns, ts.kstack_id, ts.ustack_id,
+				 ts.pystack_id, ts.flags);
+	} else if (ts.sample_ns && !ts.off_ns) {
+		t->source = "running: latest CPU sample";
+		t->have = true;
+		t->age_ns = now > ts.sample_ns ? now - ts.sample_ns : 0;
+		ingest_sample_of(&t->s, pid, t->tid, ts.sample_ns, ts.sample_kstack_id,
+				 ts.sample_ustack_id, ts.sample_pystack_id, ts.sample_flags);
+	} else if (ts.off_ns) {
+		t->source = "blocked: stack not walked (a storm, or the walk budget spent)";
+		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
+	}
+}
+
+/* Calls fn for each thread of pid (at most MAX_THREADS); 0 or -errno. */
+static int each_thread(struct daemon *d, uint32_t pid,
+		       int (*fn)(struct daemon *d, struct thread_now *t, void *arg), void *arg)
+{
+	uint64_t now = daemon_mono_ns();
+	char path[64];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *dir;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while (!err && n < MAX_THREADS && (de = readdir(dir))) {
+		struct thread_now t = { 0 };
+		char *end;
+
+		t.tid = (uint32_t)strtoul(de->d_name, &end, 10);
+		if (!isdigit((unsigned char)de->d_name[0]) || *end || read_task(pid, &t))
+			continue;
+		pick_stack(d, pid, &t, now);
+		err = fn(d, &t, arg);
+		n++;
+	}
+	closedir(dir);
+	return err;
+}
+
+struct ongoing {
+	struct proc *p;
+	const struct agg_query *q;
+	struct stackset *out;
+	uint32_t *ids;
+};
+
+static int add_ongoing(struct daemon *d, struct thread_now *t, void *arg)
+{
+	struct ongoing *o = arg;
+	uint32_t n;
+	int64_t idx;
+
+	if (!t->blocked || t->age_ns < d->cfg.offcpu_min_ns ||
+	    ingest_thread_frames(&d->in, o->p, &t->s, true, o->ids, MAX_FRAMES, &n))
+		return 0;
+	idx = aggregate_stack(&d->agg, o->p, o->ids, n);
+	if (idx < 0)
+		return 0;
+	return aggregate_dump_stack(&d->agg, o->p, o->q, (uint32_t)idx, t->tid, t->name,
+				    t->age_ns, o->out);
+}
+
+int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_query *q,
+			   struct stackset *out)
+{
+	struct ongoing o = { .p = p, .q = q, .out = out };
+	int err;
+
+	if (!d->cfg.offcpu || p->exited || q->until_ns)
+		return 0;
+	o.ids = malloc(MAX_FRAMES * sizeof(*o.ids));
+	if (!o.ids)
+		return -ENOMEM;
+	err = each_thread(d, p->pid, add_ongoing, &o);
+	free(o.ids);
+	return err == -ENOENT || err == -ESRCH ? 0 : err;
+}
+
+/* ---- profctl stacks ---- */
+
+struct listing {
+	struct proc *p;
+	struct stackset *out;
+	struct hashmap map; /* global frame id -> out's */
+	uint32_t *ids, *out_ids;
+	bool kernel;        /* the caller may see kernel frames */
+};
+
+static void no_tabs(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\t' || *s == '\n')
+			*s = ' ';
+}
+
+/* The thread's header frame (protocol.h, PROTO_RESP_STACKS). */
+static int64_t header_frame(struct stackset *out, struct thread_now *t)
+{
+	char text[256];
+
+	no_tabs(t->name);
+	no_tabs(t->wait);
+	snprintf(text, sizeof(text), "%u\t%s\t%c\t%s\t%s\t%llu", t->tid, t->name, t->state, t->wait,
+		 t->source, (unsigned long long)t->age_ns);
+	return stackset_intern(out, FRAME_ROOT, text);
+}
+
+static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
+{
+	struct listing *l = arg;
+	uint32_t n = 0, i, m = 0;
+	int64_t id = header_frame(l->out, t);
+	uint64_t v;
+
+	if (id < 0)
+		return (int)id;
+	l->out_ids[m++] = (uint32_t)id;
+	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, MAX_FRAMES, &n))
+		n = 0;
+	for (i = 0; i < n; i++) {
+		if (!aggregate_keeps(l->kernel ? 0 : AGG_NO_KERNEL,
+				     d->agg.dict->frames[l->ids[i]].kind))
+			continue;
+		if (hashmap_get(&l->map, l->ids[i], &v)) {
+			id = (int64_t)v;
+		} else {
+			id = stackset_copy_frame(l->out, d->agg.dict, l->ids[i]);
+			if (id < 0 || hashmap_put(&l->map, l->ids[i], (uint64_t)id))
+				return -ENOMEM;
+		}
+		l->out_ids[m++] = (uint32_t)id;
+	}
+	return stackset_add(l->out, l->out_ids, m, 1);
+}
+
+int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
+			  struct stackset *out)
+{
+	struct listing l = { .out = out, .kernel = kernel };
+	char comm[PROFD_COMM_LEN + 1] = "";
+	int err = -ENOMEM;
+
+	l.ids = malloc(MAX_FRAMES * sizeof(*l.ids));
+	l.out_ids = malloc((MAX_FRAMES + 1) * sizeof(*l.out_ids));
+	hashmap_init(&l.map);
+	daemon_lock_other(d);
+	l.p = proctable_find_live(&d->pt, pid);
+	if (!l.p) /* never sampled: every thread blocked since before profd */
+		l.p = proctable_get(&d->pt, pid, comm);
+	if (!l.p)
+		err = -ESRCH; /* gone, or the process table is full */
+	else if (uid && l.p->uid != uid)
+		err = -EACCES;
+	else if (l.ids && l.out_ids)
+		err = each_thread(d, pid, list_thread, &l);
+	daemon_unlock(d);
+	hashmap_free(&l.map);
+	free(l.ids);
+	free(l.out_ids);
+	return err;
+}
