@@ -514,16 +514,28 @@ static void send_sample_at(struct ingest *in, uint32_t pid, uint64_t start_ticks
 	ingest_event(in, &e, sizeof(e));
 }
 
-static void send_exit_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
+static void send_proc_event_at(struct ingest *in, uint32_t type, uint32_t pid,
+			       uint64_t start_ticks)
 {
 	struct profd_proc_event ev;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.type = PROFD_EV_EXIT;
+	ev.type = type;
 	ev.pid = pid;
 	ev.time_ns = mono_now();
 	ev.start_ns = start_ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	strcpy(ev.comm, "fake");
 	ingest_event(in, &ev, sizeof(ev));
+}
+
+static void send_exec_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
+{
+	send_proc_event_at(in, PROFD_EV_EXEC, pid, start_ticks);
+}
+
+static void send_exit_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
+{
+	send_proc_event_at(in, PROFD_EV_EXIT, pid, start_ticks);
 }
 
 /* A lost exit event: the pid's next program is told apart by the start
@@ -585,6 +597,93 @@ static void test_lost_exit_repaired_by_start_time(void **state)
 	rmdir(root);
 }
 
+/* What the identity backend was asked, for the deferral test. */
+struct ident_calls {
+	unsigned n;
+	uint32_t pid, req;
+	uint64_t start_time;
+};
+
+static void record_identify(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	struct ident_calls *c = ctx;
+
+	c->n++;
+	c->pid = pid;
+	c->start_time = start_time;
+	c->req = req;
+}
+
+/* A new process's first sample is counted at once, under the start time
+ * it carries, with no read of /proc on the sample path (the proc root here
+ * is empty: reading it would have ended the process as gone); uid and exe
+ * come later from the backend, an outdated answer is ignored, and an
+ * answer that finds the pid gone or reused ends the process. */
+static void test_identity_read_off_sample_path(void **state)
+{
+	char root[] = "/tmp/profd-fakeproc.XXXXXX";
+	struct ident_calls calls = { 0 };
+	struct ingest_backend be = { .identify = record_identify, .ctx = &calls };
+	struct symbolizer_opts so = { .kallsyms_path = "/nonexistent" };
+	struct symbolizer *sym = symbolizer_new(&so);
+	struct ingest_identity id = { 0 };
+	struct aggregate agg;
+	struct proctable pt;
+	struct ingest in;
+	struct proc *p;
+	uint32_t req;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	proctable_init(&pt, 0, root);
+	pt.on_free = aggregate_proc_free;
+	assert_int_equal(aggregate_init(&agg, 0), 0);
+	assert_int_equal(ingest_init(&in, &be, sym, &pt, &agg), 0);
+	send_sample_at(&in, 901, 5000);
+	p = proctable_find_live(&pt, 901);
+	assert_non_null(p);
+	assert_false(p->exited);
+	assert_int_equal(p->start_time, 5000);
+	assert_int_equal(p->samples, 1);
+	assert_true(p->identity_pending);
+	assert_int_equal(p->uid, PROC_UID_UNKNOWN);
+	assert_int_equal(calls.n, 1);
+	assert_int_equal(calls.pid, 901);
+	assert_int_equal(calls.start_time, 5000);
+	send_sample_at(&in, 901, 5000); /* asked once */
+	assert_int_equal(calls.n, 1);
+	assert_int_equal(p->samples, 2);
+	/* An exec asks again; the first answer is outdated then. */
+	req = calls.req;
+	send_exec_at(&in, 901, 5000);
+	assert_int_equal(calls.n, 2);
+	id.read_start = 5000;
+	id.uid = 1234;
+	id.exe = strdup("/old/exe");
+	ingest_identity_found(&in, 901, 5000, req, &id);
+	assert_int_equal(p->uid, PROC_UID_UNKNOWN);
+	id.exe = strdup("/new/exe");
+	ingest_identity_found(&in, 901, 5000, calls.req, &id);
+	assert_false(p->identity_pending);
+	assert_int_equal(p->uid, 1234);
+	assert_string_equal(p->exe, "/new/exe");
+	/* Another process, gone before its identity was read. */
+	send_sample_at(&in, 902, 6000);
+	p = proctable_find_live(&pt, 902);
+	assert_non_null(p);
+	memset(&id, 0, sizeof(id));
+	id.err = -ESRCH;
+	ingest_identity_found(&in, 902, 6000, calls.req, &id);
+	assert_true(p->exited);
+	assert_int_equal(p->samples, 1);
+	assert_null(proctable_find_live(&pt, 902));
+	ingest_free(&in);
+	proctable_free(&pt);
+	aggregate_free(&agg);
+	symbolizer_free(sym);
+	rmdir(root);
+}
+
 /* Native frames carry the binary they are in through to a dump. */
 static void test_dump_keeps_modules(void **state)
 {
@@ -625,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_lost_exit_repaired_by_start_time),
 		cmocka_unit_test(test_eviction_order),
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
+		cmocka_unit_test(test_identity_read_off_sample_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
-/* worker.c: the daemon's slow path.  Looking for CPython in a process
- * (its maps, its binaries' symbol tables) and building native unwind tables
+/* worker.c: the daemon's slow path.  Reading a new process's identity (uid,
+ * exe), looking for CPython in a process (its maps, its binaries' symbol
+ * tables) and building native unwind tables
  * (1-50 ms per binary, seconds for a PyTorch library) run on this thread,
  * never in front of a sample or a client.  Ingest asks through a queue;
- * unwind tables go straight into their BPF maps, Python answers come back
+ * unwind tables go straight into their BPF maps, other answers come back
  * through a result list that the ingest thread publishes (woken by an
  * eventfd), since only that thread touches the process table. */
 #include <errno.h>
@@ -18,17 +19,18 @@
 
 #define QUEUE_MAX 65536 /* jobs waiting; beyond, counted and dropped */
 
-enum job_kind { JOB_PY_DETECT, JOB_TABLES, JOB_TABLES_FORGET };
+enum job_kind { JOB_PY_DETECT, JOB_TABLES, JOB_TABLES_FORGET, JOB_IDENTITY };
 
 struct job {
 	uint32_t kind, pid, req;
 	uint64_t start_time;
 };
 
-struct py_result {
-	uint32_t pid, req;
-	uint64_t start_time;
+/* An answer for ingest: a Python runtime (JOB_PY_DETECT) or an identity. */
+struct result {
+	struct job job;
 	struct pyruntime *rt;
+	struct ingest_identity id;
 };
 
 struct worker {
@@ -39,7 +41,7 @@ struct worker {
 	struct job *q;      /* ring of cap entries */
 	size_t head, n, cap;
 	struct hashmap tables_queued; /* pid -> 1 while a JOB_TABLES waits */
-	struct py_result *res;
+	struct result *res;
 	size_t nres, rescap;
 	int efd;
 	struct unwinder *u;
@@ -70,10 +72,10 @@ static void push_job(struct worker *w, struct job j)
 		w->head = 0;
 		w->cap = cap;
 	}
-	if (j.kind == JOB_PY_DETECT) {
+	if (j.kind == JOB_PY_DETECT || j.kind == JOB_IDENTITY) {
 		/* Ahead of table builds (each up to seconds for a big
-		 * library): a new Python process gets its frames in
-		 * milliseconds, not after the queue. */
+		 * library): a new Python process gets its frames, a new
+		 * process its owner, in milliseconds, not after the queue. */
 		w->head = (w->head + w->cap - 1) % w->cap;
 		w->q[w->head] = j;
 	} else {
@@ -102,6 +104,11 @@ void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint3
 	enqueue(w, (struct job){ JOB_PY_DETECT, pid, req, start_time });
 }
 
+void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	enqueue(w, (struct job){ JOB_IDENTITY, pid, req, start_time });
+}
+
 void worker_tables(struct worker *w, uint32_t pid)
 {
 	enqueue(w, (struct job){ JOB_TABLES, pid, 0, 0 });
@@ -112,24 +119,25 @@ void worker_tables_forget(struct worker *w, uint32_t pid)
 	enqueue(w, (struct job){ JOB_TABLES_FORGET, pid, 0, 0 });
 }
 
-static void add_result(struct worker *w, const struct job *j, struct pyruntime *rt)
+static void add_result(struct worker *w, const struct result *r)
 {
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&w->mu);
 	if (w->nres == w->rescap) {
 		size_t cap = w->rescap ? w->rescap * 2 : 64;
-		struct py_result *r = realloc(w->res, cap * sizeof(*r));
+		struct result *res = realloc(w->res, cap * sizeof(*res));
 
-		if (!r) {
+		if (!res) {
 			pthread_mutex_unlock(&w->mu);
-			free(rt); /* the process is asked again on a later sample */
+			free(r->rt); /* the process is asked again on a later sample */
+			free(r->id.exe);
 			return;
 		}
-		w->res = r;
+		w->res = res;
 		w->rescap = cap;
 	}
-	w->res[w->nres++] = (struct py_result){ j->pid, j->req, j->start_time, rt };
+	w->res[w->nres++] = *r;
 	pthread_mutex_unlock(&w->mu);
 	if (write(w->efd, &one, sizeof(one)) < 0)
 		log_debug("worker: eventfd: %s", strerror(errno));
@@ -137,9 +145,18 @@ static void add_result(struct worker *w, const struct job *j, struct pyruntime *
 
 static void run_job(struct worker *w, const struct job *j)
 {
+	struct result r = { .job = *j };
+	char comm[16];
+
 	switch (j->kind) {
 	case JOB_PY_DETECT: /* "no Python" is an answer too */
-		add_result(w, j, pyruntime_find((int)j->pid));
+		r.rt = pyruntime_find((int)j->pid);
+		add_result(w, &r);
+		break;
+	case JOB_IDENTITY:
+		r.id.err = proc_read_identity("/proc", j->pid, &r.id.read_start, &r.id.uid, comm,
+					      &r.id.exe);
+		add_result(w, &r);
 		break;
 	case JOB_TABLES:
 		pthread_mutex_lock(&w->mu);
@@ -219,8 +236,10 @@ void worker_free(struct worker *w)
 		pthread_mutex_unlock(&w->mu);
 		pthread_join(w->thread, NULL);
 	}
-	for (i = 0; i < w->nres; i++)
+	for (i = 0; i < w->nres; i++) {
 		free(w->res[i].rt);
+		free(w->res[i].id.exe);
+	}
 	free(w->res);
 	free(w->q);
 	hashmap_free(&w->tables_queued);
@@ -238,7 +257,7 @@ int worker_fd(const struct worker *w)
 
 void worker_publish(struct worker *w, struct ingest *in)
 {
-	struct py_result *res;
+	struct result *res;
 	uint64_t v;
 	size_t n, i;
 
@@ -250,8 +269,14 @@ void worker_publish(struct worker *w, struct ingest *in)
 	w->res = NULL;
 	w->nres = w->rescap = 0;
 	pthread_mutex_unlock(&w->mu);
-	for (i = 0; i < n; i++)
-		ingest_python_found(in, res[i].pid, res[i].start_time, res[i].req, res[i].rt);
+	for (i = 0; i < n; i++) {
+		const struct job *j = &res[i].job;
+
+		if (j->kind == JOB_IDENTITY)
+			ingest_identity_found(in, j->pid, j->start_time, j->req, &res[i].id);
+		else
+			ingest_python_found(in, j->pid, j->start_time, j->req, res[i].rt);
+	}
 	free(res);
 }
 

@@ -151,6 +151,7 @@ static void on_stack(struct ingest *in, const void *data, size_t len)
 }
 
 static void forget(struct ingest *in, uint32_t pid);
+static void end_proc(struct ingest *in, uint32_t pid, uint64_t mono_ns);
 
 #define UNWIND_REFRESH_MIN_NS (250ull * 1000000ull) /* per process */
 
@@ -298,10 +299,64 @@ static struct proc *live_proc(struct ingest *in, uint32_t pid, uint64_t start_ns
 		return NULL;
 	}
 	in->c.proc_exits_repaired++;
-	forget(in, pid);
-	proctable_exit(in->pt, pid, ingest_realtime(in, mono_ns));
-	proc_event(in, pid, INGEST_PROC_EXIT);
+	end_proc(in, pid, mono_ns);
 	return NULL;
+}
+
+/* Have p's uid and exe read: on the worker when the daemon has one (a
+ * few /proc reads must not sit between samples and their counters). */
+static void request_identity(struct ingest *in, struct proc *p)
+{
+	struct ingest_identity id = { 0 };
+	char comm[16];
+
+	p->identity_pending = true;
+	p->identity_req++;
+	if (in->be.identify) {
+		in->be.identify(in->be.ctx, p->pid, p->start_time, p->identity_req);
+		return;
+	}
+	id.err = proc_read_identity(in->pt->proc_root, p->pid, &id.read_start, &id.uid, comm,
+				    &id.exe);
+	ingest_identity_found(in, p->pid, p->start_time, p->identity_req, &id);
+}
+
+/* The live entry of pid, or a new one for the process that started at
+ * start_ns (with no look into /proc when that is known). */
+static struct proc *live_or_new(struct ingest *in, uint32_t pid, uint64_t start_ns,
+				const char *comm)
+{
+	struct proc *p = proctable_find_live(in->pt, pid);
+
+	if (p || !start_ns)
+		return p ? p : proctable_get(in->pt, pid, comm);
+	p = proctable_add(in->pt, pid, start_ticks(start_ns), comm);
+	if (p)
+		request_identity(in, p);
+	return p;
+}
+
+void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
+			   struct ingest_identity *id)
+{
+	struct proc *p = proctable_find_live(in->pt, pid);
+
+	if (!p || p->start_time != start_time || p->identity_req != req) {
+		free(id->exe); /* ended, exec'ed or asked again since */
+		return;
+	}
+	in->c.identities++;
+	if (id->err == -ESRCH || (!id->err && id->read_start != start_time)) {
+		free(id->exe); /* gone, or the pid is another process already */
+		in->c.proc_exits_repaired++;
+		end_proc(in, pid, now_ns(CLOCK_MONOTONIC));
+		return;
+	}
+	if (id->err) {
+		p->identity_pending = false; /* unreadable: uid stays unknown */
+		return;
+	}
+	proctable_set_identity(p, id->uid, id->exe);
 }
 
 /* The process a sample belongs to: the live one, a late sample's exited
@@ -316,7 +371,7 @@ static struct proc *sample_proc(struct ingest *in, const struct profd_sample *e,
 		p = proctable_find_exited(in->pt, e->pid, start_ticks(e->start_ns));
 	if (p || older)
 		return p;
-	return proctable_get(in->pt, e->pid, comm);
+	return live_or_new(in, e->pid, e->start_ns, comm);
 }
 
 /* final: a retry at the end of the batch, when a stack record that has
@@ -393,6 +448,14 @@ static void forget(struct ingest *in, uint32_t pid)
 		in->be.py_del(in->be.ctx, pid);
 }
 
+/* The live process pid has ended. */
+static void end_proc(struct ingest *in, uint32_t pid, uint64_t mono_ns)
+{
+	forget(in, pid);
+	proctable_exit(in->pt, pid, ingest_realtime(in, mono_ns));
+	proc_event(in, pid, INGEST_PROC_EXIT);
+}
+
 static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
@@ -405,17 +468,19 @@ static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 		return; /* an earlier process with this pid, ended already */
 	if (e->type == PROFD_EV_EXIT) {
 		in->c.proc_exits++;
-		forget(in, e->pid);
-		proctable_exit(in->pt, e->pid, ingest_realtime(in, e->time_ns));
-		proc_event(in, e->pid, INGEST_PROC_EXIT);
+		end_proc(in, e->pid, e->time_ns);
 		return;
 	}
 	in->c.proc_execs++;
 	forget(in, e->pid); /* the old program's memory is gone */
-	proctable_exec(in->pt, e->pid, comm);
+	if (p) {
+		proctable_exec(in->pt, e->pid, comm);
+		request_identity(in, p);
+	} else {
+		p = live_or_new(in, e->pid, e->start_ns, comm);
+	}
 	/* A statically linked interpreter is mapped already: look now, so
 	 * Python frames start with its first samples. */
-	p = proctable_get(in->pt, e->pid, comm);
 	if (p) {
 		ingest_detect_python(in, p, e->time_ns);
 		/* The executable and the loader are mapped: tables now, the
@@ -465,7 +530,7 @@ size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget)
 	struct proctable *pt = in->pt;
 	uint64_t start;
 	uint32_t uid, pid;
-	char comm[16];
+	char comm[16], *exe;
 
 	/* Downwards: an exit moves the last entry into the freed slot. */
 	if (in->sweep_at > pt->n)
@@ -475,13 +540,19 @@ size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget)
 
 		if (p->exited || !p->start_time)
 			continue;
-		if (proc_read_identity(pt->proc_root, p->pid, &start, &uid, comm, NULL) == 0 &&
-		    start == p->start_time)
+		/* A lost identity answer (the worker's queue full) is
+		 * repaired here too. */
+		exe = NULL;
+		if (proc_read_identity(pt->proc_root, p->pid, &start, &uid, comm,
+				       p->identity_pending ? &exe : NULL) == 0 &&
+		    start == p->start_time) {
+			if (p->identity_pending)
+				proctable_set_identity(p, uid, exe);
 			continue;
+		}
+		free(exe);
 		pid = p->pid; /* p may be freed by the exit */
-		forget(in, pid);
-		proctable_exit(pt, pid, ingest_realtime(in, mono_ns));
-		proc_event(in, pid, INGEST_PROC_EXIT);
+		end_proc(in, pid, mono_ns);
 		in->c.proc_exits_repaired++;
 	}
 	return in->sweep_at;

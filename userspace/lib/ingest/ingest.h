@@ -43,6 +43,9 @@ struct ingest_backend {
 	/* Look for CPython in a process off the sample path; the answer comes
 	 * back through ingest_python_found().  NULL: look inline (tests). */
 	void (*py_detect)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
+	/* Read a process's uid and exe off the sample path; the answer comes
+	 * back through ingest_identity_found().  NULL: read inline (tests). */
+	void (*identify)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
 	/* A process appeared, exec'ed, needs its native unwind tables
 	 * refreshed (new mappings), or exited. */
 	void (*proc_event)(void *ctx, uint32_t pid, enum ingest_proc_event what);
@@ -62,6 +65,7 @@ struct ingest_counters {
 	uint64_t symbolized;     /* samples symbolized (new stack for the process) */
 	uint64_t proc_execs, proc_exits;
 	uint64_t proc_exits_repaired; /* exits found from a reused pid's samples */
+	uint64_t identities;     /* processes' uid and exe read off the sample path */
 	uint64_t bad_events;     /* malformed ringbuf records */
 	uint64_t maps_reloads;
 	uint64_t user_frames, user_frames_unknown; /* symbolized user frames / of them without a symbol */
@@ -170,5 +174,18 @@ void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns);
 void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns, bool here);
 void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
 			 struct pyruntime *rt);
+
+/* ingest.c: the answer to identify() for request req of the process (pid,
+ * start_time): err 0 with what /proc says (read_start its start time then,
+ * exe owned by ingest from here), or -errno.  A process /proc no longer
+ * has, or has as another program, is ended: its exit was lost. */
+struct ingest_identity {
+	int err;
+	uint64_t read_start;
+	uint32_t uid;
+	char *exe;
+};
+void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
+			   struct ingest_identity *id);
 
 #endif

@@ -206,6 +206,25 @@ static struct proc *late_sample_owner(struct proctable *pt, uint32_t pid, bool g
 	return comm && strncmp(prev->comm, comm, sizeof(prev->comm) - 1) == 0 ? prev : NULL;
 }
 
+/* Give p a slot (evicting the exited process that ended first when the
+ * table is full) and, when live, its pid.  Frees p and returns NULL when
+ * there is no room. */
+static struct proc *proc_insert(struct proctable *pt, struct proc *p, bool live)
+{
+	if (pt->n >= pt->max_procs)
+		evict_one(pt);
+	if (pt->n >= pt->max_procs ||
+	    array_grow((void **)&pt->all, &pt->cap, pt->n + 1, sizeof(*pt->all)) ||
+	    (live && hashmap_put(&pt->live, p->pid, (uint64_t)(uintptr_t)p))) {
+		free(p->exe);
+		free(p);
+		return NULL; /* the caller counts the sample as dropped */
+	}
+	p->slot = pt->n;
+	pt->all[pt->n++] = p;
+	return p;
+}
+
 static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *comm)
 {
 	struct proc *p, *prev;
@@ -217,34 +236,46 @@ static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *
 	p->pid = pid;
 	err = proc_read_identity(pt->proc_root, pid, &p->start_time, &p->uid, p->comm, &p->exe);
 	prev = late_sample_owner(pt, pid, err != 0, p->start_time, comm);
-	if (!prev && pt->n >= pt->max_procs)
-		evict_one(pt);
-	if (prev || pt->n >= pt->max_procs ||
-	    array_grow((void **)&pt->all, &pt->cap, pt->n + 1, sizeof(*pt->all))) {
+	if (prev) {
 		free(p->exe);
 		free(p);
-		return prev; /* NULL when full: the caller counts the sample as dropped */
+		return prev;
 	}
-	if (err) {
-		/* Gone before we looked: keep its samples under what we know,
-		 * as an exited process, so a later process with this pid does
-		 * not merge into it. */
-		snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "?");
-		p->start_time = 0;
-		p->uid = UINT32_MAX;
-		p->slot = pt->n;
-		pt->all[pt->n++] = p;
+	if (!err)
+		return proc_insert(pt, p, true);
+	/* Gone before we looked: keep its samples under what we know, as an
+	 * exited process, so a later process with this pid does not merge
+	 * into it. */
+	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "?");
+	p->start_time = 0;
+	p->uid = PROC_UID_UNKNOWN;
+	p = proc_insert(pt, p, false);
+	if (p)
 		retire(pt, p, realtime_ns());
-		return p;
-	}
-	if (hashmap_put(&pt->live, pid, (uint64_t)(uintptr_t)p)) {
-		free(p->exe);
-		free(p);
-		return NULL;
-	}
-	p->slot = pt->n;
-	pt->all[pt->n++] = p;
 	return p;
+}
+
+struct proc *proctable_add(struct proctable *pt, uint32_t pid, uint64_t start_time,
+			   const char *comm)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->start_time = start_time;
+	p->uid = PROC_UID_UNKNOWN;
+	p->identity_pending = true;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "?");
+	return proc_insert(pt, p, true);
+}
+
+void proctable_set_identity(struct proc *p, uint32_t uid, char *exe)
+{
+	free(p->exe);
+	p->exe = exe;
+	p->uid = uid;
+	p->identity_pending = false;
 }
 
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid)
@@ -286,18 +317,10 @@ static void retire(struct proctable *pt, struct proc *p, uint64_t now_ns)
 void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 {
 	struct proc *p = proctable_find_live(pt, pid);
-	uint64_t start;
-	uint32_t uid;
-	char c[16];
-	char *exe;
 
 	if (!p)
 		return;
-	if (proc_read_identity(pt->proc_root, pid, &start, &uid, c, &exe) == 0) {
-		free(p->exe);
-		p->exe = exe;
-		p->uid = uid;
-	}
+	p->identity_pending = true; /* a new exe; a setuid program, a new uid */
 	if (comm)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	procmaps_free(&p->maps);

@@ -14,6 +14,8 @@
 struct proc_profile;
 struct pyruntime;
 
+#define PROC_UID_UNKNOWN UINT32_MAX
+
 struct proc {
 	size_t slot;         /* index in proctable.all */
 	uint64_t exit_ticket; /* place in proctable.exited (exited only) */
@@ -22,6 +24,10 @@ struct proc {
 	uint64_t start_time; /* clock ticks since boot (/proc/PID/stat field 22); 0 = unknown */
 	char comm[16];
 	char *exe;           /* readlink(/proc/PID/exe) or NULL */
+	/* uid and exe are read off the sample path (proctable_add): until
+	 * the answer comes, uid is PROC_UID_UNKNOWN (only root sees it). */
+	bool identity_pending;
+	uint32_t identity_req; /* requests made: an old answer is ignored */
 	bool exited;
 	uint64_t exit_ns;    /* CLOCK_REALTIME */
 	uint64_t first_ns, last_ns; /* first and last sample, CLOCK_REALTIME */
@@ -81,10 +87,18 @@ void proctable_free(struct proctable *pt);
  * matches.  comm is the sampled thread's name, used when /proc has
  * nothing. */
 struct proc *proctable_get(struct proctable *pt, uint32_t pid, const char *comm);
+/* A process first seen in an event that carries its start time: its entry
+ * is made at once, with no look into /proc (comm from the event, uid and
+ * exe unknown until proctable_set_identity).  NULL when the table is full. */
+struct proc *proctable_add(struct proctable *pt, uint32_t pid, uint64_t start_time,
+			   const char *comm);
+/* uid and exe (owned by p from here) as read from /proc. */
+void proctable_set_identity(struct proc *p, uint32_t uid, char *exe);
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid);
 /* The latest exited process with this pid and start time, or NULL. */
 struct proc *proctable_find_exited(struct proctable *pt, uint32_t pid, uint64_t start_time);
-/* exec(): same process, new program: maps and caches are stale. */
+/* exec(): same process, new program: maps and caches are stale, and its
+ * exe (and maybe uid) must be read again (identity_pending is set). */
 void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm);
 void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns);
 /* Re-read the maps (rate-limited by the caller). 0 or -errno. */
