@@ -82,6 +82,13 @@ struct daemon {
 	atomic_int lock_waiters;     /* threads other than ingest waiting for it */
 	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
 	uint64_t consumed_mono_ns;   /* the rings were last read then */
+	/* A client about to dump asks ingest to read the rings now (the
+	 * rings are otherwise read once a second or per 64 KiB of events):
+	 * consume passes are numbered as they start and end, under cu_mu. */
+	int catchup_fd;
+	pthread_mutex_t cu_mu;
+	pthread_cond_t cu_cv;
+	uint64_t consume_started, consume_done;
 	uint64_t swept_mono_ns, proc_lost_seen; /* main.c: sweep_if_due */
 	uint64_t ticks;              /* housekeeping ticks so far */
 	/* The longest time ingest held the lock in one piece, by what for
@@ -105,6 +112,10 @@ struct daemon {
  * daemon_lock_other(), which ingest then lets in at the next event. */
 void daemon_lock_other(struct daemon *d);
 void daemon_unlock(struct daemon *d);
+/* Have ingest read the rings and wait (at most timeout_ms) until it has:
+ * what was sampled before the call is then in the profiles.  Call with
+ * no lock held. */
+void daemon_catch_up(struct daemon *d, unsigned timeout_ms);
 
 /* worker.c: the slow path, on its own thread */
 struct worker_stats {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/signalfd.h>
@@ -435,11 +436,57 @@ static void on_ringbuf_event(void *ctx, const void *data, size_t len)
  * stack record was still on its way. */
 static void consume(struct daemon *d)
 {
+	uint64_t seq;
+
+	pthread_mutex_lock(&d->cu_mu);
+	seq = ++d->consume_started;
+	pthread_mutex_unlock(&d->cu_mu);
 	d->consumed_mono_ns = daemon_mono_ns();
 	daemon_lock_ingest(d);
 	sampler_consume(d->sampler);
 	ingest_end_batch(&d->in);
 	daemon_unlock(d);
+	pthread_mutex_lock(&d->cu_mu);
+	d->consume_done = seq;
+	pthread_cond_broadcast(&d->cu_cv);
+	pthread_mutex_unlock(&d->cu_mu);
+}
+
+void daemon_catch_up(struct daemon *d, unsigned timeout_ms)
+{
+	uint64_t one = 1, target;
+	struct timespec dl;
+
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&d->cu_mu);
+	target = d->consume_started + 1; /* a pass that starts after this call */
+	pthread_mutex_unlock(&d->cu_mu);
+	if (write(d->catchup_fd, &one, sizeof(one)) < 0)
+		return;
+	pthread_mutex_lock(&d->cu_mu);
+	while (d->consume_done < target)
+		if (pthread_cond_timedwait(&d->cu_cv, &d->cu_mu, &dl))
+			break;
+	pthread_mutex_unlock(&d->cu_mu);
+}
+
+static int catch_up_init(struct daemon *d)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&d->cu_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->cu_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	d->catchup_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return d->catchup_fd < 0 ? -errno : 0;
 }
 
 /* The ingest stage's view of the rest of the daemon. */
@@ -562,6 +609,8 @@ static int daemon_start(struct daemon *d)
 
 	d->listen_fd = -1;
 	pthread_mutex_init(&d->lock, NULL);
+	if (catch_up_init(d))
+		return -errno;
 	pthread_mutex_init(&d->hist_lock, NULL);
 	proctable_init(&d->pt, d->cfg.max_procs, "/proc");
 	d->pt.on_free = aggregate_proc_free;
@@ -657,6 +706,10 @@ static void daemon_stop(struct daemon *d)
 	free(d->cfg.gpu_devices);
 	pthread_mutex_destroy(&d->lock);
 	pthread_mutex_destroy(&d->hist_lock);
+	if (d->catchup_fd > 0)
+		close(d->catchup_fd);
+	pthread_cond_destroy(&d->cu_cv);
+	pthread_mutex_destroy(&d->cu_mu);
 }
 
 #define SWEEP_EVERY_NS (60ull * 1000000000ull)
@@ -667,13 +720,13 @@ static void daemon_stop(struct daemon *d)
  * minute, and goes on a step per tick. */
 static void sweep_if_due(struct daemon *d)
 {
-	uint64_t cnt[PROFD_CNT_MAX], now = daemon_mono_ns();
-	bool lost = sampler_counters(d->sampler, cnt) == 0 &&
-		    cnt[PROFD_CNT_PROC_RB_FULL] != d->proc_lost_seen;
+	uint64_t lost_cnt, now = daemon_mono_ns();
+	bool lost = sampler_counter(d->sampler, PROFD_CNT_PROC_RB_FULL, &lost_cnt) == 0 &&
+		    lost_cnt != d->proc_lost_seen;
 
 	if (lost || now - d->swept_mono_ns >= SWEEP_EVERY_NS) {
 		if (lost)
-			d->proc_lost_seen = cnt[PROFD_CNT_PROC_RB_FULL];
+			d->proc_lost_seen = lost_cnt;
 		d->swept_mono_ns = now;
 		ingest_sweep_start(&d->in);
 	}
@@ -833,26 +886,28 @@ static void publish_worker_answers(struct daemon *d)
 }
 
 /* BPF wakes ingest only when 64 KiB of events wait (stackhash.bpf.h);
- * otherwise the rings are read this often. */
-#define INGEST_BATCH_MS 100
-
+ * otherwise the rings are read on the 1 s tick, or at once when a client
+ * is about to dump (daemon_catch_up).  A wakeup costs about as much as
+ * ingesting tens of samples: at 99 Hz, reading every 100 ms made wakeups
+ * most of profd's CPU. */
 static int run_loop(struct daemon *d, int sfd, int tfd)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), rbfd = sampler_fd(d->sampler);
 	int pfd = sampler_proc_fd(d->sampler);
-	int wfd = worker_fd(d->worker);
+	int wfd = worker_fd(d->worker), cfd = d->catchup_fd;
 	uint64_t deadline = d->cfg.duration_ns ? daemon_mono_ns() + d->cfg.duration_ns : 0;
 	bool stop = false;
 
 	if (ep < 0 || add_fd(ep, rbfd) || add_fd(ep, pfd) || add_fd(ep, wfd) || add_fd(ep, sfd) ||
-	    add_fd(ep, tfd)) {
+	    add_fd(ep, tfd) || add_fd(ep, cfd)) {
 		log_error("profd: epoll setup failed: %s", strerror(errno));
 		return -1;
 	}
 	while (!stop) {
 		struct epoll_event evs[8];
-		int n = epoll_wait(ep, evs, 8, INGEST_BATCH_MS), i;
+		int n = epoll_wait(ep, evs, 8, -1), i; /* the tick wakes us each second */
 		bool consumed = false;
+		uint64_t v;
 
 		if (n < 0 && errno != EINTR) {
 			log_error("profd: epoll_wait: %s", strerror(errno));
@@ -860,19 +915,18 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 		}
 		for (i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
-			uint64_t ticks;
 
-			if ((fd == rbfd || fd == pfd) && !consumed)
+			if (fd == cfd && read(cfd, &v, sizeof(v)) < 0)
+				continue;
+			if ((fd == rbfd || fd == pfd || fd == cfd || fd == tfd) && !consumed)
 				consume(d), consumed = true;
-			else if (fd == wfd)
+			if (fd == wfd)
 				publish_worker_answers(d);
 			else if (fd == sfd)
 				stop = handle_signal(d, sfd);
-			else if (fd == tfd && read(tfd, &ticks, sizeof(ticks)) > 0)
+			else if (fd == tfd && read(tfd, &v, sizeof(v)) > 0)
 				housekeeping(d);
 		}
-		if (!consumed && daemon_mono_ns() - d->consumed_mono_ns >= INGEST_BATCH_MS * 1000000ull)
-			consume(d);
 		if (deadline && daemon_mono_ns() >= deadline)
 			stop = true;
 	}

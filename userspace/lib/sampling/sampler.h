@@ -65,6 +65,8 @@ int sampler_py_uprobes(const struct sampler *s);
 
 /* Sum of every CPU's counters. */
 int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX]);
+/* One of them (one map read instead of PROFD_CNT_MAX). */
+int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
 /* Bytes the BPF maps take (ringbuf + stacks + scratch), for stats. */
