@@ -141,25 +141,34 @@ static int native_frames(struct ingest *in, struct proc *p, const struct profd_s
 #define PY_FRAMES_MAX 65536 /* per process; a full cache starts over */
 
 /* A Python frame's id: from the process's cache while it is fresh (no
- * read of the process), else named from the code object (read and
+ * read of the process), or while its code object was checked this epoch
+ * for another instruction; else named from the code object (read and
  * validated by pycode) and cached.  -EAGAIN: unreadable. */
 static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, int64_t off,
 			    uint64_t mono)
 {
 	char text[2 * PYCODE_MAX_STR + 64];
-	uint64_t key = hash64_mix(code ^ hash64_mix((uint64_t)off)), v;
+	uint64_t key = hash64_mix(code ^ hash64_mix((uint64_t)off)), v, checked;
 	uint32_t epoch = (uint32_t)(mono >> INGEST_PY_RECHECK_SHIFT);
+	bool cached = hashmap_get(&p->py_frames, key, &v);
 	int64_t id;
 
-	if (hashmap_get(&p->py_frames, key, &v) && (uint32_t)(v >> 32) == epoch)
-		return (int64_t)(uint32_t)v - 1;
+	if (cached && ((uint32_t)(v >> 32) == epoch ||
+		       (hashmap_get(&p->py_code_checked, code, &checked) && checked == epoch))) {
+		id = (int64_t)(uint32_t)v - 1;
+		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
+		return id;
+	}
 	if (pycode_name(in->pyc, p->py, code, off, text, sizeof(text)))
 		return -EAGAIN;
 	id = named(in, FRAME_PYTHON, text);
 	if (id >= 0) {
-		if (p->py_frames.len >= PY_FRAMES_MAX)
+		if (p->py_frames.len >= PY_FRAMES_MAX) {
 			hashmap_free(&p->py_frames);
+			hashmap_free(&p->py_code_checked);
+		}
 		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
+		hashmap_put(&p->py_code_checked, code, epoch);
 	}
 	return id;
 }

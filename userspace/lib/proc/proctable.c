@@ -28,6 +28,7 @@ static void proc_destroy(struct proctable *pt, struct proc *p)
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
+	hashmap_free(&p->py_code_checked);
 	free(p->py);
 	free(p->exe);
 	free(p);
@@ -130,6 +131,7 @@ static void exited_push(struct proctable *pt, struct proc *p)
 	if (array_grow((void **)&pt->exited, &pt->exited_cap, pt->exited_len + 1,
 		       sizeof(*pt->exited))) {
 		p->exit_ticket = UINT64_MAX; /* evicted only by expiry */
+		pt->unqueued++;
 		return;
 	}
 	p->exit_ticket = pt->exited_first + pt->exited_len;
@@ -161,6 +163,8 @@ static void proc_remove(struct proctable *pt, size_t i)
 
 	if (hashmap_get(&pt->dead, p->pid, &v) && (struct proc *)(uintptr_t)v == p)
 		hashmap_del(&pt->dead, p->pid);
+	if (p->exited && p->exit_ticket == UINT64_MAX)
+		pt->unqueued--;
 	exited_unlink(pt, p);
 	proc_destroy(pt, p);
 	pt->n--;
@@ -328,6 +332,7 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
+	hashmap_free(&p->py_code_checked);
 	free(p->py);
 	p->py = NULL;
 	p->py_checked = false;
@@ -363,17 +368,25 @@ int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
+	hashmap_free(&p->py_code_checked);
 	return 0;
 }
 
+/* Oldest exit first, from the exit FIFO: a tick costs what expires, not
+ * what is tracked.  Entries the FIFO could not take (no memory) need a
+ * scan, only while there are any. */
 void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns)
 {
+	struct proc *p;
 	size_t i = 0;
 
-	while (i < pt->n) {
-		struct proc *p = pt->all[i];
-
-		if (p->exited && now_ns - p->exit_ns > retention_ns) {
+	while ((p = exited_oldest(pt)) && now_ns - p->exit_ns > retention_ns) {
+		proc_remove(pt, p->slot);
+		pt->expired++;
+	}
+	while (pt->unqueued && i < pt->n) {
+		p = pt->all[i];
+		if (p->exited && p->exit_ticket == UINT64_MAX && now_ns - p->exit_ns > retention_ns) {
 			proc_remove(pt, i);
 			pt->expired++;
 			continue;

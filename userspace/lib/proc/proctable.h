@@ -56,6 +56,10 @@ struct proc {
 	/* hash(code object, instruction) -> Python frame id + 1, and when it
 	 * was last checked against the process's memory. */
 	struct hashmap py_frames;
+	/* Code object address -> when it was last checked against the
+	 * process's memory: one read per code object per check, however many
+	 * instructions of it were sampled. */
+	struct hashmap py_code_checked;
 	struct proc_profile *profile; /* owned by the aggregator */
 };
 
@@ -71,6 +75,7 @@ struct proctable {
 	struct proc **exited;
 	size_t exited_head, exited_len, exited_cap;
 	uint64_t exited_first;
+	size_t unqueued;     /* exited processes the FIFO had no room for */
 	size_t max_procs;
 	uint64_t evicted;    /* exited processes dropped to respect max_procs */
 	uint64_t expired;    /* exited processes dropped after the retention */
