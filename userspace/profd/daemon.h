@@ -89,6 +89,8 @@ struct daemon {
 	pthread_mutex_t cu_mu;
 	pthread_cond_t cu_cv;
 	uint64_t consume_started, consume_done;
+	/* Rings read every 100 ms until then (main.c: while things change). */
+	uint64_t busy_until_mono_ns, requests_seen;
 	uint64_t swept_mono_ns, proc_lost_seen; /* main.c: sweep_if_due */
 	uint64_t ticks;              /* housekeeping ticks so far */
 	/* The longest time ingest held the lock in one piece, by what for

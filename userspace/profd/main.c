@@ -432,6 +432,17 @@ static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 			 (unsigned long long)t0 / 1000000);
 }
 
+/* BPF wakes ingest only when 64 KiB of events wait (stackhash.bpf.h).
+ * Otherwise the rings are read every 100 ms while things change (a pass
+ * asked the slow path for something: a new process, new code to unwind,
+ * an exec), so new processes get their tables and Python frames soon, and
+ * once a second (the tick) when nothing does, or at once before a dump
+ * (daemon_catch_up).  A wakeup costs about as much as ingesting tens of
+ * samples: at 99 Hz, reading every 100 ms made wakeups most of profd's
+ * CPU. */
+#define INGEST_BATCH_MS 100
+#define INGEST_BUSY_NS (2000ull * 1000000ull)
+
 /* Everything the rings hold now, under the lock, then the samples whose
  * stack record was still on its way. */
 static void consume(struct daemon *d)
@@ -445,6 +456,10 @@ static void consume(struct daemon *d)
 	daemon_lock_ingest(d);
 	sampler_consume(d->sampler);
 	ingest_end_batch(&d->in);
+	if (d->in.c.requests != d->requests_seen) { /* something new: stay close */
+		d->requests_seen = d->in.c.requests;
+		d->busy_until_mono_ns = d->consumed_mono_ns + INGEST_BUSY_NS;
+	}
 	daemon_unlock(d);
 	pthread_mutex_lock(&d->cu_mu);
 	d->consume_done = seq;
@@ -663,6 +678,7 @@ static int daemon_start(struct daemon *d)
 		return -ENOMEM;
 	daemon_raise_priority("ingest");
 	d->ready_mono_ns = daemon_mono_ns();
+	d->busy_until_mono_ns = d->ready_mono_ns + INGEST_BUSY_NS; /* the first tables */
 	log_info("profd: %d Python processes found at start", npy);
 	log_info("profd: sampling %d CPUs at %u Hz (%s), control socket %s",
 		 sampler_ncpus(d->sampler), d->cfg.rate_hz,
@@ -885,11 +901,6 @@ static void publish_worker_answers(struct daemon *d)
 	daemon_unlock(d);
 }
 
-/* BPF wakes ingest only when 64 KiB of events wait (stackhash.bpf.h);
- * otherwise the rings are read on the 1 s tick, or at once when a client
- * is about to dump (daemon_catch_up).  A wakeup costs about as much as
- * ingesting tens of samples: at 99 Hz, reading every 100 ms made wakeups
- * most of profd's CPU. */
 static int run_loop(struct daemon *d, int sfd, int tfd)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), rbfd = sampler_fd(d->sampler);
@@ -905,7 +916,9 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 	}
 	while (!stop) {
 		struct epoll_event evs[8];
-		int n = epoll_wait(ep, evs, 8, -1), i; /* the tick wakes us each second */
+		bool busy = daemon_mono_ns() < d->busy_until_mono_ns;
+		/* Idle: the tick wakes us each second. */
+		int n = epoll_wait(ep, evs, 8, busy ? INGEST_BATCH_MS : -1), i;
 		bool consumed = false;
 		uint64_t v;
 
@@ -927,6 +940,9 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 			else if (fd == tfd && read(tfd, &v, sizeof(v)) > 0)
 				housekeeping(d);
 		}
+		if (!consumed && busy &&
+		    daemon_mono_ns() - d->consumed_mono_ns >= INGEST_BATCH_MS * 1000000ull)
+			consume(d);
 		if (deadline && daemon_mono_ns() >= deadline)
 			stop = true;
 	}

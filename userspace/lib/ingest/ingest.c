@@ -157,6 +157,7 @@ static void end_proc(struct ingest *in, uint32_t pid, uint64_t mono_ns);
 
 static void proc_event(struct ingest *in, uint32_t pid, enum ingest_proc_event what)
 {
+	in->c.requests++;
 	if (in->be.proc_event)
 		in->be.proc_event(in->be.ctx, pid, what);
 }
@@ -305,7 +306,7 @@ static struct proc *live_proc(struct ingest *in, uint32_t pid, uint64_t start_ns
 
 /* Have p's uid and exe read: on the worker when the daemon has one (a
  * few /proc reads must not sit between samples and their counters). */
-static void request_identity(struct ingest *in, struct proc *p)
+static void ask_identity(struct ingest *in, struct proc *p)
 {
 	struct ingest_identity id = { 0 };
 	char comm[16];
@@ -319,6 +320,14 @@ static void request_identity(struct ingest *in, struct proc *p)
 	id.err = proc_read_identity(in->pt->proc_root, p->pid, &id.read_start, &id.uid, comm,
 				    &id.exe);
 	ingest_identity_found(in, p->pid, p->start_time, p->identity_req, &id);
+}
+
+/* The same for a process new to us (the daemon watches the rings closely
+ * for a while after such requests). */
+static void request_identity(struct ingest *in, struct proc *p)
+{
+	in->c.requests++;
+	ask_identity(in, p);
 }
 
 /* The live entry of pid, or a new one for the process that started at
@@ -525,35 +534,22 @@ void ingest_sweep_start(struct ingest *in)
 	in->sweep_at = in->pt->n;
 }
 
+/* Each live process's identity is read again (on the worker, when the
+ * daemon has one): an answer that finds it gone ends it, and a lost
+ * answer to its first request is repaired. */
 size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget)
 {
 	struct proctable *pt = in->pt;
-	uint64_t start;
-	uint32_t uid, pid;
-	char comm[16], *exe;
 
+	(void)mono_ns;
 	/* Downwards: an exit moves the last entry into the freed slot. */
 	if (in->sweep_at > pt->n)
 		in->sweep_at = pt->n;
 	for (; in->sweep_at > 0 && budget > 0; budget--) {
 		struct proc *p = pt->all[--in->sweep_at];
 
-		if (p->exited || !p->start_time)
-			continue;
-		/* A lost identity answer (the worker's queue full) is
-		 * repaired here too. */
-		exe = NULL;
-		if (proc_read_identity(pt->proc_root, p->pid, &start, &uid, comm,
-				       p->identity_pending ? &exe : NULL) == 0 &&
-		    start == p->start_time) {
-			if (p->identity_pending)
-				proctable_set_identity(p, uid, exe);
-			continue;
-		}
-		free(exe);
-		pid = p->pid; /* p may be freed by the exit */
-		end_proc(in, pid, mono_ns);
-		in->c.proc_exits_repaired++;
+		if (!p->exited && p->start_time)
+			ask_identity(in, p); /* may end p */
 	}
 	return in->sweep_at;
 }

@@ -66,6 +66,7 @@ struct ingest_counters {
 	uint64_t proc_execs, proc_exits;
 	uint64_t proc_exits_repaired; /* exits found from a reused pid's samples */
 	uint64_t identities;     /* processes' uid and exe read off the sample path */
+	uint64_t requests;       /* slow-path work asked of the backend (any kind) */
 	uint64_t bad_events;     /* malformed ringbuf records */
 	uint64_t maps_reloads;
 	uint64_t user_frames, user_frames_unknown; /* symbolized user frames / of them without a symbol */

@@ -296,6 +296,7 @@ void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_n
 		return;
 	p->py_req++;
 	p->py_pending = true;
+	in->c.requests++;
 	if (here || !in->be.py_detect)
 		ingest_python_found(in, p->pid, p->start_time, p->py_req,
 				    pyruntime_find((int)p->pid));
