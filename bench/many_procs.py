@@ -124,6 +124,8 @@ def measure(build, procs, secs, spin_ms):
         r["rss_mib"] = s["rss_bytes"] / 2**20
         r["tick_ms_max"] = s["ingest_tick_ns_max"] / 1e6
         r["event_ms_max"] = s["ingest_event_ns_max"] / 1e6
+        r["hist_ms_max"] = s["ingest_history_tick_ns_max"] / 1e6
+        r["lock_wait_ms_max"] = s["state_lock_wait_ns_max"] / 1e6
         r["dropped"] = s.get("samples_dropped_proc_table_full", 0)
         del tracked
     finally:
@@ -149,14 +151,16 @@ def main():
             measure(a.build, a.procs, a.seconds, a.spin_ms)]
     print("| sleeping processes | live in profd | RSS MiB | stats ms (median / worst of 20) | "
           "list ms (median / worst of 5) | userspace us/sample (2-thread Python, 999 Hz) | "
-          "idle CPU ms/s | longest tick ms | longest event ms |")
-    print("|---" * 9 + "|")
+          "idle CPU ms/s | longest tick ms | longest history tick ms | longest event ms | "
+          "longest wait for the state lock ms |")
+    print("|---" * 11 + "|")
     for r in rows:
         print(f"| {r['started']} | {r['live']} | {r['rss_mib']:.0f} | "
               f"{r['stats_ms'][0]:.1f} / {r['stats_ms'][1]:.1f} | "
               f"{r['list_ms'][0]:.1f} / {r['list_ms'][1]:.1f} | "
               f"{r['us_per_sample']:.2f} ({r['samples']} samples) | {r['idle_ms_per_s']:.2f} | "
-              f"{r['tick_ms_max']:.1f} | {r['event_ms_max']:.2f} |")
+              f"{r['tick_ms_max']:.1f} | {r['hist_ms_max']:.1f} | {r['event_ms_max']:.2f} | "
+              f"{r['lock_wait_ms_max']:.1f} |")
 
 
 if __name__ == "__main__":

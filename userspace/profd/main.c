@@ -418,6 +418,16 @@ static void flush_yield(void *ctx)
 	daemon_yield(ctx);
 }
 
+/* ... and during its commit: only ingest changes the profiles, and it is
+ * the one committing. */
+static void flush_io(void *ctx, bool begin)
+{
+	if (begin)
+		daemon_unlock(ctx);
+	else
+		daemon_lock_ingest(ctx);
+}
+
 static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 {
 	struct daemon *d = ctx;
@@ -635,6 +645,7 @@ static int daemon_start(struct daemon *d)
 		d->agg.max_stacks_per_proc = d->cfg.max_stacks;
 	d->agg.flush_yield = flush_yield;
 	d->agg.flush_yield_ctx = d;
+	d->agg.flush_io = flush_io;
 	d->sym = symbolizer_new(&symo);
 	if (!d->sym)
 		return -errno;
@@ -703,7 +714,9 @@ static void daemon_stop(struct daemon *d)
 	/* Detach so nothing new arrives while tearing down. */
 	sampler_close(d->sampler);
 	gpu_free(d->gpu);
+	daemon_lock_ingest(d); /* flush_io lets go of it during the commit */
 	persist_flush(d); /* what is still in memory: SIGTERM loses nothing */
+	daemon_unlock(d);
 	history_close(d->hist);
 	if (d->pusher) /* the last window, then up to 2 s to send the queue */
 		push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt, daemon_realtime_ns(),
