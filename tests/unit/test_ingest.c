@@ -684,6 +684,50 @@ static void test_identity_read_off_sample_path(void **state)
 	rmdir(root);
 }
 
+static struct ident_calls maps_calls;
+
+static void record_maps(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	(void)ctx;
+	record_identify(&maps_calls, pid, start_time, req);
+}
+
+/* A sample whose address is outside the process's known maps (here: none
+ * read yet) does not read /proc/PID/maps on the sample path: the read is
+ * asked of the backend once, the samples wait to the end of the batch,
+ * and are counted under their real names once the maps come. */
+static void test_maps_read_off_sample_path(void **state)
+{
+	struct fixture *f = *state;
+	struct procmaps m = { 0 };
+	struct proc *p;
+	char *folded;
+
+	memset(&maps_calls, 0, sizeof(maps_calls));
+	f->in.be.maps = record_maps;
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	send_sample(f, f->src.id, 0, 100);
+	p = proctable_find_live(&f->pt, (uint32_t)getpid());
+	assert_non_null(p);
+	assert_int_equal(maps_calls.n, 1);
+	assert_true(p->maps_pending);
+	assert_false(p->maps_loaded);
+	assert_int_equal(f->in.c.aggregated, 0);
+	assert_int_equal(f->in.c.deferred, 2);
+	ingest_end_batch(&f->in); /* still waiting */
+	assert_int_equal(f->in.c.aggregated, 0);
+	assert_int_equal(procmaps_read(getpid(), &m), 0);
+	ingest_maps_found(&f->in, p->pid, p->start_time, maps_calls.req, 0, &m);
+	assert_true(p->maps_loaded);
+	ingest_end_batch(&f->in);
+	assert_int_equal(f->in.c.aggregated, 2);
+	assert_int_equal(maps_calls.n, 1);
+	folded = dump_folded(f, 0, 0);
+	assert_non_null(strstr(folded, "victim_caller;victim_leaf 2\n"));
+	free(folded);
+}
+
 /* Native frames carry the binary they are in through to a dump. */
 static void test_dump_keeps_modules(void **state)
 {
@@ -725,6 +769,7 @@ int main(void)
 		cmocka_unit_test(test_eviction_order),
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 		cmocka_unit_test(test_identity_read_off_sample_path),
+		cmocka_unit_test_setup_teardown(test_maps_read_off_sample_path, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

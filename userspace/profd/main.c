@@ -540,6 +540,11 @@ static void be_identify(void *ctx, uint32_t pid, uint64_t start_time, uint32_t r
 	worker_identify(((struct daemon *)ctx)->worker, pid, start_time, req);
 }
 
+static void be_maps(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	worker_maps(((struct daemon *)ctx)->worker, pid, start_time, req);
+}
+
 static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
 {
 	struct daemon *d = ctx;
@@ -627,7 +632,7 @@ static int daemon_start(struct daemon *d)
 	struct symbolizer_opts symo = { 0 };
 	struct ingest_backend be = {
 		.stack_gen = be_stack_gen, .py_add = be_py_add, .py_del = be_py_del,
-		.py_detect = be_py_detect, .identify = be_identify,
+		.py_detect = be_py_detect, .identify = be_identify, .maps = be_maps,
 		.proc_event = be_proc_event, .ctx = d,
 	};
 	int npy, err;

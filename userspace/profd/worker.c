@@ -1,5 +1,6 @@
 /* worker.c: the daemon's slow path.  Reading a new process's identity (uid,
- * exe), looking for CPython in a process (its maps, its binaries' symbol
+ * exe) and its maps (again when a sample's address is outside them), looking
+ * for CPython in a process (its maps, its binaries' symbol
  * tables) and building native unwind tables
  * (1-50 ms per binary, seconds for a PyTorch library) run on this thread,
  * never in front of a sample or a client.  Ingest asks through a queue;
@@ -19,27 +20,40 @@
 
 #define QUEUE_MAX 65536 /* jobs waiting; beyond, counted and dropped */
 
-enum job_kind { JOB_PY_DETECT, JOB_TABLES, JOB_TABLES_FORGET, JOB_IDENTITY };
+enum job_kind { JOB_PY_DETECT, JOB_TABLES, JOB_TABLES_FORGET, JOB_IDENTITY, JOB_MAPS };
 
 struct job {
 	uint32_t kind, pid, req;
 	uint64_t start_time;
 };
 
-/* An answer for ingest: a Python runtime (JOB_PY_DETECT) or an identity. */
+/* An answer for ingest: a Python runtime, an identity or maps. */
 struct result {
 	struct job job;
 	struct pyruntime *rt;
 	struct ingest_identity id;
+	struct procmaps maps;
+	int maps_err;
+};
+
+/* Two lanes, each a thread with its queue: the quick jobs (a process's
+ * identity, maps, Python detection: up to a few ms) never wait behind a
+ * table build (seconds for a big library). */
+enum { LANE_QUICK, LANE_TABLES, LANES };
+
+struct lane {
+	struct worker *w;
+	pthread_t thread;
+	bool started;
+	pthread_cond_t cv;
+	struct job *q; /* ring of cap entries */
+	size_t head, n, cap;
 };
 
 struct worker {
-	pthread_t thread;
-	bool started, stop;
-	pthread_mutex_t mu; /* everything below */
-	pthread_cond_t cv;
-	struct job *q;      /* ring of cap entries */
-	size_t head, n, cap;
+	bool stop;
+	pthread_mutex_t mu; /* everything below, and the lanes' queues */
+	struct lane lanes[LANES];
 	struct hashmap tables_queued; /* pid -> 1 while a JOB_TABLES waits */
 	struct result *res;
 	size_t nres, rescap;
@@ -54,36 +68,35 @@ static uint64_t mono_ns(void)
 	return daemon_mono_ns();
 }
 
+static struct lane *lane_of(struct worker *w, uint32_t kind)
+{
+	return &w->lanes[kind == JOB_TABLES || kind == JOB_TABLES_FORGET ? LANE_TABLES : LANE_QUICK];
+}
+
 /* Caller holds mu. */
 static void push_job(struct worker *w, struct job j)
 {
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 256, i;
+	struct lane *l = lane_of(w, j.kind);
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256, i;
 		struct job *q;
 
 		if (cap > QUEUE_MAX || !(q = malloc(cap * sizeof(*q)))) {
 			w->st.dropped++;
 			return;
 		}
-		for (i = 0; i < w->n; i++)
-			q[i] = w->q[(w->head + i) % w->cap];
-		free(w->q);
-		w->q = q;
-		w->head = 0;
-		w->cap = cap;
+		for (i = 0; i < l->n; i++)
+			q[i] = l->q[(l->head + i) % l->cap];
+		free(l->q);
+		l->q = q;
+		l->head = 0;
+		l->cap = cap;
 	}
-	if (j.kind == JOB_PY_DETECT || j.kind == JOB_IDENTITY) {
-		/* Ahead of table builds (each up to seconds for a big
-		 * library): a new Python process gets its frames, a new
-		 * process its owner, in milliseconds, not after the queue. */
-		w->head = (w->head + w->cap - 1) % w->cap;
-		w->q[w->head] = j;
-	} else {
-		w->q[(w->head + w->n) % w->cap] = j;
-	}
-	w->n++;
+	l->q[(l->head + l->n) % l->cap] = j;
+	l->n++;
 	w->st.queued++;
-	pthread_cond_signal(&w->cv);
+	pthread_cond_signal(&l->cv);
 }
 
 static void enqueue(struct worker *w, struct job j)
@@ -109,6 +122,11 @@ void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32
 	enqueue(w, (struct job){ JOB_IDENTITY, pid, req, start_time });
 }
 
+void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	enqueue(w, (struct job){ JOB_MAPS, pid, req, start_time });
+}
+
 void worker_tables(struct worker *w, uint32_t pid)
 {
 	enqueue(w, (struct job){ JOB_TABLES, pid, 0, 0 });
@@ -132,6 +150,7 @@ static void add_result(struct worker *w, const struct result *r)
 			pthread_mutex_unlock(&w->mu);
 			free(r->rt); /* the process is asked again on a later sample */
 			free(r->id.exe);
+			procmaps_free((struct procmaps *)&r->maps);
 			return;
 		}
 		w->res = res;
@@ -158,6 +177,10 @@ static void run_job(struct worker *w, const struct job *j)
 					      &r.id.exe);
 		add_result(w, &r);
 		break;
+	case JOB_MAPS:
+		r.maps_err = procmaps_read((int)j->pid, &r.maps);
+		add_result(w, &r);
+		break;
 	case JOB_TABLES:
 		pthread_mutex_lock(&w->mu);
 		hashmap_del(&w->tables_queued, j->pid);
@@ -172,29 +195,31 @@ static void run_job(struct worker *w, const struct job *j)
 	}
 }
 
-static void *worker_main(void *arg)
+static void *lane_main(void *arg)
 {
-	struct worker *w = arg;
+	struct lane *l = arg;
+	struct worker *w = l->w;
 	struct unwinder_stats us;
 	struct job j;
 	uint64_t t0;
+	bool tables = l == &w->lanes[LANE_TABLES];
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->n && !w->stop)
-			pthread_cond_wait(&w->cv, &w->mu);
+		while (!l->n && !w->stop)
+			pthread_cond_wait(&l->cv, &w->mu);
 		if (w->stop)
 			break;
-		j = w->q[w->head];
-		w->head = (w->head + 1) % w->cap;
-		w->n--;
+		j = l->q[l->head];
+		l->head = (l->head + 1) % l->cap;
+		l->n--;
 		pthread_mutex_unlock(&w->mu);
 		t0 = mono_ns();
 		run_job(w, &j);
-		if (w->u)
+		if (tables && w->u)
 			unwinder_stats(w->u, &us);
 		pthread_mutex_lock(&w->mu);
-		if (w->u)
+		if (tables && w->u)
 			w->snap = us;
 		w->st.done++;
 		w->st.busy_ns += mono_ns() - t0;
@@ -206,20 +231,28 @@ static void *worker_main(void *arg)
 struct worker *worker_new(struct unwinder *u)
 {
 	struct worker *w = calloc(1, sizeof(*w));
+	int i;
 
 	if (!w)
 		return NULL;
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
+	for (i = 0; i < LANES; i++) {
+		w->lanes[i].w = w;
+		pthread_cond_init(&w->lanes[i].cv, NULL);
+	}
 	w->u = u;
 	if (u)
 		unwinder_stats(u, &w->snap);
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->efd < 0 || pthread_create(&w->thread, NULL, worker_main, w)) {
+	for (i = 0; i < LANES && w->efd >= 0; i++) {
+		if (pthread_create(&w->lanes[i].thread, NULL, lane_main, &w->lanes[i]))
+			break;
+		w->lanes[i].started = true;
+	}
+	if (i < LANES) {
 		worker_free(w);
 		return NULL;
 	}
-	w->started = true;
 	return w;
 }
 
@@ -229,23 +262,26 @@ void worker_free(struct worker *w)
 
 	if (!w)
 		return;
-	if (w->started) {
-		pthread_mutex_lock(&w->mu);
-		w->stop = true;
-		pthread_cond_signal(&w->cv);
-		pthread_mutex_unlock(&w->mu);
-		pthread_join(w->thread, NULL);
+	pthread_mutex_lock(&w->mu);
+	w->stop = true;
+	for (i = 0; i < LANES; i++)
+		pthread_cond_signal(&w->lanes[i].cv);
+	pthread_mutex_unlock(&w->mu);
+	for (i = 0; i < LANES; i++) {
+		if (w->lanes[i].started)
+			pthread_join(w->lanes[i].thread, NULL);
+		free(w->lanes[i].q);
+		pthread_cond_destroy(&w->lanes[i].cv);
 	}
 	for (i = 0; i < w->nres; i++) {
 		free(w->res[i].rt);
 		free(w->res[i].id.exe);
+		procmaps_free(&w->res[i].maps);
 	}
 	free(w->res);
-	free(w->q);
 	hashmap_free(&w->tables_queued);
 	if (w->efd >= 0)
 		close(w->efd);
-	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }
@@ -274,6 +310,9 @@ void worker_publish(struct worker *w, struct ingest *in)
 
 		if (j->kind == JOB_IDENTITY)
 			ingest_identity_found(in, j->pid, j->start_time, j->req, &res[i].id);
+		else if (j->kind == JOB_MAPS)
+			ingest_maps_found(in, j->pid, j->start_time, j->req, res[i].maps_err,
+					  &res[i].maps);
 		else
 			ingest_python_found(in, j->pid, j->start_time, j->req, res[i].rt);
 	}
@@ -284,7 +323,7 @@ void worker_stats(struct worker *w, struct worker_stats *st, struct unwinder_sta
 {
 	pthread_mutex_lock(&w->mu);
 	*st = w->st;
-	st->waiting = w->n;
+	st->waiting = w->lanes[LANE_QUICK].n + w->lanes[LANE_TABLES].n;
 	*us = w->snap;
 	pthread_mutex_unlock(&w->mu);
 }

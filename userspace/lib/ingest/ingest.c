@@ -224,9 +224,13 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 		in->c.stack_lost++;
 		stable = false;
 	}
-	in->c.symbolized++;
 	if (ingest_build_frames(in, p, e, u, k, py, ids, MAX_FRAMES, &n, &stable))
 		return -ENOMEM;
+	/* An address outside the maps while they are being read (a new
+	 * process, a dlopen): named when they come, at the batch end. */
+	if (!stable && !final && ingest_waits_for_maps(p, e))
+		return -EAGAIN;
+	in->c.symbolized++;
 	idx = aggregate_stack(in->agg, p, ids, n);
 	if (idx >= 0 && stable) {
 		uint64_t epoch = e->pystack_id ? e->time_ns >> INGEST_PY_RECHECK_SHIFT : 0;
@@ -340,8 +344,10 @@ static struct proc *live_or_new(struct ingest *in, uint32_t pid, uint64_t start_
 	if (p || !start_ns)
 		return p ? p : proctable_get(in->pt, pid, comm);
 	p = proctable_add(in->pt, pid, start_ticks(start_ns), comm);
-	if (p)
+	if (p) {
 		request_identity(in, p);
+		ingest_request_maps(in, p, 0, now_ns(CLOCK_MONOTONIC));
+	}
 	return p;
 }
 
@@ -402,14 +408,14 @@ static void on_sample(struct ingest *in, const struct profd_sample *e, bool fina
 		in->c.dropped_noproc++;
 		return;
 	}
+	if (!p->py_checked)
+		ingest_detect_python(in, p, e->time_ns);
+	ingest_keep_unwind_tables(in, p, e);
 	idx = stack_index(in, p, e, final || in->npending >= PENDING_MAX);
 	if (idx == -EAGAIN) { /* not final: the pending list has room */
 		defer(in, e, sizeof(*e));
 		return;
 	}
-	if (!p->py_checked)
-		ingest_detect_python(in, p, e->time_ns);
-	ingest_keep_unwind_tables(in, p, e);
 	if (e->pystack_id)
 		in->c.py_samples++;
 	if (idx < 0 || aggregate_count(in->agg, p, (uint32_t)idx, e->tid, comm,
@@ -427,11 +433,18 @@ static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
 {
 	const struct raw_stack *k, *u, *py;
 
-	if (pe->ev.sample.type == PROFD_EV_GPU)
+	const struct profd_sample *e = &pe->ev.sample;
+	struct proc *p;
+
+	if (e->type == PROFD_EV_GPU)
 		return ingest_gpu_event(in, &pe->ev.gpu, sizeof(pe->ev.gpu), final);
-	if (!final && !ingest_sample_stacks(in, &pe->ev.sample, &k, &u, &py))
+	if (!final && !ingest_sample_stacks(in, e, &k, &u, &py))
 		return -EAGAIN;
-	on_sample(in, &pe->ev.sample, true);
+	p = proctable_find_live(in->pt, e->pid);
+	if (!final && p && (!e->start_ns || p->start_time == start_ticks(e->start_ns)) &&
+	    ingest_waits_for_maps(p, e))
+		return -EAGAIN;
+	on_sample(in, e, true);
 	return 0;
 }
 
@@ -485,6 +498,7 @@ static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 	if (p) {
 		proctable_exec(in->pt, e->pid, comm);
 		request_identity(in, p);
+		ingest_request_maps(in, p, 0, e->time_ns);
 	} else {
 		p = live_or_new(in, e->pid, e->start_ns, comm);
 	}

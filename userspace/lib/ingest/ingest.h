@@ -46,6 +46,9 @@ struct ingest_backend {
 	/* Read a process's uid and exe off the sample path; the answer comes
 	 * back through ingest_identity_found().  NULL: read inline (tests). */
 	void (*identify)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
+	/* Read a process's maps off the sample path; the answer comes back
+	 * through ingest_maps_found().  NULL: read inline (tests). */
+	void (*maps)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
 	/* A process appeared, exec'ed, needs its native unwind tables
 	 * refreshed (new mappings), or exited. */
 	void (*proc_event)(void *ctx, uint32_t pid, enum ingest_proc_event what);
@@ -188,5 +191,14 @@ struct ingest_identity {
 };
 void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
 			   struct ingest_identity *id);
+
+/* ingest_frames.c: have p's maps read (off the sample path when the
+ * backend can), for the address ip (0: none in particular); and take the
+ * answer, err 0 with maps (moved from *m) or -errno. */
+void ingest_request_maps(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono_ns);
+void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
+		       struct procmaps *m);
+/* Whether a sample of p should wait for p's maps (asked, not come yet). */
+bool ingest_waits_for_maps(const struct proc *p, const struct profd_sample *e);
 
 #endif

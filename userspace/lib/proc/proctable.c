@@ -329,6 +329,9 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	procmaps_free(&p->maps);
 	p->maps_loaded = false;
+	p->maps_pending = false;
+	p->maps_req++; /* an answer for the old program is dropped */
+	p->maps_reload_gap_ns = 0;
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
@@ -351,6 +354,19 @@ void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns)
 		proc_remove(pt, p->slot);
 }
 
+void proctable_set_maps(struct proc *p, struct procmaps *fresh)
+{
+	procmaps_free(&p->maps);
+	p->maps = *fresh;
+	memset(fresh, 0, sizeof(*fresh));
+	p->maps_loaded = true;
+	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale. */
+	hashmap_free(&p->user_frames);
+	hashmap_free(&p->stack_memo);
+	hashmap_free(&p->py_frames);
+	hashmap_free(&p->py_code_checked);
+}
+
 int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns)
 {
 	struct procmaps fresh = { 0 };
@@ -361,14 +377,7 @@ int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns
 	err = procmaps_read((int)p->pid, &fresh);
 	if (err)
 		return err;
-	procmaps_free(&p->maps);
-	p->maps = fresh;
-	p->maps_loaded = true;
-	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale. */
-	hashmap_free(&p->user_frames);
-	hashmap_free(&p->stack_memo);
-	hashmap_free(&p->py_frames);
-	hashmap_free(&p->py_code_checked);
+	proctable_set_maps(p, &fresh);
 	return 0;
 }
 

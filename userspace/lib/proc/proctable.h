@@ -38,6 +38,11 @@ struct proc {
 	bool maps_loaded;
 	uint64_t maps_mono_ns; /* when maps were last read (CLOCK_MONOTONIC) */
 	uint64_t maps_reload_gap_ns; /* backoff between reloads that find nothing */
+	/* Maps are read on the worker: one request at a time, for the address
+	 * that asked (a reload that maps it resets the backoff). */
+	bool maps_pending;
+	uint32_t maps_req;
+	uint64_t maps_want_ip;
 
 	/* Python: checked on the first sample and again when the maps
 	 * change (libpython may be dlopen'ed or exec'ed into). */
@@ -108,6 +113,9 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm);
 void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns);
 /* Re-read the maps (rate-limited by the caller). 0 or -errno. */
 int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns);
+/* Take maps read elsewhere (moved from fresh): caches keyed by address are
+ * dropped, as after a reload. */
+void proctable_set_maps(struct proc *p, struct procmaps *fresh);
 /* Drop exited processes whose exit is older than retention_ns. */
 void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns);
 
