@@ -538,63 +538,87 @@ static void send_exit_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
 	send_proc_event_at(in, PROFD_EV_EXIT, pid, start_ticks);
 }
 
+/* An ingest stage over a private, fake /proc (no backend but be). */
+struct fake_root {
+	char root[32];
+	struct symbolizer *sym;
+	struct aggregate agg;
+	struct proctable pt;
+	struct ingest in;
+};
+
+static void fake_root_open(struct fake_root *fr, const struct ingest_backend *be)
+{
+	struct symbolizer_opts so = { .kallsyms_path = "/nonexistent" };
+
+	strcpy(fr->root, "/tmp/profd-fakeproc.XXXXXX");
+	assert_non_null(mkdtemp(fr->root));
+	fr->sym = symbolizer_new(&so);
+	assert_non_null(fr->sym);
+	proctable_init(&fr->pt, 0, fr->root);
+	fr->pt.on_free = aggregate_proc_free;
+	assert_int_equal(aggregate_init(&fr->agg, 0), 0);
+	assert_int_equal(ingest_init(&fr->in, be, fr->sym, &fr->pt, &fr->agg), 0);
+}
+
+static void fake_root_close(struct fake_root *fr)
+{
+	ingest_free(&fr->in);
+	proctable_free(&fr->pt);
+	aggregate_free(&fr->agg);
+	symbolizer_free(fr->sym);
+	rmdir(fr->root);
+}
+
 /* A lost exit event: the pid's next program is told apart by the start
  * time every sample carries, without waiting for /proc to be read again;
  * a late sample of the old program still goes to the old entry. */
 static void test_lost_exit_repaired_by_start_time(void **state)
 {
-	char root[] = "/tmp/profd-fakeproc.XXXXXX";
 	struct ingest_backend be = { 0 };
-	struct symbolizer_opts so = { .kallsyms_path = "/nonexistent" };
-	struct symbolizer *sym = symbolizer_new(&so);
-	struct aggregate agg;
-	struct proctable pt;
-	struct ingest in;
+	struct fake_root fr;
+	struct ingest *in = &fr.in;
+	struct proctable *pt = &fr.pt;
+	const char *root;
 	struct proc *old, *cur;
 	size_t n;
 
 	(void)state;
-	assert_non_null(mkdtemp(root));
-	proctable_init(&pt, 0, root);
-	pt.on_free = aggregate_proc_free;
-	assert_int_equal(aggregate_init(&agg, 0), 0);
-	assert_int_equal(ingest_init(&in, &be, sym, &pt, &agg), 0);
+	fake_root_open(&fr, &be);
+	root = fr.root;
 	write_fake_stat(root, 777, 1000);
-	send_sample_at(&in, 777, 1000);
-	old = proctable_find_live(&pt, 777);
+	send_sample_at(in, 777, 1000);
+	old = proctable_find_live(pt, 777);
 	assert_non_null(old);
 	write_fake_stat(root, 777, 2000); /* exited, pid reused: no exit event seen */
-	send_sample_at(&in, 777, 2000);
-	cur = proctable_find_live(&pt, 777);
+	send_sample_at(in, 777, 2000);
+	cur = proctable_find_live(pt, 777);
 	assert_non_null(cur);
 	assert_ptr_not_equal(cur, old);
 	assert_true(old->exited);
 	assert_int_equal(cur->start_time, 2000);
-	assert_int_equal(in.c.proc_exits_repaired, 1);
-	send_sample_at(&in, 777, 1000); /* late, from the old program */
+	assert_int_equal(in->c.proc_exits_repaired, 1);
+	send_sample_at(in, 777, 1000); /* late, from the old program */
 	assert_int_equal(old->samples, 2);
 	assert_int_equal(cur->samples, 1);
 	/* The old program's exit event, read only now, ends nothing live. */
-	send_exit_at(&in, 777, 1000);
-	assert_ptr_equal(proctable_find_live(&pt, 777), cur);
+	send_exit_at(in, 777, 1000);
+	assert_ptr_equal(proctable_find_live(pt, 777), cur);
 	/* Its exit lost too, and no sample to tell: the sweep ends it from
 	 * /proc; a live process /proc still shows stays. */
 	write_fake_stat(root, 778, 3000);
-	send_sample_at(&in, 778, 3000);
+	send_sample_at(in, 778, 3000);
 	remove_fake_pid(root, 777);
-	ingest_sweep_start(&in);
-	n = pt.n;
-	assert_int_equal(ingest_sweep_step(&in, mono_now(), 1), n - 1); /* in steps */
-	assert_int_equal(ingest_sweep_step(&in, mono_now(), 100), 0);
+	ingest_sweep_start(in);
+	n = pt->n;
+	assert_int_equal(ingest_sweep_step(in, mono_now(), 1), n - 1); /* in steps */
+	assert_int_equal(ingest_sweep_step(in, mono_now(), 100), 0);
 	assert_true(cur->exited);
-	assert_non_null(proctable_find_live(&pt, 778));
-	assert_int_equal(in.c.proc_exits_repaired, 2);
-	ingest_free(&in);
-	proctable_free(&pt);
-	aggregate_free(&agg);
-	symbolizer_free(sym);
+	assert_non_null(proctable_find_live(pt, 778));
+	assert_int_equal(in->c.proc_exits_repaired, 2);
 	remove_fake_pid(root, 777);
-	rmdir(root);
+	remove_fake_pid(root, 778);
+	fake_root_close(&fr);
 }
 
 /* What the identity backend was asked, for the deferral test. */
@@ -621,26 +645,19 @@ static void record_identify(void *ctx, uint32_t pid, uint64_t start_time, uint32
  * answer that finds the pid gone or reused ends the process. */
 static void test_identity_read_off_sample_path(void **state)
 {
-	char root[] = "/tmp/profd-fakeproc.XXXXXX";
 	struct ident_calls calls = { 0 };
 	struct ingest_backend be = { .identify = record_identify, .ctx = &calls };
-	struct symbolizer_opts so = { .kallsyms_path = "/nonexistent" };
-	struct symbolizer *sym = symbolizer_new(&so);
 	struct ingest_identity id = { 0 };
-	struct aggregate agg;
-	struct proctable pt;
-	struct ingest in;
+	struct fake_root fr;
+	struct ingest *in = &fr.in;
+	struct proctable *pt = &fr.pt;
 	struct proc *p;
 	uint32_t req;
 
 	(void)state;
-	assert_non_null(mkdtemp(root));
-	proctable_init(&pt, 0, root);
-	pt.on_free = aggregate_proc_free;
-	assert_int_equal(aggregate_init(&agg, 0), 0);
-	assert_int_equal(ingest_init(&in, &be, sym, &pt, &agg), 0);
-	send_sample_at(&in, 901, 5000);
-	p = proctable_find_live(&pt, 901);
+	fake_root_open(&fr, &be);
+	send_sample_at(in, 901, 5000);
+	p = proctable_find_live(pt, 901);
 	assert_non_null(p);
 	assert_false(p->exited);
 	assert_int_equal(p->start_time, 5000);
@@ -650,38 +667,34 @@ static void test_identity_read_off_sample_path(void **state)
 	assert_int_equal(calls.n, 1);
 	assert_int_equal(calls.pid, 901);
 	assert_int_equal(calls.start_time, 5000);
-	send_sample_at(&in, 901, 5000); /* asked once */
+	send_sample_at(in, 901, 5000); /* asked once */
 	assert_int_equal(calls.n, 1);
 	assert_int_equal(p->samples, 2);
 	/* An exec asks again; the first answer is outdated then. */
 	req = calls.req;
-	send_exec_at(&in, 901, 5000);
+	send_exec_at(in, 901, 5000);
 	assert_int_equal(calls.n, 2);
 	id.read_start = 5000;
 	id.uid = 1234;
 	id.exe = strdup("/old/exe");
-	ingest_identity_found(&in, 901, 5000, req, &id);
+	ingest_identity_found(in, 901, 5000, req, &id);
 	assert_int_equal(p->uid, PROC_UID_UNKNOWN);
 	id.exe = strdup("/new/exe");
-	ingest_identity_found(&in, 901, 5000, calls.req, &id);
+	ingest_identity_found(in, 901, 5000, calls.req, &id);
 	assert_false(p->identity_pending);
 	assert_int_equal(p->uid, 1234);
 	assert_string_equal(p->exe, "/new/exe");
 	/* Another process, gone before its identity was read. */
-	send_sample_at(&in, 902, 6000);
-	p = proctable_find_live(&pt, 902);
+	send_sample_at(in, 902, 6000);
+	p = proctable_find_live(pt, 902);
 	assert_non_null(p);
 	memset(&id, 0, sizeof(id));
 	id.err = -ESRCH;
-	ingest_identity_found(&in, 902, 6000, calls.req, &id);
+	ingest_identity_found(in, 902, 6000, calls.req, &id);
 	assert_true(p->exited);
 	assert_int_equal(p->samples, 1);
-	assert_null(proctable_find_live(&pt, 902));
-	ingest_free(&in);
-	proctable_free(&pt);
-	aggregate_free(&agg);
-	symbolizer_free(sym);
-	rmdir(root);
+	assert_null(proctable_find_live(pt, 902));
+	fake_root_close(&fr);
 }
 
 static struct ident_calls maps_calls;
