@@ -3,8 +3,8 @@
  * Three threads, so nothing slow sits between a sample and its counter or
  * in front of a client:
  *   ingest  (main.c)    the ring buffers, signals, the 1 s housekeeping tick;
- *   worker  (worker.c)  two threads: processes' uid, exe and maps, Python
- *                       detection; unwind-table builds;
+ *   worker  (worker.c)  three threads: processes' uid, exe and maps, Python
+ *                       detection; unwind-table builds; files' symbols;
  *   control (control_server.c) the socket: every client non-blocking, with
  *                        deadlines and caps.
  * The profile state (process table, aggregator, ingest, symbolizer) is
@@ -130,6 +130,8 @@ void worker_free(struct worker *w);
 void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
+struct procmap;
+void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m);
 void worker_tables(struct worker *w, uint32_t pid);
 void worker_tables_forget(struct worker *w, uint32_t pid);
 /* Readable when Python answers wait; worker_publish() hands them to

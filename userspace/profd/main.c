@@ -545,6 +545,13 @@ static void be_maps(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
 	worker_maps(((struct daemon *)ctx)->worker, pid, start_time, req);
 }
 
+/* A file's symbols are read on the worker; until then its frames wait
+ * (ingest defers their samples to the batch end, then names what it can). */
+static void load_symbols(void *ctx, int pid, const struct procmap *m)
+{
+	worker_symbols(((struct daemon *)ctx)->worker, (uint32_t)pid, m);
+}
+
 static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
 {
 	struct daemon *d = ctx;
@@ -686,6 +693,7 @@ static int daemon_start(struct daemon *d)
 	if (!d->worker)
 		return -errno;
 	worker_prebuild(d->worker, d);
+	symbolizer_set_loader(d->sym, &(struct symcache_loader){ load_symbols, d });
 	err = sampler_start(d->sampler);
 	if (err)
 		return err;

@@ -15,16 +15,26 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "elfsym.h"
 #include "pyruntime.h"
+#include "symcache.h"
 #include "unwinder.h"
 
 #define QUEUE_MAX 65536 /* jobs waiting; beyond, counted and dropped */
 
-enum job_kind { JOB_PY_DETECT, JOB_TABLES, JOB_TABLES_FORGET, JOB_IDENTITY, JOB_MAPS };
+enum job_kind {
+	JOB_PY_DETECT,
+	JOB_TABLES,
+	JOB_TABLES_FORGET,
+	JOB_IDENTITY,
+	JOB_MAPS,
+	JOB_SYMBOLS, /* a file's symbols, for the symbolizer's cache */
+};
 
 struct job {
 	uint32_t kind, pid, req;
 	uint64_t start_time;
+	struct procmap map; /* JOB_SYMBOLS: the mapping (path owned by the job) */
 };
 
 /* An answer for ingest: a Python runtime, an identity or maps. */
@@ -34,12 +44,14 @@ struct result {
 	struct ingest_identity id;
 	struct procmaps maps;
 	int maps_err;
+	struct symcache_loaded syms;
 };
 
-/* Two lanes, each a thread with its queue: the quick jobs (a process's
+/* Lanes, each a thread with its queue: the quick jobs (a process's
  * identity, maps, Python detection: up to a few ms) never wait behind a
- * table build (seconds for a big library). */
-enum { LANE_QUICK, LANE_TABLES, LANES };
+ * table build or a symbol table read (seconds for a big library), nor
+ * those behind each other. */
+enum { LANE_QUICK, LANE_TABLES, LANE_SYMBOLS, LANES };
 
 struct lane {
 	struct worker *w;
@@ -70,7 +82,11 @@ static uint64_t mono_ns(void)
 
 static struct lane *lane_of(struct worker *w, uint32_t kind)
 {
-	return &w->lanes[kind == JOB_TABLES || kind == JOB_TABLES_FORGET ? LANE_TABLES : LANE_QUICK];
+	if (kind == JOB_SYMBOLS)
+		return &w->lanes[LANE_SYMBOLS];
+	if (kind == JOB_TABLES || kind == JOB_TABLES_FORGET)
+		return &w->lanes[LANE_TABLES];
+	return &w->lanes[LANE_QUICK];
 }
 
 /* Caller holds mu. */
@@ -83,7 +99,8 @@ static void push_job(struct worker *w, struct job j)
 		struct job *q;
 
 		if (cap > QUEUE_MAX || !(q = malloc(cap * sizeof(*q)))) {
-			w->st.dropped++;
+			w->st.dropped++; /* a file asked is asked again later */
+			free(j.map.path);
 			return;
 		}
 		for (i = 0; i < l->n; i++)
@@ -112,29 +129,43 @@ static void enqueue(struct worker *w, struct job j)
 	pthread_mutex_unlock(&w->mu);
 }
 
+static struct job job(uint32_t kind, uint32_t pid, uint32_t req, uint64_t start_time)
+{
+	return (struct job){ .kind = kind, .pid = pid, .req = req, .start_time = start_time };
+}
+
 void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
 {
-	enqueue(w, (struct job){ JOB_PY_DETECT, pid, req, start_time });
+	enqueue(w, job(JOB_PY_DETECT, pid, req, start_time));
 }
 
 void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
 {
-	enqueue(w, (struct job){ JOB_IDENTITY, pid, req, start_time });
+	enqueue(w, job(JOB_IDENTITY, pid, req, start_time));
 }
 
 void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
 {
-	enqueue(w, (struct job){ JOB_MAPS, pid, req, start_time });
+	enqueue(w, job(JOB_MAPS, pid, req, start_time));
+}
+
+void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m)
+{
+	struct job j = { .kind = JOB_SYMBOLS, .pid = pid, .map = *m };
+
+	j.map.path = strdup(m->path);
+	if (j.map.path)
+		enqueue(w, j);
 }
 
 void worker_tables(struct worker *w, uint32_t pid)
 {
-	enqueue(w, (struct job){ JOB_TABLES, pid, 0, 0 });
+	enqueue(w, job(JOB_TABLES, pid, 0, 0));
 }
 
 void worker_tables_forget(struct worker *w, uint32_t pid)
 {
-	enqueue(w, (struct job){ JOB_TABLES_FORGET, pid, 0, 0 });
+	enqueue(w, job(JOB_TABLES_FORGET, pid, 0, 0));
 }
 
 static void add_result(struct worker *w, const struct result *r)
@@ -151,6 +182,8 @@ static void add_result(struct worker *w, const struct result *r)
 			free(r->rt); /* the process is asked again on a later sample */
 			free(r->id.exe);
 			procmaps_free((struct procmaps *)&r->maps);
+			elfsym_free(r->syms.es);
+			free(r->job.map.path);
 			return;
 		}
 		w->res = res;
@@ -179,6 +212,10 @@ static void run_job(struct worker *w, const struct job *j)
 		break;
 	case JOB_MAPS:
 		r.maps_err = procmaps_read((int)j->pid, &r.maps);
+		add_result(w, &r);
+		break;
+	case JOB_SYMBOLS: /* the path goes back with the answer */
+		symcache_load("/proc", (int)j->pid, &j->map, &r.syms);
 		add_result(w, &r);
 		break;
 	case JOB_TABLES:
@@ -268,15 +305,22 @@ void worker_free(struct worker *w)
 		pthread_cond_signal(&w->lanes[i].cv);
 	pthread_mutex_unlock(&w->mu);
 	for (i = 0; i < LANES; i++) {
-		if (w->lanes[i].started)
-			pthread_join(w->lanes[i].thread, NULL);
-		free(w->lanes[i].q);
+		struct lane *l = &w->lanes[i];
+		size_t k;
+
+		if (l->started)
+			pthread_join(l->thread, NULL);
+		for (k = 0; k < l->n; k++)
+			free(l->q[(l->head + k) % l->cap].map.path);
+		free(l->q);
 		pthread_cond_destroy(&w->lanes[i].cv);
 	}
 	for (i = 0; i < w->nres; i++) {
 		free(w->res[i].rt);
 		free(w->res[i].id.exe);
 		procmaps_free(&w->res[i].maps);
+		elfsym_free(w->res[i].syms.es);
+		free(w->res[i].job.map.path);
 	}
 	free(w->res);
 	hashmap_free(&w->tables_queued);
@@ -313,8 +357,11 @@ void worker_publish(struct worker *w, struct ingest *in)
 		else if (j->kind == JOB_MAPS)
 			ingest_maps_found(in, j->pid, j->start_time, j->req, res[i].maps_err,
 					  &res[i].maps);
+		else if (j->kind == JOB_SYMBOLS)
+			symbolizer_file_loaded(in->sym, &j->map, &res[i].syms);
 		else
 			ingest_python_found(in, j->pid, j->start_time, j->req, res[i].rt);
+		free(res[i].job.map.path);
 	}
 	free(res);
 }
@@ -323,7 +370,7 @@ void worker_stats(struct worker *w, struct worker_stats *st, struct unwinder_sta
 {
 	pthread_mutex_lock(&w->mu);
 	*st = w->st;
-	st->waiting = w->lanes[LANE_QUICK].n + w->lanes[LANE_TABLES].n;
+	st->waiting = w->lanes[LANE_QUICK].n + w->lanes[LANE_TABLES].n + w->lanes[LANE_SYMBOLS].n;
 	*us = w->snap;
 	pthread_mutex_unlock(&w->mu);
 }

@@ -218,6 +218,7 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 	bool stable = true;
 	int64_t idx;
 
+	in->frames_wait = false;
 	if (!ingest_sample_stacks(in, e, &k, &u, &py)) {
 		if (!final)
 			return -EAGAIN;
@@ -227,8 +228,9 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 	if (ingest_build_frames(in, p, e, u, k, py, ids, MAX_FRAMES, &n, &stable))
 		return -ENOMEM;
 	/* An address outside the maps while they are being read (a new
-	 * process, a dlopen): named when they come, at the batch end. */
-	if (!stable && !final && ingest_waits_for_maps(p, e))
+	 * process, a dlopen), or in a file whose symbols are being read:
+	 * named when they come, at the batch end. */
+	if (!stable && !final && (in->frames_wait || ingest_waits_for_maps(p, e)))
 		return -EAGAIN;
 	in->c.symbolized++;
 	idx = aggregate_stack(in->agg, p, ids, n);
@@ -268,6 +270,7 @@ static bool defer(struct ingest *in, const void *ev, size_t len)
 	pe = &in->pending[in->npending++];
 	memcpy(&pe->ev, ev, len);
 	pe->tries = 0;
+	pe->waits_file = in->frames_wait;
 	in->c.deferred++;
 	return true;
 }
@@ -440,6 +443,8 @@ static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
 		return ingest_gpu_event(in, &pe->ev.gpu, sizeof(pe->ev.gpu), final);
 	if (!final && !ingest_sample_stacks(in, e, &k, &u, &py))
 		return -EAGAIN;
+	if (!final && pe->waits_file && symbolizer_loading(in->sym))
+		return -EAGAIN;
 	p = proctable_find_live(in->pt, e->pid);
 	if (!final && p && (!e->start_ns || p->start_time == start_ticks(e->start_ns)) &&
 	    ingest_waits_for_maps(p, e))
@@ -530,6 +535,7 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 		memcpy(&e, data, sizeof(e));
 		on_sample(in, &e, false);
 	} else if (type == PROFD_EV_GPU) {
+		in->frames_wait = false;
 		if (ingest_gpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
 			defer(in, data, len);
 	} else if ((type == PROFD_EV_EXEC || type == PROFD_EV_EXIT) &&

@@ -88,6 +88,7 @@ struct ingest_pending {
 		struct profd_gpu_event gpu;
 	} ev;
 	uint32_t tries; /* batch ends seen so far */
+	bool waits_file; /* for a file's symbols being read */
 };
 
 struct ingest {
@@ -112,6 +113,7 @@ struct ingest {
 	struct hashmap kernel_frames; /* kernel ip -> global frame id + 1 */
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
+	bool frames_wait; /* the last stack built has a frame whose file is being read */
 };
 
 /* A raw stack as copied from the BPF map. */

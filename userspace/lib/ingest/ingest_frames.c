@@ -131,6 +131,11 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, ip, is_ret, name, &kind, &mod) ||
 	    !buf_cstr(name))
 		return -ENOMEM;
+	if (symbolizer_waiting(in->sym)) { /* named when the file is read */
+		mapped = false;
+		*stable = false;
+		in->frames_wait = true;
+	}
 	in->c.user_frames++;
 	if (kind == FRAME_UNKNOWN)
 		in->c.user_frames_unknown++;

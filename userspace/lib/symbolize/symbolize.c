@@ -49,6 +49,7 @@ struct symbolizer {
 	struct elfsym *vdso;
 	bool vdso_tried;
 	struct hashmap jits; /* pid -> struct pid_jit * */
+	bool waiting; /* the last user frame's file is being read */
 	struct symbolizer_counters c;
 };
 
@@ -282,6 +283,27 @@ void symbolizer_set_io(struct symbolizer *s, const struct symcache_io *io)
 	symcache_set_io(s->cache, io);
 }
 
+void symbolizer_set_loader(struct symbolizer *s, const struct symcache_loader *l)
+{
+	symcache_set_loader(s->cache, l);
+}
+
+void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
+			    struct symcache_loaded *r)
+{
+	symcache_put(s->cache, m, r);
+}
+
+bool symbolizer_waiting(const struct symbolizer *s)
+{
+	return s->waiting;
+}
+
+size_t symbolizer_loading(const struct symbolizer *s)
+{
+	return symcache_loading(s->cache);
+}
+
 void symbolizer_forget_pid(struct symbolizer *s, int pid)
 {
 	uint64_t val;
@@ -363,8 +385,10 @@ static uint32_t name_mapped(struct symbolizer *s, int pid, const struct procmap 
 	uint64_t file_off = addr - map->start + map->offset, vaddr = file_off;
 	const char *sym = NULL;
 
-	if (!es && map->path[0] == '/')
+	if (!es && map->path[0] == '/') {
 		es = symcache_get(s->cache, s->proc_root, pid, map);
+		s->waiting = !es && errno == EINPROGRESS;
+	}
 	put_module(mod, map, es);
 	if (es && !elfsym_offset_to_vaddr(es, file_off, &vaddr))
 		sym = elfsym_lookup(es, vaddr, NULL);
@@ -408,6 +432,7 @@ int symbolizer_user(struct symbolizer *s, int pid, const struct procmaps *m, uin
 	if (mod)
 		mod->path = NULL;
 	buf_reset(name);
+	s->waiting = false;
 	s->c.lookups++;
 	if (map && !strcmp(map->path, "[vdso]")) {
 		if (!s->vdso_tried)

@@ -73,6 +73,18 @@ void symbolizer_forget_pid(struct symbolizer *s, int pid);
 /* Hooks around loading a file's symbols (symcache.h). */
 struct symcache_io;
 void symbolizer_set_io(struct symbolizer *s, const struct symcache_io *io);
+/* Or have new files read on another thread (symcache.h): a frame in a file
+ * being read is named "[file+0x...]" meanwhile and symbolizer_waiting()
+ * says so; the reader's answer goes to symbolizer_file_loaded(). */
+struct symcache_loader;
+struct symcache_loaded;
+void symbolizer_set_loader(struct symbolizer *s, const struct symcache_loader *l);
+void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
+			    struct symcache_loaded *r);
+/* Whether the last symbolizer_user() frame waits for its file. */
+bool symbolizer_waiting(const struct symbolizer *s);
+/* Files being read for it. */
+size_t symbolizer_loading(const struct symbolizer *s);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_counters *out);
 
 #endif
