@@ -26,6 +26,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from steady_state import WORKLOAD, cpu_ns  # noqa: E402
 
@@ -102,13 +103,13 @@ def idle_cpu(pid, secs):
 def measure(build, procs, secs, spin_ms):
     tmp = tempfile.mkdtemp(prefix="profd-many.")
     d, sock = start_profd(build, tmp, procs)
-    sp, started, tracked = None, 0, 0
+    sp, started = None, 0
     r = {"procs": procs}
     try:
         if procs:
             t0 = time.monotonic()
             sp, started = spawn(tmp, procs, spin_ms)
-            tracked = wait_tracked(build, sock, started, 120)
+            wait_tracked(build, sock, started, 120)
             r["spawn_s"] = time.monotonic() - t0
         r["started"], r["live"] = started, stats(build, sock)["processes_live"]
         r["idle_ms_per_s"] = idle_cpu(d.pid, secs)
@@ -127,7 +128,6 @@ def measure(build, procs, secs, spin_ms):
         r["hist_ms_max"] = s["ingest_history_tick_ns_max"] / 1e6
         r["lock_wait_ms_max"] = s["state_lock_wait_ns_max"] / 1e6
         r["dropped"] = s.get("samples_dropped_proc_table_full", 0)
-        del tracked
     finally:
         if sp:
             os.killpg(sp.pid, signal.SIGKILL)
