@@ -132,6 +132,7 @@ void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32
 void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 struct procmap;
 void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m);
+void worker_kallsyms(struct worker *w, const char *path);
 void worker_tables(struct worker *w, uint32_t pid);
 void worker_tables_forget(struct worker *w, uint32_t pid);
 /* Readable when Python answers wait; worker_publish() hands them to

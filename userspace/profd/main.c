@@ -552,6 +552,11 @@ static void load_symbols(void *ctx, int pid, const struct procmap *m)
 	worker_symbols(((struct daemon *)ctx)->worker, (uint32_t)pid, m);
 }
 
+static void reload_kallsyms(void *ctx, const char *path)
+{
+	worker_kallsyms(((struct daemon *)ctx)->worker, path);
+}
+
 static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
 {
 	struct daemon *d = ctx;
@@ -694,6 +699,7 @@ static int daemon_start(struct daemon *d)
 		return -errno;
 	worker_prebuild(d->worker, d);
 	symbolizer_set_loader(d->sym, &(struct symcache_loader){ load_symbols, d });
+	symbolizer_set_kallsyms_reload(d->sym, reload_kallsyms, d);
 	err = sampler_start(d->sampler);
 	if (err)
 		return err;

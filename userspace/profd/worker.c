@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "elfsym.h"
+#include "kallsyms.h"
 #include "pyruntime.h"
 #include "symcache.h"
 #include "unwinder.h"
@@ -29,6 +30,7 @@ enum job_kind {
 	JOB_IDENTITY,
 	JOB_MAPS,
 	JOB_SYMBOLS, /* a file's symbols, for the symbolizer's cache */
+	JOB_KALLSYMS, /* kallsyms again (map.path: the file) */
 };
 
 struct job {
@@ -45,6 +47,7 @@ struct result {
 	struct procmaps maps;
 	int maps_err;
 	struct symcache_loaded syms;
+	struct kallsyms *ks;
 };
 
 /* Lanes, each a thread with its queue: the quick jobs (a process's
@@ -82,7 +85,7 @@ static uint64_t mono_ns(void)
 
 static struct lane *lane_of(struct worker *w, uint32_t kind)
 {
-	if (kind == JOB_SYMBOLS)
+	if (kind == JOB_SYMBOLS || kind == JOB_KALLSYMS)
 		return &w->lanes[LANE_SYMBOLS];
 	if (kind == JOB_TABLES || kind == JOB_TABLES_FORGET)
 		return &w->lanes[LANE_TABLES];
@@ -158,6 +161,15 @@ void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m)
 		enqueue(w, j);
 }
 
+void worker_kallsyms(struct worker *w, const char *path)
+{
+	struct job j = { .kind = JOB_KALLSYMS };
+
+	j.map.path = strdup(path);
+	if (j.map.path)
+		enqueue(w, j);
+}
+
 void worker_tables(struct worker *w, uint32_t pid)
 {
 	enqueue(w, job(JOB_TABLES, pid, 0, 0));
@@ -183,6 +195,7 @@ static void add_result(struct worker *w, const struct result *r)
 			free(r->id.exe);
 			procmaps_free((struct procmaps *)&r->maps);
 			elfsym_free(r->syms.es);
+			kallsyms_free(r->ks);
 			free(r->job.map.path);
 			return;
 		}
@@ -216,6 +229,10 @@ static void run_job(struct worker *w, const struct job *j)
 		break;
 	case JOB_SYMBOLS: /* the path goes back with the answer */
 		symcache_load("/proc", (int)j->pid, &j->map, &r.syms);
+		add_result(w, &r);
+		break;
+	case JOB_KALLSYMS:
+		r.ks = kallsyms_load(j->map.path);
 		add_result(w, &r);
 		break;
 	case JOB_TABLES:
@@ -320,6 +337,7 @@ void worker_free(struct worker *w)
 		free(w->res[i].id.exe);
 		procmaps_free(&w->res[i].maps);
 		elfsym_free(w->res[i].syms.es);
+		kallsyms_free(w->res[i].ks);
 		free(w->res[i].job.map.path);
 	}
 	free(w->res);
@@ -359,6 +377,8 @@ void worker_publish(struct worker *w, struct ingest *in)
 					  &res[i].maps);
 		else if (j->kind == JOB_SYMBOLS)
 			symbolizer_file_loaded(in->sym, &j->map, &res[i].syms);
+		else if (j->kind == JOB_KALLSYMS)
+			symbolizer_kallsyms_loaded(in->sym, res[i].ks);
 		else
 			ingest_python_found(in, j->pid, j->start_time, j->req, res[i].rt);
 		free(res[i].job.map.path);

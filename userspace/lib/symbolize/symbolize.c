@@ -50,6 +50,8 @@ struct symbolizer {
 	bool vdso_tried;
 	struct hashmap jits; /* pid -> struct pid_jit * */
 	bool waiting; /* the last user frame's file is being read */
+	void (*ks_reload)(void *ctx, const char *path);
+	void *ks_reload_ctx;
 	struct symbolizer_counters c;
 };
 
@@ -147,8 +149,13 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct buf *name, uint3
 
 	s->c.kernel_lookups++;
 	if (!sym && now_ns() - s->ks_loaded_ns >= KALLSYMS_RELOAD_NS) {
-		load_kallsyms(s, false);
-		sym = s->ks ? kallsyms_lookup(s->ks, ip, NULL) : NULL;
+		if (s->ks_reload) { /* this frame stays unknown */
+			s->ks_loaded_ns = now_ns();
+			s->ks_reload(s->ks_reload_ctx, s->kallsyms_path);
+		} else {
+			load_kallsyms(s, false);
+			sym = s->ks ? kallsyms_lookup(s->ks, ip, NULL) : NULL;
+		}
 	}
 	buf_reset(name);
 	if (sym) {
@@ -302,6 +309,21 @@ bool symbolizer_waiting(const struct symbolizer *s)
 size_t symbolizer_loading(const struct symbolizer *s)
 {
 	return symcache_loading(s->cache);
+}
+
+void symbolizer_set_kallsyms_reload(struct symbolizer *s,
+				    void (*reload)(void *ctx, const char *path), void *ctx)
+{
+	s->ks_reload = reload;
+	s->ks_reload_ctx = ctx;
+}
+
+void symbolizer_kallsyms_loaded(struct symbolizer *s, struct kallsyms *ks)
+{
+	if (!ks)
+		return; /* kept: tried again after the interval */
+	kallsyms_free(s->ks);
+	s->ks = ks;
 }
 
 void symbolizer_forget_pid(struct symbolizer *s, int pid)

@@ -85,6 +85,14 @@ void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
 bool symbolizer_waiting(const struct symbolizer *s);
 /* Files being read for it. */
 size_t symbolizer_loading(const struct symbolizer *s);
+/* Reloading kallsyms (a missing kernel symbol: a new module or BPF
+ * program; ~100 ms) on another thread too: with reload set, a due reload
+ * asks it (with the path to read) and the answer, from kallsyms_load(),
+ * goes to symbolizer_kallsyms_loaded() (NULL: it failed). */
+struct kallsyms;
+void symbolizer_set_kallsyms_reload(struct symbolizer *s,
+				    void (*reload)(void *ctx, const char *path), void *ctx);
+void symbolizer_kallsyms_loaded(struct symbolizer *s, struct kallsyms *ks);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_counters *out);
 
 #endif
