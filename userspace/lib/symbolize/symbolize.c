@@ -418,8 +418,9 @@ static uint32_t name_mapped(struct symbolizer *s, int pid, const struct procmap 
 		put_native(name, sym);
 		return FRAME_NATIVE;
 	}
-	/* Not ELF: maybe JIT code in a memfd or a file-backed arena. */
-	if (!es && (sym = perfmap_name(s, pid, addr))) {
+	/* Not ELF: maybe JIT code in a memfd or a file-backed arena (not
+	 * while the file is being read: it may well be ELF). */
+	if (!es && !s->waiting && (sym = perfmap_name(s, pid, addr))) {
 		buf_puts(name, sym);
 		return FRAME_NATIVE;
 	}
