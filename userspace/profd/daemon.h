@@ -142,6 +142,11 @@ void worker_publish(struct worker *w, struct ingest *in);
 void worker_stats(struct worker *w, struct worker_stats *st, struct unwinder_stats *us);
 void worker_prebuild(struct worker *w, struct daemon *d);
 
+/* backend.c: what ingest asks of the sampler and the worker; the
+ * symbolizer's hooks that send its file reads to the worker. */
+void daemon_ingest_backend(struct daemon *d, struct ingest_backend *be);
+void daemon_symbolizer_hooks(struct daemon *d);
+
 /* persist.c */
 void persist_open(struct daemon *d);
 void persist_flush(struct daemon *d);

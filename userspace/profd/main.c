@@ -514,71 +514,6 @@ static int catch_up_init(struct daemon *d)
 	return d->catchup_fd < 0 ? -errno : 0;
 }
 
-/* The ingest stage's view of the rest of the daemon. */
-static void be_stack_gen(void *ctx, uint32_t gen)
-{
-	struct daemon *d = ctx;
-
-	if (d->sampler)
-		sampler_set_stack_gen(d->sampler, gen);
-}
-
-static int be_py_add(void *ctx, uint32_t pid, const struct profd_py_proc *pp, const char *module)
-{
-	struct daemon *d = ctx;
-
-	return d->sampler ? sampler_py_add(d->sampler, pid, pp, module) : 0;
-}
-
-static void be_py_detect(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
-{
-	worker_py_detect(((struct daemon *)ctx)->worker, pid, start_time, req);
-}
-
-static void be_identify(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
-{
-	worker_identify(((struct daemon *)ctx)->worker, pid, start_time, req);
-}
-
-static void be_maps(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
-{
-	worker_maps(((struct daemon *)ctx)->worker, pid, start_time, req);
-}
-
-/* A file's symbols are read on the worker; until then its frames wait
- * (ingest defers their samples to the batch end, then names what it can). */
-static void load_symbols(void *ctx, int pid, const struct procmap *m)
-{
-	worker_symbols(((struct daemon *)ctx)->worker, (uint32_t)pid, m);
-}
-
-static void reload_kallsyms(void *ctx, const char *path)
-{
-	worker_kallsyms(((struct daemon *)ctx)->worker, path);
-}
-
-static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
-{
-	struct daemon *d = ctx;
-	struct proc *p = what != INGEST_PROC_EXIT ? proctable_find_live(&d->pt, pid) : NULL;
-
-	/* New mappings may be CUDA libraries (the mmap report covers most). */
-	if (p && p->maps_loaded)
-		gpu_scan_maps(d->gpu, pid, &p->maps);
-	if (what == INGEST_PROC_EXIT)
-		worker_tables_forget(d->worker, pid);
-	else
-		worker_tables(d->worker, pid);
-}
-
-static void be_py_del(void *ctx, uint32_t pid)
-{
-	struct daemon *d = ctx;
-
-	if (d->sampler)
-		sampler_py_del(d->sampler, pid);
-}
-
 /* Privileges first, so an unprivileged user gets one clear sentence. */
 static int check_privileges(void)
 {
@@ -642,11 +577,7 @@ static int daemon_start(struct daemon *d)
 		.unwind_table_bytes = d->cfg.unwind_table_bytes,
 	};
 	struct symbolizer_opts symo = { 0 };
-	struct ingest_backend be = {
-		.stack_gen = be_stack_gen, .py_add = be_py_add, .py_del = be_py_del,
-		.py_detect = be_py_detect, .identify = be_identify, .maps = be_maps,
-		.proc_event = be_proc_event, .ctx = d,
-	};
+	struct ingest_backend be;
 	int npy, err;
 
 	d->listen_fd = -1;
@@ -667,6 +598,7 @@ static int daemon_start(struct daemon *d)
 	if (!d->sym)
 		return -errno;
 	symbolizer_set_io(d->sym, &(struct symcache_io){ io_begin, io_end, d });
+	daemon_ingest_backend(d, &be);
 	if (ingest_init(&d->in, &be, d->sym, &d->pt, &d->agg))
 		return -ENOMEM;
 	if (d->cfg.push_url) {
@@ -698,8 +630,7 @@ static int daemon_start(struct daemon *d)
 	if (!d->worker)
 		return -errno;
 	worker_prebuild(d->worker, d);
-	symbolizer_set_loader(d->sym, &(struct symcache_loader){ load_symbols, d });
-	symbolizer_set_kallsyms_reload(d->sym, reload_kallsyms, d);
+	daemon_symbolizer_hooks(d);
 	err = sampler_start(d->sampler);
 	if (err)
 		return err;
