@@ -13,7 +13,11 @@ warm-up.  Per sample:
   - perf userspace: CPU time of the perf process over the samples it wrote.
 Prints a Markdown table; bench/run includes it in RESULTS.md.
 
-usage: bench/steady_state.py [--build DIR] [--seconds N] [--rates 99,999]
+With --baseline DIR (another build's profd and profctl), that build runs
+too, right before this one at each rate, and its userspace us/sample is
+shown next to this build's: before/after under the same load.
+
+usage: bench/steady_state.py [--build DIR] [--baseline DIR] [--seconds N] [--rates 99,999]
 """
 import argparse
 import glob
@@ -135,6 +139,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--warm", type=float, default=5)
     ap.add_argument("--rates", default="99,999")
+    ap.add_argument("--baseline", help="another build directory, measured alongside")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench/steady_state.py: needs root")
@@ -145,19 +150,23 @@ def main():
     try:
         time.sleep(1)
         for rate in [int(r) for r in a.rates.split(",")]:
+            base = profd_run(a.baseline, wl.pid, rate, a.warm, a.seconds) if a.baseline else None
             pr = profd_run(a.build, wl.pid, rate, a.warm, a.seconds)
             pf = perf_run(wl.pid, rate, a.warm, a.seconds) if have_perf() else None
-            rows.append((rate, pr, pf))
+            rows.append((rate, pr, pf, base))
     finally:
         wl.kill()
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
             f.write("0")
-    print("| rate | profd samples | profd userspace us/sample | profd BPF us/sample | "
-          "profd total us/sample | counted by memo | perf samples | perf userspace us/sample |")
-    print("|---|---|---|---|---|---|---|---|")
-    for rate, pr, pf in rows:
+    before = " baseline userspace us/sample |" if a.baseline else ""
+    print("| rate | profd samples | profd userspace us/sample |" + before +
+          " profd BPF us/sample | profd total us/sample | counted by memo | perf samples |"
+          " perf userspace us/sample |")
+    print("|---" * (8 + bool(a.baseline)) + "|")
+    for rate, pr, pf, base in rows:
         perf = f"{pf['samples']} | {pf['user_us']:.2f}" if pf else "- | -"
-        print(f"| {rate} Hz | {pr['samples']} | {pr['user_us']:.2f} | {pr['bpf_us']:.2f} | "
+        b = f" {base['user_us']:.2f} ({base['samples']} samples) |" if base else ""
+        print(f"| {rate} Hz | {pr['samples']} | {pr['user_us']:.2f} |{b} {pr['bpf_us']:.2f} | "
               f"{pr['user_us'] + pr['bpf_us']:.2f} | {pr['memo']:.1f}% | {perf} |")
 
 

@@ -34,8 +34,8 @@ struct {
 volatile __u32 stack_gen = 1;
 
 /* Userspace is woken only once this much waits in the events ring; it
- * also reads the ring on a short timer (INGEST_BATCH_MS in profd), so a
- * quiet machine's samples are never late by more than that.  One wakeup
+ * also reads the ring once a second and before a dump (run_loop in profd),
+ * so a quiet machine's samples are never late by more than that.  One wakeup
  * per batch instead of one per sample: the fixed cost of a wakeup would
  * otherwise be most of a sample's cost. */
 const volatile __u64 wakeup_bytes = 64 * 1024;

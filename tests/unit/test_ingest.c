@@ -588,16 +588,60 @@ static void send_sample_at(struct ingest *in, uint32_t pid, uint64_t start_ticks
 	ingest_event(in, &e, sizeof(e));
 }
 
-static void send_exit_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
+static void send_proc_event_at(struct ingest *in, uint32_t type, uint32_t pid,
+			       uint64_t start_ticks)
 {
 	struct profd_proc_event ev;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.type = PROFD_EV_EXIT;
+	ev.type = type;
 	ev.pid = pid;
 	ev.time_ns = mono_now();
 	ev.start_ns = start_ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+	strcpy(ev.comm, "fake");
 	ingest_event(in, &ev, sizeof(ev));
+}
+
+static void send_exec_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
+{
+	send_proc_event_at(in, PROFD_EV_EXEC, pid, start_ticks);
+}
+
+static void send_exit_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
+{
+	send_proc_event_at(in, PROFD_EV_EXIT, pid, start_ticks);
+}
+
+/* An ingest stage over a private, fake /proc (no backend but be). */
+struct fake_root {
+	char root[32];
+	struct symbolizer *sym;
+	struct aggregate agg;
+	struct proctable pt;
+	struct ingest in;
+};
+
+static void fake_root_open(struct fake_root *fr, const struct ingest_backend *be)
+{
+	struct symbolizer_opts so = { .kallsyms_path = "/nonexistent" };
+
+	strcpy(fr->root, "/tmp/profd-fakeproc.XXXXXX");
+	assert_non_null(mkdtemp(fr->root));
+	fr->sym = symbolizer_new(&so);
+	assert_non_null(fr->sym);
+	proctable_init(&fr->pt, 0, fr->root);
+	fr->pt.on_free = aggregate_proc_free;
+	assert_int_equal(aggregate_init(&fr->agg, 0), 0);
+	assert_int_equal(ingest_init(&fr->in, be, fr->sym, &fr->pt, &fr->agg), 0);
+}
+
+static void fake_root_close(struct fake_root *fr)
+{
+	ingest_free(&fr->in);
+	proctable_free(&fr->pt);
+	aggregate_free(&fr->agg);
+	symbolizer_free(fr->sym);
+	rmdir(fr->root);
 }
 
 /* A lost exit event: the pid's next program is told apart by the start
@@ -605,58 +649,170 @@ static void send_exit_at(struct ingest *in, uint32_t pid, uint64_t start_ticks)
  * a late sample of the old program still goes to the old entry. */
 static void test_lost_exit_repaired_by_start_time(void **state)
 {
-	char root[] = "/tmp/profd-fakeproc.XXXXXX";
 	struct ingest_backend be = { 0 };
-	struct symbolizer_opts so = { .kallsyms_path = "/nonexistent" };
-	struct symbolizer *sym = symbolizer_new(&so);
-	struct aggregate agg;
-	struct proctable pt;
-	struct ingest in;
+	struct fake_root fr;
+	struct ingest *in = &fr.in;
+	struct proctable *pt = &fr.pt;
+	const char *root;
 	struct proc *old, *cur;
 	size_t n;
 
 	(void)state;
-	assert_non_null(mkdtemp(root));
-	proctable_init(&pt, 0, root);
-	pt.on_free = aggregate_proc_free;
-	assert_int_equal(aggregate_init(&agg, 0), 0);
-	assert_int_equal(ingest_init(&in, &be, sym, &pt, &agg), 0);
+	fake_root_open(&fr, &be);
+	root = fr.root;
 	write_fake_stat(root, 777, 1000);
-	send_sample_at(&in, 777, 1000);
-	old = proctable_find_live(&pt, 777);
+	send_sample_at(in, 777, 1000);
+	old = proctable_find_live(pt, 777);
 	assert_non_null(old);
 	write_fake_stat(root, 777, 2000); /* exited, pid reused: no exit event seen */
-	send_sample_at(&in, 777, 2000);
-	cur = proctable_find_live(&pt, 777);
+	send_sample_at(in, 777, 2000);
+	cur = proctable_find_live(pt, 777);
 	assert_non_null(cur);
 	assert_ptr_not_equal(cur, old);
 	assert_true(old->exited);
 	assert_int_equal(cur->start_time, 2000);
-	assert_int_equal(in.c.proc_exits_repaired, 1);
-	send_sample_at(&in, 777, 1000); /* late, from the old program */
+	assert_int_equal(in->c.proc_exits_repaired, 1);
+	send_sample_at(in, 777, 1000); /* late, from the old program */
 	assert_int_equal(old->samples, 2);
 	assert_int_equal(cur->samples, 1);
 	/* The old program's exit event, read only now, ends nothing live. */
-	send_exit_at(&in, 777, 1000);
-	assert_ptr_equal(proctable_find_live(&pt, 777), cur);
+	send_exit_at(in, 777, 1000);
+	assert_ptr_equal(proctable_find_live(pt, 777), cur);
 	/* Its exit lost too, and no sample to tell: the sweep ends it from
 	 * /proc; a live process /proc still shows stays. */
 	write_fake_stat(root, 778, 3000);
-	send_sample_at(&in, 778, 3000);
+	send_sample_at(in, 778, 3000);
 	remove_fake_pid(root, 777);
-	ingest_sweep_start(&in);
-	n = pt.n;
-	assert_int_equal(ingest_sweep_step(&in, mono_now(), 1), n - 1); /* in steps */
-	assert_int_equal(ingest_sweep_step(&in, mono_now(), 100), 0);
+	ingest_sweep_start(in);
+	n = pt->n;
+	assert_int_equal(ingest_sweep_step(in, mono_now(), 1), n - 1); /* in steps */
+	assert_int_equal(ingest_sweep_step(in, mono_now(), 100), 0);
 	assert_true(cur->exited);
-	assert_non_null(proctable_find_live(&pt, 778));
-	assert_int_equal(in.c.proc_exits_repaired, 2);
-	ingest_free(&in);
-	proctable_free(&pt);
-	aggregate_free(&agg);
-	symbolizer_free(sym);
+	assert_non_null(proctable_find_live(pt, 778));
+	assert_int_equal(in->c.proc_exits_repaired, 2);
 	remove_fake_pid(root, 777);
-	rmdir(root);
+	remove_fake_pid(root, 778);
+	fake_root_close(&fr);
+}
+
+/* What the identity backend was asked, for the deferral test. */
+struct ident_calls {
+	unsigned n;
+	uint32_t pid, req;
+	uint64_t start_time;
+};
+
+static void record_identify(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	struct ident_calls *c = ctx;
+
+	c->n++;
+	c->pid = pid;
+	c->start_time = start_time;
+	c->req = req;
+}
+
+/* A new process's first sample is counted at once, under the start time
+ * it carries, with no read of /proc on the sample path (the proc root here
+ * is empty: reading it would have ended the process as gone); uid and exe
+ * come later from the backend, an outdated answer is ignored, and an
+ * answer that finds the pid gone or reused ends the process. */
+static void test_identity_read_off_sample_path(void **state)
+{
+	struct ident_calls calls = { 0 };
+	struct ingest_backend be = { .identify = record_identify, .ctx = &calls };
+	struct ingest_identity id = { 0 };
+	struct fake_root fr;
+	struct ingest *in = &fr.in;
+	struct proctable *pt = &fr.pt;
+	struct proc *p;
+	uint32_t req;
+
+	(void)state;
+	fake_root_open(&fr, &be);
+	send_sample_at(in, 901, 5000);
+	p = proctable_find_live(pt, 901);
+	assert_non_null(p);
+	assert_false(p->exited);
+	assert_int_equal(p->start_time, 5000);
+	assert_int_equal(p->samples, 1);
+	assert_true(p->identity_pending);
+	assert_int_equal(p->uid, PROC_UID_UNKNOWN);
+	assert_int_equal(calls.n, 1);
+	assert_int_equal(calls.pid, 901);
+	assert_int_equal(calls.start_time, 5000);
+	send_sample_at(in, 901, 5000); /* asked once */
+	assert_int_equal(calls.n, 1);
+	assert_int_equal(p->samples, 2);
+	/* An exec asks again; the first answer is outdated then. */
+	req = calls.req;
+	send_exec_at(in, 901, 5000);
+	assert_int_equal(calls.n, 2);
+	id.read_start = 5000;
+	id.uid = 1234;
+	id.exe = strdup("/old/exe");
+	ingest_identity_found(in, 901, 5000, req, &id);
+	assert_int_equal(p->uid, PROC_UID_UNKNOWN);
+	id.exe = strdup("/new/exe");
+	ingest_identity_found(in, 901, 5000, calls.req, &id);
+	assert_false(p->identity_pending);
+	assert_int_equal(p->uid, 1234);
+	assert_string_equal(p->exe, "/new/exe");
+	/* Another process, gone before its identity was read. */
+	send_sample_at(in, 902, 6000);
+	p = proctable_find_live(pt, 902);
+	assert_non_null(p);
+	memset(&id, 0, sizeof(id));
+	id.err = -ESRCH;
+	ingest_identity_found(in, 902, 6000, calls.req, &id);
+	assert_true(p->exited);
+	assert_int_equal(p->samples, 1);
+	assert_null(proctable_find_live(pt, 902));
+	fake_root_close(&fr);
+}
+
+static struct ident_calls maps_calls;
+
+static void record_maps(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	(void)ctx;
+	record_identify(&maps_calls, pid, start_time, req);
+}
+
+/* A sample whose address is outside the process's known maps (here: none
+ * read yet) does not read /proc/PID/maps on the sample path: the read is
+ * asked of the backend once, the samples wait to the end of the batch,
+ * and are counted under their real names once the maps come. */
+static void test_maps_read_off_sample_path(void **state)
+{
+	struct fixture *f = *state;
+	struct procmaps m = { 0 };
+	struct proc *p;
+	char *folded;
+
+	memset(&maps_calls, 0, sizeof(maps_calls));
+	f->in.be.maps = record_maps;
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	send_sample(f, f->src.id, 0, 100);
+	p = proctable_find_live(&f->pt, (uint32_t)getpid());
+	assert_non_null(p);
+	assert_int_equal(maps_calls.n, 1);
+	assert_true(p->maps_pending);
+	assert_false(p->maps_loaded);
+	assert_int_equal(f->in.c.aggregated, 0);
+	assert_int_equal(f->in.c.deferred, 2);
+	ingest_end_batch(&f->in); /* still waiting */
+	assert_int_equal(f->in.c.aggregated, 0);
+	assert_int_equal(procmaps_read(getpid(), &m), 0);
+	ingest_maps_found(&f->in, p->pid, p->start_time, maps_calls.req, 0, &m);
+	assert_true(p->maps_loaded);
+	ingest_end_batch(&f->in);
+	assert_int_equal(f->in.c.aggregated, 2);
+	assert_int_equal(maps_calls.n, 1);
+	folded = dump_folded(f, 0, 0);
+	assert_non_null(strstr(folded, "victim_caller;victim_leaf 2\n"));
+	free(folded);
 }
 
 /* Native frames carry the binary they are in through to a dump. */
@@ -700,6 +856,8 @@ int main(void)
 		cmocka_unit_test(test_eviction_order),
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_events, setup, teardown),
+		cmocka_unit_test(test_identity_read_off_sample_path),
+		cmocka_unit_test_setup_teardown(test_maps_read_off_sample_path, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

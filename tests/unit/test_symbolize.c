@@ -18,6 +18,7 @@
 #include "elfsym.h"
 #include "procmaps.h"
 #include "symbolize.h"
+#include "symcache.h"
 #include "symtest.h"
 
 static const char child_src[] =
@@ -229,6 +230,62 @@ static void test_child_functions(void **state)
 	assert_int_equal(c.files_cached, 1); /* one file, parsed once */
 	assert_int_equal(c.lookups, 4);
 	assert_int_equal(c.misses, 0);
+	symbolizer_free(s);
+}
+
+/* With a loader set, a new file is never read on the caller's thread: the
+ * loader is asked once, the frame is named by offset and flagged as
+ * waiting meanwhile, and once the answer is handed back the same frame
+ * gets its symbol. */
+struct load_req {
+	unsigned n;
+	int pid;
+	struct procmap map;
+};
+
+static void record_load(void *ctx, int pid, const struct procmap *m)
+{
+	struct load_req *r = ctx;
+
+	r->n++;
+	r->pid = pid;
+	r->map = *m;
+}
+
+static void test_loader_reads_elsewhere(void **state)
+{
+	struct symbolizer *s = new_sym(NULL, 0);
+	struct load_req req = { 0 };
+	struct symcache_loaded res;
+	struct symbolizer_counters c;
+	struct buf name;
+	uint32_t kind;
+
+	(void)state;
+	buf_init(&name);
+	symbolizer_set_loader(s, &(struct symcache_loader){ record_load, &req });
+	assert_int_equal(symbolizer_user(s, child.pid, &child.maps, child.known_function, false,
+					 &name, &kind, NULL), 0);
+	assert_true(symbolizer_waiting(s));
+	assert_int_equal(kind, FRAME_UNKNOWN);
+	assert_int_equal(req.n, 1);
+	assert_int_equal(symbolizer_loading(s), 1);
+	assert_int_equal(symbolizer_user(s, child.pid, &child.maps, child.known_function + 4, true,
+					 &name, &kind, NULL), 0);
+	assert_true(symbolizer_waiting(s));
+	assert_int_equal(req.n, 1); /* asked once */
+	symbolizer_stats(s, &c);
+	assert_int_equal(c.files_cached, 0);
+	symcache_load("/proc", req.pid, &req.map, &res);
+	assert_non_null(res.es);
+	symbolizer_file_loaded(s, &req.map, &res);
+	assert_int_equal(symbolizer_loading(s), 0);
+	buf_free(&name);
+	expect_user(s, child.pid, &child.maps, child.known_function, false, "known_function",
+		    FRAME_NATIVE);
+	assert_false(symbolizer_waiting(s));
+	symbolizer_stats(s, &c);
+	assert_int_equal(c.files_cached, 1);
 	symbolizer_free(s);
 }
 
@@ -617,6 +674,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_child_functions),
 		cmocka_unit_test(test_module_and_build_id),
+		cmocka_unit_test(test_loader_reads_elsewhere),
 		cmocka_unit_test(test_call_at_function_end),
 		cmocka_unit_test(test_child_unknowns),
 		cmocka_unit_test(test_child_vdso),

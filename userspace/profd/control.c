@@ -682,6 +682,9 @@ static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *
 	return 0;
 }
 
+/* A dump waits this long at most for ingest to read the rings. */
+#define DUMP_CATCH_UP_MS 200
+
 /* Selection and memory under both locks, history under its own, the
  * encoding under none. */
 static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
@@ -690,6 +693,7 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	ssize_t nsel;
 	int err = 0;
 
+	daemon_catch_up(d, DUMP_CATCH_UP_MS); /* what was sampled until now */
 	pthread_mutex_lock(&d->hist_lock);
 	daemon_lock_other(d);
 	dp->sel = calloc(2 * d->pt.n + r->npids + 1, sizeof(*dp->sel));

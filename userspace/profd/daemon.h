@@ -3,7 +3,8 @@
  * Three threads, so nothing slow sits between a sample and its counter or
  * in front of a client:
  *   ingest  (main.c)    the ring buffers, signals, the 1 s housekeeping tick;
- *   worker  (worker.c)  Python detection and unwind-table builds;
+ *   worker  (worker.c)  three threads: processes' uid, exe and maps, Python
+ *                       detection; unwind-table builds; files' symbols;
  *   control (control_server.c) the socket: every client non-blocking, with
  *                        deadlines and caps.
  * The profile state (process table, aggregator, ingest, symbolizer) is
@@ -83,6 +84,15 @@ struct daemon {
 	atomic_int lock_waiters;     /* threads other than ingest waiting for it */
 	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
 	uint64_t consumed_mono_ns;   /* the rings were last read then */
+	/* A client about to dump asks ingest to read the rings now (the
+	 * rings are otherwise read once a second or per 64 KiB of events):
+	 * consume passes are numbered as they start and end, under cu_mu. */
+	int catchup_fd;
+	pthread_mutex_t cu_mu;
+	pthread_cond_t cu_cv;
+	uint64_t consume_started, consume_done;
+	/* Rings read every 100 ms until then (main.c: while things change). */
+	uint64_t busy_until_mono_ns, requests_seen;
 	uint64_t swept_mono_ns, proc_lost_seen; /* main.c: sweep_if_due */
 	uint64_t ticks;              /* housekeeping ticks so far */
 	/* The longest time ingest held the lock in one piece, by what for
@@ -106,6 +116,10 @@ struct daemon {
  * daemon_lock_other(), which ingest then lets in at the next event. */
 void daemon_lock_other(struct daemon *d);
 void daemon_unlock(struct daemon *d);
+/* Have ingest read the rings and wait (at most timeout_ms) until it has:
+ * what was sampled before the call is then in the profiles.  Call with
+ * no lock held. */
+void daemon_catch_up(struct daemon *d, unsigned timeout_ms);
 
 /* worker.c: the slow path, on its own thread */
 struct worker_stats {
@@ -116,6 +130,11 @@ struct unwinder_stats;
 struct worker *worker_new(struct unwinder *u);
 void worker_free(struct worker *w);
 void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
+void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
+void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
+struct procmap;
+void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m);
+void worker_kallsyms(struct worker *w, const char *path);
 void worker_tables(struct worker *w, uint32_t pid);
 void worker_tables_forget(struct worker *w, uint32_t pid);
 /* Readable when Python answers wait; worker_publish() hands them to
@@ -124,6 +143,11 @@ int worker_fd(const struct worker *w);
 void worker_publish(struct worker *w, struct ingest *in);
 void worker_stats(struct worker *w, struct worker_stats *st, struct unwinder_stats *us);
 void worker_prebuild(struct worker *w, struct daemon *d);
+
+/* backend.c: what ingest asks of the sampler and the worker; the
+ * symbolizer's hooks that send its file reads to the worker. */
+void daemon_ingest_backend(struct daemon *d, struct ingest_backend *be);
+void daemon_symbolizer_hooks(struct daemon *d);
 
 /* persist.c */
 void persist_open(struct daemon *d);

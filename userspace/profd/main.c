@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/signalfd.h>
@@ -434,6 +435,16 @@ static void flush_yield(void *ctx)
 	daemon_yield(ctx);
 }
 
+/* ... and during its commit: only ingest changes the profiles, and it is
+ * the one committing. */
+static void flush_io(void *ctx, bool begin)
+{
+	if (begin)
+		daemon_unlock(ctx);
+	else
+		daemon_lock_ingest(ctx);
+}
+
 static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 {
 	struct daemon *d = ctx;
@@ -448,58 +459,76 @@ static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 			 (unsigned long long)t0 / 1000000);
 }
 
+/* BPF wakes ingest only when 64 KiB of events wait (stackhash.bpf.h).
+ * Otherwise the rings are read every 100 ms while things change (a pass
+ * asked the slow path for something: a new process, new code to unwind,
+ * an exec), so new processes get their tables and Python frames soon, and
+ * once a second (the tick) when nothing does, or at once before a dump
+ * (daemon_catch_up).  A wakeup costs about as much as ingesting tens of
+ * samples: at 99 Hz, reading every 100 ms made wakeups most of profd's
+ * CPU. */
+#define INGEST_BATCH_MS 100
+#define INGEST_BUSY_NS (2000ull * 1000000ull)
+
 /* Everything the rings hold now, under the lock, then the samples whose
  * stack record was still on its way. */
 static void consume(struct daemon *d)
 {
+	uint64_t seq;
+
+	pthread_mutex_lock(&d->cu_mu);
+	seq = ++d->consume_started;
+	pthread_mutex_unlock(&d->cu_mu);
 	d->consumed_mono_ns = daemon_mono_ns();
 	daemon_lock_ingest(d);
 	sampler_consume(d->sampler);
 	ingest_end_batch(&d->in);
+	if (d->in.c.requests != d->requests_seen) { /* something new: stay close */
+		d->requests_seen = d->in.c.requests;
+		d->busy_until_mono_ns = d->consumed_mono_ns + INGEST_BUSY_NS;
+	}
 	daemon_unlock(d);
+	pthread_mutex_lock(&d->cu_mu);
+	d->consume_done = seq;
+	pthread_cond_broadcast(&d->cu_cv);
+	pthread_mutex_unlock(&d->cu_mu);
 }
 
-/* The ingest stage's view of the rest of the daemon. */
-static void be_stack_gen(void *ctx, uint32_t gen)
+void daemon_catch_up(struct daemon *d, unsigned timeout_ms)
 {
-	struct daemon *d = ctx;
+	uint64_t one = 1, target;
+	struct timespec dl;
 
-	if (d->sampler)
-		sampler_set_stack_gen(d->sampler, gen);
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&d->cu_mu);
+	target = d->consume_started + 1; /* a pass that starts after this call */
+	pthread_mutex_unlock(&d->cu_mu);
+	if (write(d->catchup_fd, &one, sizeof(one)) < 0)
+		return;
+	pthread_mutex_lock(&d->cu_mu);
+	while (d->consume_done < target)
+		if (pthread_cond_timedwait(&d->cu_cv, &d->cu_mu, &dl))
+			break;
+	pthread_mutex_unlock(&d->cu_mu);
 }
 
-static int be_py_add(void *ctx, uint32_t pid, const struct profd_py_proc *pp, const char *module)
+static int catch_up_init(struct daemon *d)
 {
-	struct daemon *d = ctx;
+	pthread_condattr_t ca;
 
-	return d->sampler ? sampler_py_add(d->sampler, pid, pp, module) : 0;
-}
-
-static void be_py_detect(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
-{
-	worker_py_detect(((struct daemon *)ctx)->worker, pid, start_time, req);
-}
-
-static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
-{
-	struct daemon *d = ctx;
-	struct proc *p = what != INGEST_PROC_EXIT ? proctable_find_live(&d->pt, pid) : NULL;
-
-	/* New mappings may be CUDA libraries (the mmap report covers most). */
-	if (p && p->maps_loaded)
-		gpu_scan_maps(d->gpu, pid, &p->maps);
-	if (what == INGEST_PROC_EXIT)
-		worker_tables_forget(d->worker, pid);
-	else
-		worker_tables(d->worker, pid);
-}
-
-static void be_py_del(void *ctx, uint32_t pid)
-{
-	struct daemon *d = ctx;
-
-	if (d->sampler)
-		sampler_py_del(d->sampler, pid);
+	pthread_mutex_init(&d->cu_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->cu_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	d->catchup_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return d->catchup_fd < 0 ? -errno : 0;
 }
 
 /* Privileges first, so an unprivileged user gets one clear sentence. */
@@ -567,14 +596,13 @@ static int daemon_start(struct daemon *d)
 		.offcpu_min_ns = d->cfg.offcpu_min_ns,
 	};
 	struct symbolizer_opts symo = { 0 };
-	struct ingest_backend be = {
-		.stack_gen = be_stack_gen, .py_add = be_py_add, .py_del = be_py_del,
-		.py_detect = be_py_detect, .proc_event = be_proc_event, .ctx = d,
-	};
+	struct ingest_backend be;
 	int npy, err;
 
 	d->listen_fd = -1;
 	pthread_mutex_init(&d->lock, NULL);
+	if (catch_up_init(d))
+		return -errno;
 	pthread_mutex_init(&d->hist_lock, NULL);
 	proctable_init(&d->pt, d->cfg.max_procs, "/proc");
 	d->pt.on_free = aggregate_proc_free;
@@ -584,10 +612,12 @@ static int daemon_start(struct daemon *d)
 		d->agg.max_stacks_per_proc = d->cfg.max_stacks;
 	d->agg.flush_yield = flush_yield;
 	d->agg.flush_yield_ctx = d;
+	d->agg.flush_io = flush_io;
 	d->sym = symbolizer_new(&symo);
 	if (!d->sym)
 		return -errno;
 	symbolizer_set_io(d->sym, &(struct symcache_io){ io_begin, io_end, d });
+	daemon_ingest_backend(d, &be);
 	if (ingest_init(&d->in, &be, d->sym, &d->pt, &d->agg))
 		return -ENOMEM;
 	if (d->cfg.push_url) {
@@ -619,6 +649,7 @@ static int daemon_start(struct daemon *d)
 	if (!d->worker)
 		return -errno;
 	worker_prebuild(d->worker, d);
+	daemon_symbolizer_hooks(d);
 	err = sampler_start(d->sampler);
 	if (err)
 		return err;
@@ -627,6 +658,7 @@ static int daemon_start(struct daemon *d)
 		return -ENOMEM;
 	daemon_raise_priority("ingest");
 	d->ready_mono_ns = daemon_mono_ns();
+	d->busy_until_mono_ns = d->ready_mono_ns + INGEST_BUSY_NS; /* the first tables */
 	log_info("profd: %d Python processes found at start", npy);
 	log_info("profd: sampling %d CPUs at %u Hz (%s), control socket %s",
 		 sampler_ncpus(d->sampler), d->cfg.rate_hz,
@@ -651,7 +683,9 @@ static void daemon_stop(struct daemon *d)
 	/* Detach so nothing new arrives while tearing down. */
 	sampler_close(d->sampler);
 	gpu_free(d->gpu);
+	daemon_lock_ingest(d); /* flush_io lets go of it during the commit */
 	persist_flush(d); /* what is still in memory: SIGTERM loses nothing */
+	daemon_unlock(d);
 	history_close(d->hist);
 	if (d->pusher) /* the last window, then up to 2 s to send the queue */
 		push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt, daemon_realtime_ns(),
@@ -670,6 +704,10 @@ static void daemon_stop(struct daemon *d)
 	free(d->cfg.gpu_devices);
 	pthread_mutex_destroy(&d->lock);
 	pthread_mutex_destroy(&d->hist_lock);
+	if (d->catchup_fd > 0)
+		close(d->catchup_fd);
+	pthread_cond_destroy(&d->cu_cv);
+	pthread_mutex_destroy(&d->cu_mu);
 }
 
 #define SWEEP_EVERY_NS (60ull * 1000000000ull)
@@ -680,13 +718,13 @@ static void daemon_stop(struct daemon *d)
  * minute, and goes on a step per tick. */
 static void sweep_if_due(struct daemon *d)
 {
-	uint64_t cnt[PROFD_CNT_MAX], now = daemon_mono_ns();
-	bool lost = sampler_counters(d->sampler, cnt) == 0 &&
-		    cnt[PROFD_CNT_PROC_RB_FULL] != d->proc_lost_seen;
+	uint64_t lost_cnt, now = daemon_mono_ns();
+	bool lost = sampler_counter(d->sampler, PROFD_CNT_PROC_RB_FULL, &lost_cnt) == 0 &&
+		    lost_cnt != d->proc_lost_seen;
 
 	if (lost || now - d->swept_mono_ns >= SWEEP_EVERY_NS) {
 		if (lost)
-			d->proc_lost_seen = cnt[PROFD_CNT_PROC_RB_FULL];
+			d->proc_lost_seen = lost_cnt;
 		d->swept_mono_ns = now;
 		ingest_sweep_start(&d->in);
 	}
@@ -847,27 +885,26 @@ static void publish_worker_answers(struct daemon *d)
 	daemon_unlock(d);
 }
 
-/* BPF wakes ingest only when 64 KiB of events wait (stackhash.bpf.h);
- * otherwise the rings are read this often. */
-#define INGEST_BATCH_MS 100
-
 static int run_loop(struct daemon *d, int sfd, int tfd)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), rbfd = sampler_fd(d->sampler);
 	int pfd = sampler_proc_fd(d->sampler);
-	int wfd = worker_fd(d->worker);
+	int wfd = worker_fd(d->worker), cfd = d->catchup_fd;
 	uint64_t deadline = d->cfg.duration_ns ? daemon_mono_ns() + d->cfg.duration_ns : 0;
 	bool stop = false;
 
 	if (ep < 0 || add_fd(ep, rbfd) || add_fd(ep, pfd) || add_fd(ep, wfd) || add_fd(ep, sfd) ||
-	    add_fd(ep, tfd)) {
+	    add_fd(ep, tfd) || add_fd(ep, cfd)) {
 		log_error("profd: epoll setup failed: %s", strerror(errno));
 		return -1;
 	}
 	while (!stop) {
 		struct epoll_event evs[8];
-		int n = epoll_wait(ep, evs, 8, INGEST_BATCH_MS), i;
+		bool busy = daemon_mono_ns() < d->busy_until_mono_ns;
+		/* Idle: the tick wakes us each second. */
+		int n = epoll_wait(ep, evs, 8, busy ? INGEST_BATCH_MS : -1), i;
 		bool consumed = false;
+		uint64_t v;
 
 		if (n < 0 && errno != EINTR) {
 			log_error("profd: epoll_wait: %s", strerror(errno));
@@ -875,18 +912,20 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 		}
 		for (i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
-			uint64_t ticks;
 
-			if ((fd == rbfd || fd == pfd) && !consumed)
+			if (fd == cfd && read(cfd, &v, sizeof(v)) < 0)
+				continue;
+			if ((fd == rbfd || fd == pfd || fd == cfd || fd == tfd) && !consumed)
 				consume(d), consumed = true;
-			else if (fd == wfd)
+			if (fd == wfd)
 				publish_worker_answers(d);
 			else if (fd == sfd)
 				stop = handle_signal(d, sfd);
-			else if (fd == tfd && read(tfd, &ticks, sizeof(ticks)) > 0)
+			else if (fd == tfd && read(tfd, &v, sizeof(v)) > 0)
 				housekeeping(d);
 		}
-		if (!consumed && daemon_mono_ns() - d->consumed_mono_ns >= INGEST_BATCH_MS * 1000000ull)
+		if (!consumed && busy &&
+		    daemon_mono_ns() - d->consumed_mono_ns >= INGEST_BATCH_MS * 1000000ull)
 			consume(d);
 		if (deadline && daemon_mono_ns() >= deadline)
 			stop = true;

@@ -1,8 +1,10 @@
-/* worker.c: the daemon's slow path.  Looking for CPython in a process
- * (its maps, its binaries' symbol tables) and building native unwind tables
+/* worker.c: the daemon's slow path.  Reading a new process's identity (uid,
+ * exe) and its maps (again when a sample's address is outside them), looking
+ * for CPython in a process (its maps, its binaries' symbol
+ * tables) and building native unwind tables
  * (1-50 ms per binary, seconds for a PyTorch library) run on this thread,
  * never in front of a sample or a client.  Ingest asks through a queue;
- * unwind tables go straight into their BPF maps, Python answers come back
+ * unwind tables go straight into their BPF maps, other answers come back
  * through a result list that the ingest thread publishes (woken by an
  * eventfd), since only that thread touches the process table. */
 #include <errno.h>
@@ -13,33 +15,62 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "elfsym.h"
+#include "kallsyms.h"
 #include "pyruntime.h"
+#include "symcache.h"
 #include "unwinder.h"
 
 #define QUEUE_MAX 65536 /* jobs waiting; beyond, counted and dropped */
 
-enum job_kind { JOB_PY_DETECT, JOB_TABLES, JOB_TABLES_FORGET };
+enum job_kind {
+	JOB_PY_DETECT,
+	JOB_TABLES,
+	JOB_TABLES_FORGET,
+	JOB_IDENTITY,
+	JOB_MAPS,
+	JOB_SYMBOLS, /* a file's symbols, for the symbolizer's cache */
+	JOB_KALLSYMS, /* kallsyms again (map.path: the file) */
+};
 
 struct job {
 	uint32_t kind, pid, req;
 	uint64_t start_time;
+	struct procmap map; /* JOB_SYMBOLS: the mapping (path owned by the job) */
 };
 
-struct py_result {
-	uint32_t pid, req;
-	uint64_t start_time;
+/* An answer for ingest: a Python runtime, an identity or maps. */
+struct result {
+	struct job job;
 	struct pyruntime *rt;
+	struct ingest_identity id;
+	struct procmaps maps;
+	int maps_err;
+	struct symcache_loaded syms;
+	struct kallsyms *ks;
+};
+
+/* Lanes, each a thread with its queue: the quick jobs (a process's
+ * identity, maps, Python detection: up to a few ms) never wait behind a
+ * table build or a symbol table read (seconds for a big library), nor
+ * those behind each other. */
+enum { LANE_QUICK, LANE_TABLES, LANE_SYMBOLS, LANES };
+
+struct lane {
+	struct worker *w;
+	pthread_t thread;
+	bool started;
+	pthread_cond_t cv;
+	struct job *q; /* ring of cap entries */
+	size_t head, n, cap;
 };
 
 struct worker {
-	pthread_t thread;
-	bool started, stop;
-	pthread_mutex_t mu; /* everything below */
-	pthread_cond_t cv;
-	struct job *q;      /* ring of cap entries */
-	size_t head, n, cap;
+	bool stop;
+	pthread_mutex_t mu; /* everything below, and the lanes' queues */
+	struct lane lanes[LANES];
 	struct hashmap tables_queued; /* pid -> 1 while a JOB_TABLES waits */
-	struct py_result *res;
+	struct result *res;
 	size_t nres, rescap;
 	int efd;
 	struct unwinder *u;
@@ -52,36 +83,40 @@ static uint64_t mono_ns(void)
 	return daemon_mono_ns();
 }
 
+static struct lane *lane_of(struct worker *w, uint32_t kind)
+{
+	if (kind == JOB_SYMBOLS || kind == JOB_KALLSYMS)
+		return &w->lanes[LANE_SYMBOLS];
+	if (kind == JOB_TABLES || kind == JOB_TABLES_FORGET)
+		return &w->lanes[LANE_TABLES];
+	return &w->lanes[LANE_QUICK];
+}
+
 /* Caller holds mu. */
 static void push_job(struct worker *w, struct job j)
 {
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 256, i;
+	struct lane *l = lane_of(w, j.kind);
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256, i;
 		struct job *q;
 
 		if (cap > QUEUE_MAX || !(q = malloc(cap * sizeof(*q)))) {
-			w->st.dropped++;
+			w->st.dropped++; /* a file asked is asked again later */
+			free(j.map.path);
 			return;
 		}
-		for (i = 0; i < w->n; i++)
-			q[i] = w->q[(w->head + i) % w->cap];
-		free(w->q);
-		w->q = q;
-		w->head = 0;
-		w->cap = cap;
+		for (i = 0; i < l->n; i++)
+			q[i] = l->q[(l->head + i) % l->cap];
+		free(l->q);
+		l->q = q;
+		l->head = 0;
+		l->cap = cap;
 	}
-	if (j.kind == JOB_PY_DETECT) {
-		/* Ahead of table builds (each up to seconds for a big
-		 * library): a new Python process gets its frames in
-		 * milliseconds, not after the queue. */
-		w->head = (w->head + w->cap - 1) % w->cap;
-		w->q[w->head] = j;
-	} else {
-		w->q[(w->head + w->n) % w->cap] = j;
-	}
-	w->n++;
+	l->q[(l->head + l->n) % l->cap] = j;
+	l->n++;
 	w->st.queued++;
-	pthread_cond_signal(&w->cv);
+	pthread_cond_signal(&l->cv);
 }
 
 static void enqueue(struct worker *w, struct job j)
@@ -97,39 +132,77 @@ static void enqueue(struct worker *w, struct job j)
 	pthread_mutex_unlock(&w->mu);
 }
 
+static struct job job(uint32_t kind, uint32_t pid, uint32_t req, uint64_t start_time)
+{
+	return (struct job){ .kind = kind, .pid = pid, .req = req, .start_time = start_time };
+}
+
 void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
 {
-	enqueue(w, (struct job){ JOB_PY_DETECT, pid, req, start_time });
+	enqueue(w, job(JOB_PY_DETECT, pid, req, start_time));
+}
+
+void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	enqueue(w, job(JOB_IDENTITY, pid, req, start_time));
+}
+
+void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	enqueue(w, job(JOB_MAPS, pid, req, start_time));
+}
+
+void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m)
+{
+	struct job j = { .kind = JOB_SYMBOLS, .pid = pid, .map = *m };
+
+	j.map.path = strdup(m->path);
+	if (j.map.path)
+		enqueue(w, j);
+}
+
+void worker_kallsyms(struct worker *w, const char *path)
+{
+	struct job j = { .kind = JOB_KALLSYMS };
+
+	j.map.path = strdup(path);
+	if (j.map.path)
+		enqueue(w, j);
 }
 
 void worker_tables(struct worker *w, uint32_t pid)
 {
-	enqueue(w, (struct job){ JOB_TABLES, pid, 0, 0 });
+	enqueue(w, job(JOB_TABLES, pid, 0, 0));
 }
 
 void worker_tables_forget(struct worker *w, uint32_t pid)
 {
-	enqueue(w, (struct job){ JOB_TABLES_FORGET, pid, 0, 0 });
+	enqueue(w, job(JOB_TABLES_FORGET, pid, 0, 0));
 }
 
-static void add_result(struct worker *w, const struct job *j, struct pyruntime *rt)
+static void add_result(struct worker *w, const struct result *r)
 {
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&w->mu);
 	if (w->nres == w->rescap) {
 		size_t cap = w->rescap ? w->rescap * 2 : 64;
-		struct py_result *r = realloc(w->res, cap * sizeof(*r));
+		struct result *res = realloc(w->res, cap * sizeof(*res));
 
-		if (!r) {
+		if (!res) {
 			pthread_mutex_unlock(&w->mu);
-			free(rt); /* the process is asked again on a later sample */
+			free(r->rt); /* the process is asked again on a later sample */
+			free(r->id.exe);
+			procmaps_free((struct procmaps *)&r->maps);
+			elfsym_free(r->syms.es);
+			kallsyms_free(r->ks);
+			free(r->job.map.path);
 			return;
 		}
-		w->res = r;
+		w->res = res;
 		w->rescap = cap;
 	}
-	w->res[w->nres++] = (struct py_result){ j->pid, j->req, j->start_time, rt };
+	w->res[w->nres++] = *r;
 	pthread_mutex_unlock(&w->mu);
 	if (write(w->efd, &one, sizeof(one)) < 0)
 		log_debug("worker: eventfd: %s", strerror(errno));
@@ -137,9 +210,30 @@ static void add_result(struct worker *w, const struct job *j, struct pyruntime *
 
 static void run_job(struct worker *w, const struct job *j)
 {
+	struct result r = { .job = *j };
+	char comm[16];
+
 	switch (j->kind) {
 	case JOB_PY_DETECT: /* "no Python" is an answer too */
-		add_result(w, j, pyruntime_find((int)j->pid));
+		r.rt = pyruntime_find((int)j->pid);
+		add_result(w, &r);
+		break;
+	case JOB_IDENTITY:
+		r.id.err = proc_read_identity("/proc", j->pid, &r.id.read_start, &r.id.uid, comm,
+					      &r.id.exe);
+		add_result(w, &r);
+		break;
+	case JOB_MAPS:
+		r.maps_err = procmaps_read((int)j->pid, &r.maps);
+		add_result(w, &r);
+		break;
+	case JOB_SYMBOLS: /* the path goes back with the answer */
+		symcache_load("/proc", (int)j->pid, &j->map, &r.syms);
+		add_result(w, &r);
+		break;
+	case JOB_KALLSYMS:
+		r.ks = kallsyms_load(j->map.path);
+		add_result(w, &r);
 		break;
 	case JOB_TABLES:
 		pthread_mutex_lock(&w->mu);
@@ -155,29 +249,31 @@ static void run_job(struct worker *w, const struct job *j)
 	}
 }
 
-static void *worker_main(void *arg)
+static void *lane_main(void *arg)
 {
-	struct worker *w = arg;
+	struct lane *l = arg;
+	struct worker *w = l->w;
 	struct unwinder_stats us;
 	struct job j;
 	uint64_t t0;
+	bool tables = l == &w->lanes[LANE_TABLES];
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->n && !w->stop)
-			pthread_cond_wait(&w->cv, &w->mu);
+		while (!l->n && !w->stop)
+			pthread_cond_wait(&l->cv, &w->mu);
 		if (w->stop)
 			break;
-		j = w->q[w->head];
-		w->head = (w->head + 1) % w->cap;
-		w->n--;
+		j = l->q[l->head];
+		l->head = (l->head + 1) % l->cap;
+		l->n--;
 		pthread_mutex_unlock(&w->mu);
 		t0 = mono_ns();
 		run_job(w, &j);
-		if (w->u)
+		if (tables && w->u)
 			unwinder_stats(w->u, &us);
 		pthread_mutex_lock(&w->mu);
-		if (w->u)
+		if (tables && w->u)
 			w->snap = us;
 		w->st.done++;
 		w->st.busy_ns += mono_ns() - t0;
@@ -189,20 +285,28 @@ static void *worker_main(void *arg)
 struct worker *worker_new(struct unwinder *u)
 {
 	struct worker *w = calloc(1, sizeof(*w));
+	int i;
 
 	if (!w)
 		return NULL;
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
+	for (i = 0; i < LANES; i++) {
+		w->lanes[i].w = w;
+		pthread_cond_init(&w->lanes[i].cv, NULL);
+	}
 	w->u = u;
 	if (u)
 		unwinder_stats(u, &w->snap);
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->efd < 0 || pthread_create(&w->thread, NULL, worker_main, w)) {
+	for (i = 0; i < LANES && w->efd >= 0; i++) {
+		if (pthread_create(&w->lanes[i].thread, NULL, lane_main, &w->lanes[i]))
+			break;
+		w->lanes[i].started = true;
+	}
+	if (i < LANES) {
 		worker_free(w);
 		return NULL;
 	}
-	w->started = true;
 	return w;
 }
 
@@ -212,21 +316,34 @@ void worker_free(struct worker *w)
 
 	if (!w)
 		return;
-	if (w->started) {
-		pthread_mutex_lock(&w->mu);
-		w->stop = true;
-		pthread_cond_signal(&w->cv);
-		pthread_mutex_unlock(&w->mu);
-		pthread_join(w->thread, NULL);
+	pthread_mutex_lock(&w->mu);
+	w->stop = true;
+	for (i = 0; i < LANES; i++)
+		pthread_cond_signal(&w->lanes[i].cv);
+	pthread_mutex_unlock(&w->mu);
+	for (i = 0; i < LANES; i++) {
+		struct lane *l = &w->lanes[i];
+		size_t k;
+
+		if (l->started)
+			pthread_join(l->thread, NULL);
+		for (k = 0; k < l->n; k++)
+			free(l->q[(l->head + k) % l->cap].map.path);
+		free(l->q);
+		pthread_cond_destroy(&w->lanes[i].cv);
 	}
-	for (i = 0; i < w->nres; i++)
+	for (i = 0; i < w->nres; i++) {
 		free(w->res[i].rt);
+		free(w->res[i].id.exe);
+		procmaps_free(&w->res[i].maps);
+		elfsym_free(w->res[i].syms.es);
+		kallsyms_free(w->res[i].ks);
+		free(w->res[i].job.map.path);
+	}
 	free(w->res);
-	free(w->q);
 	hashmap_free(&w->tables_queued);
 	if (w->efd >= 0)
 		close(w->efd);
-	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }
@@ -238,7 +355,7 @@ int worker_fd(const struct worker *w)
 
 void worker_publish(struct worker *w, struct ingest *in)
 {
-	struct py_result *res;
+	struct result *res;
 	uint64_t v;
 	size_t n, i;
 
@@ -250,8 +367,22 @@ void worker_publish(struct worker *w, struct ingest *in)
 	w->res = NULL;
 	w->nres = w->rescap = 0;
 	pthread_mutex_unlock(&w->mu);
-	for (i = 0; i < n; i++)
-		ingest_python_found(in, res[i].pid, res[i].start_time, res[i].req, res[i].rt);
+	for (i = 0; i < n; i++) {
+		const struct job *j = &res[i].job;
+
+		if (j->kind == JOB_IDENTITY)
+			ingest_identity_found(in, j->pid, j->start_time, j->req, &res[i].id);
+		else if (j->kind == JOB_MAPS)
+			ingest_maps_found(in, j->pid, j->start_time, j->req, res[i].maps_err,
+					  &res[i].maps);
+		else if (j->kind == JOB_SYMBOLS)
+			symbolizer_file_loaded(in->sym, &j->map, &res[i].syms);
+		else if (j->kind == JOB_KALLSYMS)
+			symbolizer_kallsyms_loaded(in->sym, res[i].ks);
+		else
+			ingest_python_found(in, j->pid, j->start_time, j->req, res[i].rt);
+		free(res[i].job.map.path);
+	}
 	free(res);
 }
 
@@ -259,7 +390,7 @@ void worker_stats(struct worker *w, struct worker_stats *st, struct unwinder_sta
 {
 	pthread_mutex_lock(&w->mu);
 	*st = w->st;
-	st->waiting = w->n;
+	st->waiting = w->lanes[LANE_QUICK].n + w->lanes[LANE_TABLES].n + w->lanes[LANE_SYMBOLS].n;
 	*us = w->snap;
 	pthread_mutex_unlock(&w->mu);
 }

@@ -28,6 +28,10 @@ struct aggregate {
 	 * in must not change the process table or the profiles. */
 	void (*flush_yield)(void *ctx);
 	void *flush_yield_ctx;
+	/* Called around a flush's commit (may be NULL), with the same
+	 * context: SQLite's fsync can take hundreds of ms, readers need not
+	 * wait for it.  Nothing may change the profiles in between. */
+	void (*flush_io)(void *ctx, bool begin);
 };
 
 int aggregate_init(struct aggregate *a, uint64_t bucket_ns);

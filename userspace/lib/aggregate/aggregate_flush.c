@@ -150,7 +150,11 @@ int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h
 		history_rollback(h);
 		goto out;
 	}
+	if (a->flush_io)
+		a->flush_io(a->flush_yield_ctx, true);
 	err = history_commit(h);
+	if (a->flush_io)
+		a->flush_io(a->flush_yield_ctx, false);
 	if (err)
 		goto out;
 	for (i = 0; i < pt->n; i++) {

@@ -151,11 +151,13 @@ static void on_stack(struct ingest *in, const void *data, size_t len)
 }
 
 static void forget(struct ingest *in, uint32_t pid);
+static void end_proc(struct ingest *in, uint32_t pid, uint64_t mono_ns);
 
 #define UNWIND_REFRESH_MIN_NS (250ull * 1000000ull) /* per process */
 
 static void proc_event(struct ingest *in, uint32_t pid, enum ingest_proc_event what)
 {
+	in->c.requests++;
 	if (in->be.proc_event)
 		in->be.proc_event(in->be.ctx, pid, what);
 }
@@ -216,15 +218,21 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 	bool stable = true;
 	int64_t idx;
 
+	in->frames_wait = false;
 	if (!ingest_sample_stacks(in, e, &k, &u, &py)) {
 		if (!final)
 			return -EAGAIN;
 		in->c.stack_lost++;
 		stable = false;
 	}
-	in->c.symbolized++;
 	if (ingest_build_frames(in, p, e, u, k, py, ids, MAX_FRAMES, &n, &stable))
 		return -ENOMEM;
+	/* An address outside the maps while they are being read (a new
+	 * process, a dlopen), or in a file whose symbols are being read:
+	 * named when they come, at the batch end. */
+	if (!stable && !final && (in->frames_wait || ingest_waits_for_maps(p, e)))
+		return -EAGAIN;
+	in->c.symbolized++;
 	idx = aggregate_stack(in->agg, p, ids, n);
 	if (idx >= 0 && stable) {
 		uint64_t epoch = e->pystack_id ? e->time_ns >> INGEST_PY_RECHECK_SHIFT : 0;
@@ -262,6 +270,7 @@ static bool defer(struct ingest *in, const void *ev, size_t len)
 	pe = &in->pending[in->npending++];
 	memcpy(&pe->ev, ev, len);
 	pe->tries = 0;
+	pe->waits_file = in->frames_wait;
 	in->c.deferred++;
 	return true;
 }
@@ -298,10 +307,74 @@ static struct proc *live_proc(struct ingest *in, uint32_t pid, uint64_t start_ns
 		return NULL;
 	}
 	in->c.proc_exits_repaired++;
-	forget(in, pid);
-	proctable_exit(in->pt, pid, ingest_realtime(in, mono_ns));
-	proc_event(in, pid, INGEST_PROC_EXIT);
+	end_proc(in, pid, mono_ns);
 	return NULL;
+}
+
+/* Have p's uid and exe read: on the worker when the daemon has one (a
+ * few /proc reads must not sit between samples and their counters). */
+static void ask_identity(struct ingest *in, struct proc *p)
+{
+	struct ingest_identity id = { 0 };
+	char comm[16];
+
+	p->identity_pending = true;
+	p->identity_req++;
+	if (in->be.identify) {
+		in->be.identify(in->be.ctx, p->pid, p->start_time, p->identity_req);
+		return;
+	}
+	id.err = proc_read_identity(in->pt->proc_root, p->pid, &id.read_start, &id.uid, comm,
+				    &id.exe);
+	ingest_identity_found(in, p->pid, p->start_time, p->identity_req, &id);
+}
+
+/* The same for a process new to us (the daemon watches the rings closely
+ * for a while after such requests). */
+static void request_identity(struct ingest *in, struct proc *p)
+{
+	in->c.requests++;
+	ask_identity(in, p);
+}
+
+/* The live entry of pid, or a new one for the process that started at
+ * start_ns (with no look into /proc when that is known). */
+static struct proc *live_or_new(struct ingest *in, uint32_t pid, uint64_t start_ns,
+				const char *comm)
+{
+	struct proc *p = proctable_find_live(in->pt, pid);
+
+	if (p || !start_ns)
+		return p ? p : proctable_get(in->pt, pid, comm);
+	p = proctable_add(in->pt, pid, start_ticks(start_ns), comm);
+	if (p) {
+		request_identity(in, p);
+		ingest_request_maps(in, p, 0, now_ns(CLOCK_MONOTONIC));
+	}
+	return p;
+}
+
+void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
+			   struct ingest_identity *id)
+{
+	struct proc *p = proctable_find_live(in->pt, pid);
+
+	if (!p || p->start_time != start_time || p->identity_req != req) {
+		free(id->exe); /* ended, exec'ed or asked again since */
+		return;
+	}
+	in->c.identities++;
+	if (id->err == -ESRCH || (!id->err && id->read_start != start_time)) {
+		free(id->exe); /* gone, or the pid is another process already */
+		in->c.proc_exits_repaired++;
+		end_proc(in, pid, now_ns(CLOCK_MONOTONIC));
+		return;
+	}
+	if (id->err) {
+		p->identity_pending = false; /* unreadable: uid stays unknown */
+		return;
+	}
+	proctable_set_identity(p, id->uid, id->exe);
 }
 
 /* The process a sample belongs to: the live one, a late sample's exited
@@ -316,7 +389,7 @@ struct proc *ingest_sample_proc(struct ingest *in, const struct profd_sample *e,
 		p = proctable_find_exited(in->pt, e->pid, start_ticks(e->start_ns));
 	if (p || older)
 		return p;
-	return proctable_get(in->pt, e->pid, comm);
+	return live_or_new(in, e->pid, e->start_ns, comm);
 }
 
 /* final: a retry at the end of the batch, when a stack record that has
@@ -338,14 +411,14 @@ static void on_sample(struct ingest *in, const struct profd_sample *e, bool fina
 		in->c.dropped_noproc++;
 		return;
 	}
+	if (!p->py_checked)
+		ingest_detect_python(in, p, e->time_ns);
+	ingest_keep_unwind_tables(in, p, e);
 	idx = stack_index(in, p, e, final || in->npending >= PENDING_MAX);
 	if (idx == -EAGAIN) { /* not final: the pending list has room */
 		defer(in, e, sizeof(*e));
 		return;
 	}
-	if (!p->py_checked)
-		ingest_detect_python(in, p, e->time_ns);
-	ingest_keep_unwind_tables(in, p, e);
 	if (e->pystack_id)
 		in->c.py_samples++;
 	if (idx < 0 || aggregate_count(in->agg, p, (uint32_t)idx, e->tid, comm,
@@ -368,11 +441,25 @@ static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
 {
 	const struct raw_stack *k, *u, *py;
 
-	if (pe->ev.sample.type == PROFD_EV_GPU)
+	const struct profd_sample *e = &pe->ev.sample;
+	struct proc *p;
+
+	if (e->type == PROFD_EV_GPU)
 		return ingest_gpu_event(in, &pe->ev.gpu, sizeof(pe->ev.gpu), final);
-	if (!final && !ingest_sample_stacks(in, &pe->ev.sample, &k, &u, &py))
+	if (e->type == PROFD_EV_OFFCPU) {
+		if (!final && pe->waits_file && symbolizer_loading(in->sym))
+			return -EAGAIN;
+		return ingest_offcpu_event(in, &pe->ev.offcpu, sizeof(pe->ev.offcpu), final);
+	}
+	if (!final && !ingest_sample_stacks(in, e, &k, &u, &py))
 		return -EAGAIN;
-	on_sample(in, &pe->ev.sample, true);
+	if (!final && pe->waits_file && symbolizer_loading(in->sym))
+		return -EAGAIN;
+	p = proctable_find_live(in->pt, e->pid);
+	if (!final && p && (!e->start_ns || p->start_time == start_ticks(e->start_ns)) &&
+	    ingest_waits_for_maps(p, e))
+		return -EAGAIN;
+	on_sample(in, e, true);
 	return 0;
 }
 
@@ -398,6 +485,14 @@ static void forget(struct ingest *in, uint32_t pid)
 		in->be.py_del(in->be.ctx, pid);
 }
 
+/* The live process pid has ended. */
+static void end_proc(struct ingest *in, uint32_t pid, uint64_t mono_ns)
+{
+	forget(in, pid);
+	proctable_exit(in->pt, pid, ingest_realtime(in, mono_ns));
+	proc_event(in, pid, INGEST_PROC_EXIT);
+}
+
 static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
@@ -410,17 +505,20 @@ static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 		return; /* an earlier process with this pid, ended already */
 	if (e->type == PROFD_EV_EXIT) {
 		in->c.proc_exits++;
-		forget(in, e->pid);
-		proctable_exit(in->pt, e->pid, ingest_realtime(in, e->time_ns));
-		proc_event(in, e->pid, INGEST_PROC_EXIT);
+		end_proc(in, e->pid, e->time_ns);
 		return;
 	}
 	in->c.proc_execs++;
 	forget(in, e->pid); /* the old program's memory is gone */
-	proctable_exec(in->pt, e->pid, comm);
+	if (p) {
+		proctable_exec(in->pt, e->pid, comm);
+		request_identity(in, p);
+		ingest_request_maps(in, p, 0, e->time_ns);
+	} else {
+		p = live_or_new(in, e->pid, e->start_ns, comm);
+	}
 	/* A statically linked interpreter is mapped already: look now, so
 	 * Python frames start with its first samples. */
-	p = proctable_get(in->pt, e->pid, comm);
 	if (p) {
 		ingest_detect_python(in, p, e->time_ns);
 		/* The executable and the loader are mapped: tables now, the
@@ -447,8 +545,10 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 		memcpy(&e, data, sizeof(e));
 		on_sample(in, &e, false);
 	} else if (type == PROFD_EV_OFFCPU) {
-		ingest_offcpu_event(in, data, len);
+		if (ingest_offcpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
+			defer(in, data, len);
 	} else if (type == PROFD_EV_GPU) {
+		in->frames_wait = false;
 		if (ingest_gpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
 			defer(in, data, len);
 	} else if ((type == PROFD_EV_EXEC || type == PROFD_EV_EXIT) &&
@@ -467,29 +567,22 @@ void ingest_sweep_start(struct ingest *in)
 	in->sweep_at = in->pt->n;
 }
 
+/* Each live process's identity is read again (on the worker, when the
+ * daemon has one): an answer that finds it gone ends it, and a lost
+ * answer to its first request is repaired. */
 size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget)
 {
 	struct proctable *pt = in->pt;
-	uint64_t start;
-	uint32_t uid, pid;
-	char comm[16];
 
+	(void)mono_ns;
 	/* Downwards: an exit moves the last entry into the freed slot. */
 	if (in->sweep_at > pt->n)
 		in->sweep_at = pt->n;
 	for (; in->sweep_at > 0 && budget > 0; budget--) {
 		struct proc *p = pt->all[--in->sweep_at];
 
-		if (p->exited || !p->start_time)
-			continue;
-		if (proc_read_identity(pt->proc_root, p->pid, &start, &uid, comm, NULL) == 0 &&
-		    start == p->start_time)
-			continue;
-		pid = p->pid; /* p may be freed by the exit */
-		forget(in, pid);
-		proctable_exit(pt, pid, ingest_realtime(in, mono_ns));
-		proc_event(in, pid, INGEST_PROC_EXIT);
-		in->c.proc_exits_repaired++;
+		if (!p->exited && p->start_time)
+			ask_identity(in, p); /* may end p */
 	}
 	return in->sweep_at;
 }

@@ -43,6 +43,12 @@ struct ingest_backend {
 	/* Look for CPython in a process off the sample path; the answer comes
 	 * back through ingest_python_found().  NULL: look inline (tests). */
 	void (*py_detect)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
+	/* Read a process's uid and exe off the sample path; the answer comes
+	 * back through ingest_identity_found().  NULL: read inline (tests). */
+	void (*identify)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
+	/* Read a process's maps off the sample path; the answer comes back
+	 * through ingest_maps_found().  NULL: read inline (tests). */
+	void (*maps)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
 	/* A process appeared, exec'ed, needs its native unwind tables
 	 * refreshed (new mappings), or exited. */
 	void (*proc_event)(void *ctx, uint32_t pid, enum ingest_proc_event what);
@@ -62,6 +68,8 @@ struct ingest_counters {
 	uint64_t symbolized;     /* samples symbolized (new stack for the process) */
 	uint64_t proc_execs, proc_exits;
 	uint64_t proc_exits_repaired; /* exits found from a reused pid's samples */
+	uint64_t identities;     /* processes' uid and exe read off the sample path */
+	uint64_t requests;       /* slow-path work asked of the backend (any kind) */
 	uint64_t bad_events;     /* malformed ringbuf records */
 	uint64_t maps_reloads;
 	uint64_t user_frames, user_frames_unknown; /* symbolized user frames / of them without a symbol */
@@ -81,8 +89,10 @@ struct ingest_pending {
 	union {
 		struct profd_sample sample;
 		struct profd_gpu_event gpu;
+		struct profd_offcpu_event offcpu;
 	} ev;
 	uint32_t tries; /* batch ends seen so far */
+	bool waits_file; /* for a file's symbols being read */
 };
 
 struct ingest {
@@ -107,6 +117,7 @@ struct ingest {
 	struct hashmap kernel_frames; /* kernel ip -> global frame id + 1 */
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
+	bool frames_wait; /* the last stack built has a frame whose file is being read */
 };
 
 /* A raw stack as copied from the BPF map. */
@@ -149,7 +160,7 @@ int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final
  * NEW flags): what ingest_thread_frames takes. */
 void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
 		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags);
-void ingest_offcpu_event(struct ingest *in, const void *data, size_t len);
+int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final);
 /* The frames (global ids, root first) of a thread's stacks as s names
  * them: blocked, the stacks it had when it blocked (a "[GIL wait]" leaf
  * when it waits for the GIL); else a CPU sample's.  0 or -errno. */
@@ -189,5 +200,27 @@ void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns);
 void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns, bool here);
 void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
 			 struct pyruntime *rt);
+
+/* ingest.c: the answer to identify() for request req of the process (pid,
+ * start_time): err 0 with what /proc says (read_start its start time then,
+ * exe owned by ingest from here), or -errno.  A process /proc no longer
+ * has, or has as another program, is ended: its exit was lost. */
+struct ingest_identity {
+	int err;
+	uint64_t read_start;
+	uint32_t uid;
+	char *exe;
+};
+void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
+			   struct ingest_identity *id);
+
+/* ingest_frames.c: have p's maps read (off the sample path when the
+ * backend can), for the address ip (0: none in particular); and take the
+ * answer, err 0 with maps (moved from *m) or -errno. */
+void ingest_request_maps(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono_ns);
+void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
+		       struct procmaps *m);
+/* Whether a sample of p should wait for p's maps (asked, not come yet). */
+bool ingest_waits_for_maps(const struct proc *p, const struct profd_sample *e);
 
 #endif

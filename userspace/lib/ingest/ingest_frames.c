@@ -18,8 +18,7 @@
 
 /* Re-reading the maps for an address outside them: soon after the last
  * read (the loader maps libraries right after exec), then backing off
- * while reloads do not help (a stray address must not cost a read per
- * sample). */
+ * while reloads do not help. */
 #define MAPS_RELOAD_MIN_NS (10ull * 1000000ull)
 #define MAPS_RELOAD_MAX_NS (1000ull * 1000000ull)
 #define EVAL_FRAME "_PyEval_EvalFrameDefault"
@@ -43,31 +42,70 @@ static int64_t kernel_frame(struct ingest *in, uint64_t ip, struct buf *name)
 	return id;
 }
 
-/* Is ip inside the process's mappings?  If not, the maps are stale
- * (dlopen, the loader still at work when the exec was seen): reload them,
- * rate-limited with backoff, and look for Python again.  Returns whether
- * ip is mapped now. */
-static bool refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono)
+void ingest_request_maps(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono_ns)
 {
-	if (p->maps_loaded && procmaps_find(&p->maps, ip))
-		return true;
-	if (p->exited || p->start_time == 0)
-		return false;
-	if (p->maps_loaded && mono < p->maps_mono_ns + p->maps_reload_gap_ns)
-		return false;
+	struct procmaps fresh = { 0 };
+	int err;
+
+	if (p->maps_pending || p->exited || p->start_time == 0)
+		return;
 	in->c.maps_reloads++;
-	if (proctable_reload_maps(in->pt, p, mono))
-		return false;
+	in->c.requests++;
+	p->maps_pending = true;
+	p->maps_req++;
+	p->maps_want_ip = ip;
+	p->maps_mono_ns = mono_ns;
+	if (in->be.maps) {
+		in->be.maps(in->be.ctx, p->pid, p->start_time, p->maps_req);
+		return;
+	}
+	err = procmaps_read_at(in->pt->proc_root, (int)p->pid, &fresh);
+	ingest_maps_found(in, p->pid, p->start_time, p->maps_req, err, &fresh);
+}
+
+void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
+		       struct procmaps *m)
+{
+	struct proc *p = proctable_find_live(in->pt, pid);
+	bool found;
+
+	if (!p || p->start_time != start_time || p->maps_req != req || !p->maps_pending) {
+		procmaps_free(m); /* exec'ed, asked again, or gone since */
+		return;
+	}
+	p->maps_pending = false;
+	if (err)
+		return; /* the address stays unnamed; asked again after the gap */
+	proctable_set_maps(p, m);
 	if (!p->py)
 		p->py_checked = false; /* new mappings may be libpython */
-	if (procmaps_find(&p->maps, ip)) {
+	found = !p->maps_want_ip || procmaps_find(&p->maps, p->maps_want_ip);
+	if (found) {
 		p->maps_reload_gap_ns = MAPS_RELOAD_MIN_NS;
-		return true;
+		return;
 	}
 	p->maps_reload_gap_ns = p->maps_reload_gap_ns ? p->maps_reload_gap_ns * 2 : MAPS_RELOAD_MIN_NS;
 	if (p->maps_reload_gap_ns > MAPS_RELOAD_MAX_NS)
 		p->maps_reload_gap_ns = MAPS_RELOAD_MAX_NS;
-	return false;
+}
+
+bool ingest_waits_for_maps(const struct proc *p, const struct profd_sample *e)
+{
+	return p->maps_pending && e->ustack_id;
+}
+
+/* Is ip inside the process's mappings?  If not, the maps are stale
+ * (dlopen, the loader still at work when the exec was seen): have them
+ * read again (rate-limited with backoff: a stray address must not cost a
+ * read per sample).  Returns whether ip is mapped now. */
+static bool refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono)
+{
+	if (p->maps_loaded && procmaps_find(&p->maps, ip))
+		return true;
+	if (p->maps_loaded && mono < p->maps_mono_ns + p->maps_reload_gap_ns)
+		return false;
+	ingest_request_maps(in, p, ip, mono);
+	return p->maps_loaded && procmaps_find(&p->maps, ip); /* read inline (tests) */
 }
 
 #define EVAL_BIT (1ull << 62) /* in user_frames values: an eval-loop frame */
@@ -93,6 +131,11 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, ip, is_ret, name, &kind, &mod) ||
 	    !buf_cstr(name))
 		return -ENOMEM;
+	if (symbolizer_waiting(in->sym)) { /* named when the file is read */
+		mapped = false;
+		*stable = false;
+		in->frames_wait = true;
+	}
 	in->c.user_frames++;
 	if (kind == FRAME_UNKNOWN)
 		in->c.user_frames_unknown++;
@@ -141,25 +184,34 @@ static int native_frames(struct ingest *in, struct proc *p, const struct profd_s
 #define PY_FRAMES_MAX 65536 /* per process; a full cache starts over */
 
 /* A Python frame's id: from the process's cache while it is fresh (no
- * read of the process), else named from the code object (read and
+ * read of the process), or while its code object was checked this epoch
+ * for another instruction; else named from the code object (read and
  * validated by pycode) and cached.  -EAGAIN: unreadable. */
 static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, int64_t off,
 			    uint64_t mono)
 {
 	char text[2 * PYCODE_MAX_STR + 64];
-	uint64_t key = hash64_mix(code ^ hash64_mix((uint64_t)off)), v;
+	uint64_t key = hash64_mix(code ^ hash64_mix((uint64_t)off)), v, checked;
 	uint32_t epoch = (uint32_t)(mono >> INGEST_PY_RECHECK_SHIFT);
+	bool cached = hashmap_get(&p->py_frames, key, &v);
 	int64_t id;
 
-	if (hashmap_get(&p->py_frames, key, &v) && (uint32_t)(v >> 32) == epoch)
-		return (int64_t)(uint32_t)v - 1;
+	if (cached && ((uint32_t)(v >> 32) == epoch ||
+		       (hashmap_get(&p->py_code_checked, code, &checked) && checked == epoch))) {
+		id = (int64_t)(uint32_t)v - 1;
+		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
+		return id;
+	}
 	if (pycode_name(in->pyc, p->py, code, off, text, sizeof(text)))
 		return -EAGAIN;
 	id = named(in, FRAME_PYTHON, text);
 	if (id >= 0) {
-		if (p->py_frames.len >= PY_FRAMES_MAX)
+		if (p->py_frames.len >= PY_FRAMES_MAX) {
 			hashmap_free(&p->py_frames);
+			hashmap_free(&p->py_code_checked);
+		}
 		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
+		hashmap_put(&p->py_code_checked, code, epoch);
 	}
 	return id;
 }
@@ -287,6 +339,7 @@ void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_n
 		return;
 	p->py_req++;
 	p->py_pending = true;
+	in->c.requests++;
 	if (here || !in->be.py_detect)
 		ingest_python_found(in, p->pid, p->start_time, p->py_req,
 				    pyruntime_find((int)p->pid));

@@ -50,10 +50,10 @@ static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, ui
 		return (int64_t)v - 1;
 	buf_init(&name);
 	buf_init(&label);
-	/* Maps read before the call began may predate the library (dlopen). */
-	if ((!p->maps_loaded || !procmaps_find(&p->maps, stub)) && !p->exited &&
-	    p->maps_mono_ns < start)
-		proctable_reload_maps(in->pt, p, start);
+	/* Maps read before the call began may predate the library (dlopen):
+	 * have them read (on the worker); named by a later call. */
+	if ((!p->maps_loaded || !procmaps_find(&p->maps, stub)) && p->maps_mono_ns < start)
+		ingest_request_maps(in, p, stub, start);
 	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, stub, false, &name, &kind, NULL) == 0 &&
 	    buf_cstr(&name)) {
 		buf_printf(&label, "kernel %s", name.data);

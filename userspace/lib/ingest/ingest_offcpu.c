@@ -73,19 +73,25 @@ static int add_leaf(struct ingest *in, const char *name, uint32_t *ids, uint32_t
  * waiting for a CPU]" when it was preempted, or "[GIL wait]" when the
  * interpreter was taking the GIL. */
 static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
-			  bool preempted, uint32_t *ids, uint32_t max, uint32_t *n)
+			  bool preempted, bool final, uint32_t *ids, uint32_t max, uint32_t *n)
 {
 	const struct raw_stack *u, *k, *py;
 	const struct stackset *dict;
-	bool stable = true;
+	bool stable = true, lost;
 	int err;
 
-	if (!ingest_sample_stacks(in, s, &k, &u, &py))
-		in->c.stack_lost++;
+	in->frames_wait = false;
+	lost = !ingest_sample_stacks(in, s, &k, &u, &py);
 	ingest_keep_unwind_tables(in, p, s);
 	err = ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
 	if (err)
 		return err;
+	/* As for samples: maps or a file's symbols still being read on the
+	 * worker are waited for until the batch end, not named by offset. */
+	if (!stable && !final && (in->frames_wait || ingest_waits_for_maps(p, s)))
+		return -EAGAIN;
+	if (lost)
+		in->c.stack_lost++;
 	dict = in->agg->dict;
 	while (*n && dict->frames[ids[*n - 1]].kind == FRAME_KERNEL &&
 	       (!strncmp(dict->frames[ids[*n - 1]].name, "bpf_", 4) ||
@@ -109,13 +115,13 @@ int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_s
 	if (max < 2)
 		return -EINVAL;
 	if (blocked)
-		return blocked_frames(in, p, s, false, ids, max - 1, n);
+		return blocked_frames(in, p, s, false, true, ids, max - 1, n);
 	if (!ingest_sample_stacks(in, s, &k, &u, &py))
 		in->c.stack_lost++;
 	return ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
 }
 
-void ingest_offcpu_event(struct ingest *in, const void *data, size_t len)
+int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final)
 {
 	char comm[PROFD_COMM_LEN + 1];
 	uint32_t ids[MAX_FRAMES + 1], n = 0;
@@ -127,29 +133,33 @@ void ingest_offcpu_event(struct ingest *in, const void *data, size_t len)
 
 	if (len < sizeof(e)) {
 		in->c.bad_events++;
-		return;
+		return 0;
 	}
 	memcpy(&e, data, sizeof(e));
-	in->c.offcpu_events++;
 	as_sample(&e, &s);
 	memcpy(comm, e.comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
 	p = ingest_sample_proc(in, &s, comm);
 	if (!p) {
+		in->c.offcpu_events++;
 		in->c.dropped_noproc++;
-		return;
+		return 0;
 	}
 	if (!p->py_checked)
 		ingest_detect_python(in, p, s.time_ns);
 	if (e.flags & PROFD_OFFCPU_UNCAPTURED)
 		err = add_leaf(in, "[off-cpu: stack not walked]", ids, &n);
 	else
-		err = blocked_frames(in, p, &s, !e.state, ids, MAX_FRAMES, &n);
+		err = blocked_frames(in, p, &s, !e.state, final, ids, MAX_FRAMES, &n);
+	if (err == -EAGAIN)
+		return err; /* counted when it is taken again */
+	in->c.offcpu_events++;
 	idx = err ? -1 : aggregate_stack(in->agg, p, ids, n);
 	if (idx < 0 || aggregate_add(in->agg, p, AGG_OFFCPU, (uint32_t)idx, e.tid, comm,
 				     ingest_realtime(in, e.time_ns), e.duration_ns)) {
 		in->c.dropped_nomem++;
-		return;
+		return 0;
 	}
 	in->c.offcpu_aggregated++;
+	return 0;
 }

@@ -28,6 +28,7 @@ static void proc_destroy(struct proctable *pt, struct proc *p)
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
+	hashmap_free(&p->py_code_checked);
 	free(p->py);
 	free(p->exe);
 	free(p);
@@ -130,6 +131,7 @@ static void exited_push(struct proctable *pt, struct proc *p)
 	if (array_grow((void **)&pt->exited, &pt->exited_cap, pt->exited_len + 1,
 		       sizeof(*pt->exited))) {
 		p->exit_ticket = UINT64_MAX; /* evicted only by expiry */
+		pt->unqueued++;
 		return;
 	}
 	p->exit_ticket = pt->exited_first + pt->exited_len;
@@ -161,6 +163,8 @@ static void proc_remove(struct proctable *pt, size_t i)
 
 	if (hashmap_get(&pt->dead, p->pid, &v) && (struct proc *)(uintptr_t)v == p)
 		hashmap_del(&pt->dead, p->pid);
+	if (p->exited && p->exit_ticket == UINT64_MAX)
+		pt->unqueued--;
 	exited_unlink(pt, p);
 	proc_destroy(pt, p);
 	pt->n--;
@@ -206,6 +210,25 @@ static struct proc *late_sample_owner(struct proctable *pt, uint32_t pid, bool g
 	return comm && strncmp(prev->comm, comm, sizeof(prev->comm) - 1) == 0 ? prev : NULL;
 }
 
+/* Give p a slot (evicting the exited process that ended first when the
+ * table is full) and, when live, its pid.  Frees p and returns NULL when
+ * there is no room. */
+static struct proc *proc_insert(struct proctable *pt, struct proc *p, bool live)
+{
+	if (pt->n >= pt->max_procs)
+		evict_one(pt);
+	if (pt->n >= pt->max_procs ||
+	    array_grow((void **)&pt->all, &pt->cap, pt->n + 1, sizeof(*pt->all)) ||
+	    (live && hashmap_put(&pt->live, p->pid, (uint64_t)(uintptr_t)p))) {
+		free(p->exe);
+		free(p);
+		return NULL; /* the caller counts the sample as dropped */
+	}
+	p->slot = pt->n;
+	pt->all[pt->n++] = p;
+	return p;
+}
+
 static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *comm)
 {
 	struct proc *p, *prev;
@@ -217,34 +240,46 @@ static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *
 	p->pid = pid;
 	err = proc_read_identity(pt->proc_root, pid, &p->start_time, &p->uid, p->comm, &p->exe);
 	prev = late_sample_owner(pt, pid, err != 0, p->start_time, comm);
-	if (!prev && pt->n >= pt->max_procs)
-		evict_one(pt);
-	if (prev || pt->n >= pt->max_procs ||
-	    array_grow((void **)&pt->all, &pt->cap, pt->n + 1, sizeof(*pt->all))) {
+	if (prev) {
 		free(p->exe);
 		free(p);
-		return prev; /* NULL when full: the caller counts the sample as dropped */
+		return prev;
 	}
-	if (err) {
-		/* Gone before we looked: keep its samples under what we know,
-		 * as an exited process, so a later process with this pid does
-		 * not merge into it. */
-		snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "?");
-		p->start_time = 0;
-		p->uid = UINT32_MAX;
-		p->slot = pt->n;
-		pt->all[pt->n++] = p;
+	if (!err)
+		return proc_insert(pt, p, true);
+	/* Gone before we looked: keep its samples under what we know, as an
+	 * exited process, so a later process with this pid does not merge
+	 * into it. */
+	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "?");
+	p->start_time = 0;
+	p->uid = PROC_UID_UNKNOWN;
+	p = proc_insert(pt, p, false);
+	if (p)
 		retire(pt, p, realtime_ns());
-		return p;
-	}
-	if (hashmap_put(&pt->live, pid, (uint64_t)(uintptr_t)p)) {
-		free(p->exe);
-		free(p);
-		return NULL;
-	}
-	p->slot = pt->n;
-	pt->all[pt->n++] = p;
 	return p;
+}
+
+struct proc *proctable_add(struct proctable *pt, uint32_t pid, uint64_t start_time,
+			   const char *comm)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->start_time = start_time;
+	p->uid = PROC_UID_UNKNOWN;
+	p->identity_pending = true;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "?");
+	return proc_insert(pt, p, true);
+}
+
+void proctable_set_identity(struct proc *p, uint32_t uid, char *exe)
+{
+	free(p->exe);
+	p->exe = exe;
+	p->uid = uid;
+	p->identity_pending = false;
 }
 
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid)
@@ -286,25 +321,21 @@ static void retire(struct proctable *pt, struct proc *p, uint64_t now_ns)
 void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 {
 	struct proc *p = proctable_find_live(pt, pid);
-	uint64_t start;
-	uint32_t uid;
-	char c[16];
-	char *exe;
 
 	if (!p)
 		return;
-	if (proc_read_identity(pt->proc_root, pid, &start, &uid, c, &exe) == 0) {
-		free(p->exe);
-		p->exe = exe;
-		p->uid = uid;
-	}
+	p->identity_pending = true; /* a new exe; a setuid program, a new uid */
 	if (comm)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	procmaps_free(&p->maps);
 	p->maps_loaded = false;
+	p->maps_pending = false;
+	p->maps_req++; /* an answer for the old program is dropped */
+	p->maps_reload_gap_ns = 0;
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
+	hashmap_free(&p->py_code_checked);
 	free(p->py);
 	p->py = NULL;
 	p->py_checked = false;
@@ -323,6 +354,19 @@ void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns)
 		proc_remove(pt, p->slot);
 }
 
+void proctable_set_maps(struct proc *p, struct procmaps *fresh)
+{
+	procmaps_free(&p->maps);
+	p->maps = *fresh;
+	memset(fresh, 0, sizeof(*fresh));
+	p->maps_loaded = true;
+	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale. */
+	hashmap_free(&p->user_frames);
+	hashmap_free(&p->stack_memo);
+	hashmap_free(&p->py_frames);
+	hashmap_free(&p->py_code_checked);
+}
+
 int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns)
 {
 	struct procmaps fresh = { 0 };
@@ -333,24 +377,25 @@ int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns
 	err = procmaps_read((int)p->pid, &fresh);
 	if (err)
 		return err;
-	procmaps_free(&p->maps);
-	p->maps = fresh;
-	p->maps_loaded = true;
-	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale. */
-	hashmap_free(&p->user_frames);
-	hashmap_free(&p->stack_memo);
-	hashmap_free(&p->py_frames);
+	proctable_set_maps(p, &fresh);
 	return 0;
 }
 
+/* Oldest exit first, from the exit FIFO: a tick costs what expires, not
+ * what is tracked.  Entries the FIFO could not take (no memory) need a
+ * scan, only while there are any. */
 void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns)
 {
+	struct proc *p;
 	size_t i = 0;
 
-	while (i < pt->n) {
-		struct proc *p = pt->all[i];
-
-		if (p->exited && now_ns - p->exit_ns > retention_ns) {
+	while ((p = exited_oldest(pt)) && now_ns - p->exit_ns > retention_ns) {
+		proc_remove(pt, p->slot);
+		pt->expired++;
+	}
+	while (pt->unqueued && i < pt->n) {
+		p = pt->all[i];
+		if (p->exited && p->exit_ticket == UINT64_MAX && now_ns - p->exit_ns > retention_ns) {
 			proc_remove(pt, i);
 			pt->expired++;
 			continue;

@@ -14,6 +14,8 @@
 struct proc_profile;
 struct pyruntime;
 
+#define PROC_UID_UNKNOWN UINT32_MAX
+
 struct proc {
 	size_t slot;         /* index in proctable.all */
 	uint64_t exit_ticket; /* place in proctable.exited (exited only) */
@@ -22,6 +24,10 @@ struct proc {
 	uint64_t start_time; /* clock ticks since boot (/proc/PID/stat field 22); 0 = unknown */
 	char comm[16];
 	char *exe;           /* readlink(/proc/PID/exe) or NULL */
+	/* uid and exe are read off the sample path (proctable_add): until
+	 * the answer comes, uid is PROC_UID_UNKNOWN (only root sees it). */
+	bool identity_pending;
+	uint32_t identity_req; /* requests made: an old answer is ignored */
 	bool exited;
 	uint64_t exit_ns;    /* CLOCK_REALTIME */
 	uint64_t first_ns, last_ns; /* first and last sample, CLOCK_REALTIME */
@@ -32,6 +38,11 @@ struct proc {
 	bool maps_loaded;
 	uint64_t maps_mono_ns; /* when maps were last read (CLOCK_MONOTONIC) */
 	uint64_t maps_reload_gap_ns; /* backoff between reloads that find nothing */
+	/* Maps are read on the worker: one request at a time, for the address
+	 * that asked (a reload that maps it resets the backoff). */
+	bool maps_pending;
+	uint32_t maps_req;
+	uint64_t maps_want_ip;
 
 	/* Python: checked on the first sample and again when the maps
 	 * change (libpython may be dlopen'ed or exec'ed into). */
@@ -50,6 +61,10 @@ struct proc {
 	/* hash(code object, instruction) -> Python frame id + 1, and when it
 	 * was last checked against the process's memory. */
 	struct hashmap py_frames;
+	/* Code object address -> when it was last checked against the
+	 * process's memory: one read per code object per check, however many
+	 * instructions of it were sampled. */
+	struct hashmap py_code_checked;
 	struct proc_profile *profile; /* owned by the aggregator */
 };
 
@@ -65,6 +80,7 @@ struct proctable {
 	struct proc **exited;
 	size_t exited_head, exited_len, exited_cap;
 	uint64_t exited_first;
+	size_t unqueued;     /* exited processes the FIFO had no room for */
 	size_t max_procs;
 	uint64_t evicted;    /* exited processes dropped to respect max_procs */
 	uint64_t expired;    /* exited processes dropped after the retention */
@@ -81,14 +97,25 @@ void proctable_free(struct proctable *pt);
  * matches.  comm is the sampled thread's name, used when /proc has
  * nothing. */
 struct proc *proctable_get(struct proctable *pt, uint32_t pid, const char *comm);
+/* A process first seen in an event that carries its start time: its entry
+ * is made at once, with no look into /proc (comm from the event, uid and
+ * exe unknown until proctable_set_identity).  NULL when the table is full. */
+struct proc *proctable_add(struct proctable *pt, uint32_t pid, uint64_t start_time,
+			   const char *comm);
+/* uid and exe (owned by p from here) as read from /proc. */
+void proctable_set_identity(struct proc *p, uint32_t uid, char *exe);
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid);
 /* The latest exited process with this pid and start time, or NULL. */
 struct proc *proctable_find_exited(struct proctable *pt, uint32_t pid, uint64_t start_time);
-/* exec(): same process, new program: maps and caches are stale. */
+/* exec(): same process, new program: maps and caches are stale, and its
+ * exe (and maybe uid) must be read again (identity_pending is set). */
 void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm);
 void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns);
 /* Re-read the maps (rate-limited by the caller). 0 or -errno. */
 int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns);
+/* Take maps read elsewhere (moved from fresh): caches keyed by address are
+ * dropped, as after a reload. */
+void proctable_set_maps(struct proc *p, struct procmaps *fresh);
 /* Drop exited processes whose exit is older than retention_ns. */
 void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns);
 

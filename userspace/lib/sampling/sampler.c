@@ -483,23 +483,29 @@ void sampler_set_stack_gen(struct sampler *s, uint32_t gen)
 	__atomic_store_n(&s->skel->data->stack_gen, gen, __ATOMIC_RELEASE);
 }
 
-int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX])
+int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out)
 {
 	uint64_t *percpu = calloc((size_t)s->npossible, sizeof(uint64_t));
-	__u32 k;
-	int i;
+	int i, err;
 
+	*out = 0;
 	if (!percpu)
 		return -ENOMEM;
-	for (k = 0; k < PROFD_CNT_MAX; k++) {
-		out[k] = 0;
-		if (bpf_map__lookup_elem(s->skel->maps.counters, &k, sizeof(k), percpu,
-					 sizeof(uint64_t) * (size_t)s->npossible, 0))
-			continue;
-		for (i = 0; i < s->npossible; i++)
-			out[k] += percpu[i];
-	}
+	err = bpf_map__lookup_elem(s->skel->maps.counters, &k, sizeof(k), percpu,
+				   sizeof(uint64_t) * (size_t)s->npossible, 0);
+	for (i = 0; !err && i < s->npossible; i++)
+		*out += percpu[i];
 	free(percpu);
+	return err;
+}
+
+int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX])
+{
+	__u32 k;
+
+	for (k = 0; k < PROFD_CNT_MAX; k++)
+		if (sampler_counter(s, k, &out[k]) == -ENOMEM)
+			return -ENOMEM;
 	return 0;
 }
 

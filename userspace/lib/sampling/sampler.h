@@ -70,6 +70,8 @@ int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX]);
 /* Throttling the kernel reported on the sampling events (throttle.h). */
 struct throttle_counts;
 void sampler_throttle_counts(const struct sampler *s, struct throttle_counts *out);
+/* One of them (one map read instead of PROFD_CNT_MAX). */
+int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
 /* Bytes the BPF maps take (ringbuf + stacks + scratch), for stats. */

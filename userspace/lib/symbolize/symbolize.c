@@ -49,6 +49,9 @@ struct symbolizer {
 	struct elfsym *vdso;
 	bool vdso_tried;
 	struct hashmap jits; /* pid -> struct pid_jit * */
+	bool waiting; /* the last user frame's file is being read */
+	void (*ks_reload)(void *ctx, const char *path);
+	void *ks_reload_ctx;
 	struct symbolizer_counters c;
 };
 
@@ -146,8 +149,13 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct buf *name, uint3
 
 	s->c.kernel_lookups++;
 	if (!sym && now_ns() - s->ks_loaded_ns >= KALLSYMS_RELOAD_NS) {
-		load_kallsyms(s, false);
-		sym = s->ks ? kallsyms_lookup(s->ks, ip, NULL) : NULL;
+		if (s->ks_reload) { /* this frame stays unknown */
+			s->ks_loaded_ns = now_ns();
+			s->ks_reload(s->ks_reload_ctx, s->kallsyms_path);
+		} else {
+			load_kallsyms(s, false);
+			sym = s->ks ? kallsyms_lookup(s->ks, ip, NULL) : NULL;
+		}
 	}
 	buf_reset(name);
 	if (sym) {
@@ -282,6 +290,42 @@ void symbolizer_set_io(struct symbolizer *s, const struct symcache_io *io)
 	symcache_set_io(s->cache, io);
 }
 
+void symbolizer_set_loader(struct symbolizer *s, const struct symcache_loader *l)
+{
+	symcache_set_loader(s->cache, l);
+}
+
+void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
+			    struct symcache_loaded *r)
+{
+	symcache_put(s->cache, m, r);
+}
+
+bool symbolizer_waiting(const struct symbolizer *s)
+{
+	return s->waiting;
+}
+
+size_t symbolizer_loading(const struct symbolizer *s)
+{
+	return symcache_loading(s->cache);
+}
+
+void symbolizer_set_kallsyms_reload(struct symbolizer *s,
+				    void (*reload)(void *ctx, const char *path), void *ctx)
+{
+	s->ks_reload = reload;
+	s->ks_reload_ctx = ctx;
+}
+
+void symbolizer_kallsyms_loaded(struct symbolizer *s, struct kallsyms *ks)
+{
+	if (!ks)
+		return; /* kept: tried again after the interval */
+	kallsyms_free(s->ks);
+	s->ks = ks;
+}
+
 void symbolizer_forget_pid(struct symbolizer *s, int pid)
 {
 	uint64_t val;
@@ -363,8 +407,10 @@ static uint32_t name_mapped(struct symbolizer *s, int pid, const struct procmap 
 	uint64_t file_off = addr - map->start + map->offset, vaddr = file_off;
 	const char *sym = NULL;
 
-	if (!es && map->path[0] == '/')
+	if (!es && map->path[0] == '/') {
 		es = symcache_get(s->cache, s->proc_root, pid, map);
+		s->waiting = !es && errno == EINPROGRESS;
+	}
 	put_module(mod, map, es);
 	if (es && !elfsym_offset_to_vaddr(es, file_off, &vaddr))
 		sym = elfsym_lookup(es, vaddr, NULL);
@@ -372,8 +418,9 @@ static uint32_t name_mapped(struct symbolizer *s, int pid, const struct procmap 
 		put_native(name, sym);
 		return FRAME_NATIVE;
 	}
-	/* Not ELF: maybe JIT code in a memfd or a file-backed arena. */
-	if (!es && (sym = perfmap_name(s, pid, addr))) {
+	/* Not ELF: maybe JIT code in a memfd or a file-backed arena (not
+	 * while the file is being read: it may well be ELF). */
+	if (!es && !s->waiting && (sym = perfmap_name(s, pid, addr))) {
 		buf_puts(name, sym);
 		return FRAME_NATIVE;
 	}
@@ -408,6 +455,7 @@ int symbolizer_user(struct symbolizer *s, int pid, const struct procmaps *m, uin
 	if (mod)
 		mod->path = NULL;
 	buf_reset(name);
+	s->waiting = false;
 	s->c.lookups++;
 	if (map && !strcmp(map->path, "[vdso]")) {
 		if (!s->vdso_tried)

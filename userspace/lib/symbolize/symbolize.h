@@ -73,6 +73,26 @@ void symbolizer_forget_pid(struct symbolizer *s, int pid);
 /* Hooks around loading a file's symbols (symcache.h). */
 struct symcache_io;
 void symbolizer_set_io(struct symbolizer *s, const struct symcache_io *io);
+/* Or have new files read on another thread (symcache.h): a frame in a file
+ * being read is named "[file+0x...]" meanwhile and symbolizer_waiting()
+ * says so; the reader's answer goes to symbolizer_file_loaded(). */
+struct symcache_loader;
+struct symcache_loaded;
+void symbolizer_set_loader(struct symbolizer *s, const struct symcache_loader *l);
+void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
+			    struct symcache_loaded *r);
+/* Whether the last symbolizer_user() frame waits for its file. */
+bool symbolizer_waiting(const struct symbolizer *s);
+/* Files being read for it. */
+size_t symbolizer_loading(const struct symbolizer *s);
+/* Reloading kallsyms (a missing kernel symbol: a new module or BPF
+ * program; ~100 ms) on another thread too: with reload set, a due reload
+ * asks it (with the path to read) and the answer, from kallsyms_load(),
+ * goes to symbolizer_kallsyms_loaded() (NULL: it failed). */
+struct kallsyms;
+void symbolizer_set_kallsyms_reload(struct symbolizer *s,
+				    void (*reload)(void *ctx, const char *path), void *ctx);
+void symbolizer_kallsyms_loaded(struct symbolizer *s, struct kallsyms *ks);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_counters *out);
 
 #endif

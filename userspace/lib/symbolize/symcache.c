@@ -14,12 +14,17 @@
 #include "log.h"
 #include "rootfs.h"
 
+/* A file asked of the loader is asked again after this long without an
+ * answer (lost to a full queue). */
+#define SYMCACHE_LOAD_WAIT_NS (30ull * 1000000000ull)
+
 struct entry {
 	uint32_t major, minor;
 	uint64_t inode;
 	struct elfsym *es;     /* NULL: a cached failure */
 	int err;               /* its errno */
 	uint64_t retry_ns;     /* failure: when to try again (0: never) */
+	bool loading;          /* asked of the loader, no answer yet */
 	struct entry *hnext;   /* hash bucket chain */
 	struct entry *prev, *next; /* LRU list, most recent first */
 };
@@ -31,6 +36,8 @@ struct symcache {
 	struct entry lru; /* sentinel */
 	struct symcache_stats st;
 	struct symcache_io io;
+	struct symcache_loader loader;
+	size_t loading;
 };
 
 static uint64_t now_ns(void)
@@ -113,7 +120,10 @@ static void remove_entry(struct symcache *c, struct entry *e)
 		pp = &(*pp)->hnext;
 	*pp = e->hnext;
 	lru_unlink(e);
-	account(c, e, -1);
+	if (e->loading) /* not counted while it loads */
+		c->loading--;
+	else
+		account(c, e, -1);
 	elfsym_free(e->es);
 	free(e);
 	c->n--;
@@ -158,45 +168,85 @@ static bool process_gone(const char *root)
 	return stat(root, &st) != 0;
 }
 
-/* Loads into e; returns 0 or -errno with e describing the failure.
- * -ESRCH: the process is gone, which says nothing about the file. */
-static int load(struct symcache *c, struct entry *e, const char *proc_root, int pid,
-		const struct procmap *m, const char *root)
+void symcache_load(const char *proc_root, int pid, const struct procmap *m,
+		   struct symcache_loaded *out)
 {
+	char root[PATH_MAX];
 	/* The path may now name another file (replaced, or a container's
 	 * view differs): procfile_open_mapped checks it is the mapped one. */
 	int fd = procfile_open_mapped(proc_root, pid, m);
 
-	c->st.loads++;
-	e->retry_ns = 0;
+	memset(out, 0, sizeof(*out));
+	snprintf(root, sizeof(root), "%s/%d/root", proc_root, pid);
 	if (fd < 0) {
-		c->st.open_failures++;
-		if (process_gone(root))
-			return -ESRCH;
-		e->err = -fd;
-		e->retry_ns = now_ns() + SYMCACHE_RETRY_NS;
+		out->gone = process_gone(root);
+		out->err = -fd;
+		out->retry = true;
 		log_debug("symbolize: cannot open %s of pid %d: %s", m->path, pid, strerror(-fd));
-		return fd;
+		return;
 	}
-	e->es = elfsym_open_fd(fd, m->path, root);
-	e->err = e->es ? 0 : errno;
+	out->opened = true;
+	out->es = elfsym_open_fd(fd, m->path, root);
+	out->err = out->es ? 0 : errno;
 	close(fd);
-	if (!e->es) {
-		c->st.parse_failures++;
-		if (e->err == ENOMEM)
-			e->retry_ns = now_ns() + SYMCACHE_RETRY_NS;
-		log_debug("symbolize: cannot read symbols of %s: %s", m->path, strerror(e->err));
-		return -e->err;
+	if (!out->es) {
+		out->retry = out->err == ENOMEM;
+		log_debug("symbolize: cannot read symbols of %s: %s", m->path, strerror(out->err));
 	}
-	return 0;
+}
+
+/* A load's result into e.  -ESRCH: the process is gone (e is dropped by
+ * the caller). */
+static int take(struct symcache *c, struct entry *e, struct symcache_loaded *r)
+{
+	c->st.loads++;
+	if (!r->opened)
+		c->st.open_failures++;
+	else if (!r->es)
+		c->st.parse_failures++;
+	if (r->gone)
+		return -ESRCH;
+	e->es = r->es;
+	e->err = r->err;
+	e->retry_ns = r->retry ? now_ns() + SYMCACHE_RETRY_NS : 0;
+	r->es = NULL;
+	return e->es ? 0 : -e->err;
+}
+
+void symcache_set_loader(struct symcache *c, const struct symcache_loader *l)
+{
+	c->loader = *l;
+}
+
+size_t symcache_loading(const struct symcache *c)
+{
+	return c->loading;
+}
+
+void symcache_put(struct symcache *c, const struct procmap *m, struct symcache_loaded *r)
+{
+	struct entry *e = find(c, m);
+	int err;
+
+	if (!e || !e->loading || !r) { /* evicted meanwhile: the next lookup asks again */
+		if (r)
+			elfsym_free(r->es);
+		return;
+	}
+	e->loading = false;
+	c->loading--;
+	err = take(c, e, r);
+	account(c, e, 1);
+	if (err == -ESRCH)
+		remove_entry(c, e);
 }
 
 const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int pid,
 				  const struct procmap *m)
 {
-	char root[PATH_MAX];
+	struct symcache_loaded r;
 	struct entry *e;
-	int n, err;
+	int err;
 
 	if (!m || !m->inode || m->path[0] != '/') {
 		errno = EINVAL;
@@ -207,32 +257,46 @@ const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int
 		lru_unlink(e);
 		lru_push_front(c, e);
 	}
+	if (e && e->loading && now_ns() < e->retry_ns) {
+		errno = EINPROGRESS;
+		return NULL;
+	}
+	if (e && e->loading) { /* the answer was lost (a full queue): ask again */
+		e->retry_ns = now_ns() + SYMCACHE_LOAD_WAIT_NS;
+		c->loader.load(c->loader.ctx, pid, m);
+		errno = EINPROGRESS;
+		return NULL;
+	}
 	if (e && (e->es || !e->retry_ns || now_ns() < e->retry_ns)) {
 		c->st.hits++;
 		errno = e->err;
 		return e->es;
 	}
-	n = snprintf(root, sizeof(root), "%s/%d/root", proc_root, pid);
-	if (n < 0 || (size_t)n >= sizeof(root)) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
 	if (e)
 		account(c, e, -1);
 	else if (!(e = insert(c, m)))
 		return NULL;
+	if (c->loader.load) {
+		/* Uncounted (account) until the answer comes. */
+		e->loading = true;
+		e->retry_ns = now_ns() + SYMCACHE_LOAD_WAIT_NS;
+		c->loading++;
+		c->loader.load(c->loader.ctx, pid, m);
+		errno = EINPROGRESS;
+		return NULL;
+	}
 	if (c->io.begin)
 		c->io.begin(c->io.ctx);
-	err = load(c, e, proc_root, pid, m, root);
+	symcache_load(proc_root, pid, m, &r);
 	if (c->io.end)
 		c->io.end(c->io.ctx);
+	err = take(c, e, &r);
+	account(c, e, 1);
 	if (err == -ESRCH) {
-		account(c, e, 1);
 		remove_entry(c, e);
 		errno = ESRCH;
 		return NULL;
 	}
-	account(c, e, 1);
 	errno = e->err;
 	return e->es;
 }

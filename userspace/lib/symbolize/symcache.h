@@ -6,6 +6,7 @@
 #ifndef PROFD_SYMCACHE_H
 #define PROFD_SYMCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,5 +49,29 @@ struct symcache_io {
 	void *ctx;
 };
 void symcache_set_io(struct symcache *c, const struct symcache_io *io);
+
+/* Or have new files read on another thread: with a loader set,
+ * symcache_get does not read a new file itself but asks the loader (once
+ * per file, until its answer comes) and returns NULL with errno
+ * EINPROGRESS; the loader reads it with symcache_load (which touches no
+ * cache) and the cache's owner hands the result to symcache_put. */
+struct symcache_loader {
+	void (*load)(void *ctx, int pid, const struct procmap *m);
+	void *ctx;
+};
+void symcache_set_loader(struct symcache *c, const struct symcache_loader *l);
+struct symcache_loaded {
+	struct elfsym *es; /* NULL: failed with err */
+	int err;
+	bool retry;  /* the failure may pass (open failure, no memory) */
+	bool gone;   /* the process was gone: says nothing about the file */
+	bool opened; /* the file was opened (a parse was tried) */
+};
+void symcache_load(const char *proc_root, int pid, const struct procmap *m,
+		   struct symcache_loaded *out);
+/* es (owned by the cache from here) for m's file. */
+void symcache_put(struct symcache *c, const struct procmap *m, struct symcache_loaded *r);
+/* Files asked of the loader whose answer has not come. */
+size_t symcache_loading(const struct symcache *c);
 
 #endif
