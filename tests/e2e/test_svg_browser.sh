@@ -168,10 +168,60 @@ grep -q '^tooltip=numpy_dot .*300 samples (30.00%)' <<<"$results" ||
 	fail "hover status should show name, samples and percent"
 expect "inverted=true true" "invert did not put the root on top"
 
+# The first screen shows the profile: a 150-deep stack (PyTorch's imports
+# make such) opens, in a 1280x800 window, on its root and widest frames
+# rather than on the empty space above a deep flame, where only the thin
+# deep chain is.  --flame keeps the old layout, whose first screen holds
+# none of the wide frames: the check below tells the two apart.
+awk 'BEGIN {
+	s = "main"; for (i = 1; i < 150; i++) s = s ";importer_" i
+	print s " 100"; print "main;compute;inner_loop 900"
+}' >"$tmp/deep.folded"
+"$PROFCTL" render -i "$tmp/deep.folded" -o "$tmp/deep.svg" || fail "render of the deep profile failed"
+"$PROFCTL" render --flame -i "$tmp/deep.folded" -o "$tmp/deep_flame.svg" || fail "render --flame failed"
+first_screen() {
+	cat >"$tmp/first.html" <<EOF2
+<!DOCTYPE html>
+<html><body style="margin:0">
+<iframe id="w" src="$1" style="width:1280px;height:800px;border:0"></iframe>
+<pre id="results">pending</pre>
+<script>
+document.getElementById('w').addEventListener('load', function () {
+	var win = this.contentWindow, doc = this.contentDocument, out = [];
+	var seen = 0, wide = 0, root = false;
+	doc.querySelectorAll('#frames > g').forEach(function (g) {
+		var r = g.querySelector('rect').getBoundingClientRect();
+		if (r.bottom <= 0 || r.top >= win.innerHeight || r.width < 1)
+			return;
+		seen++;
+		if (r.width > 600) wide++;
+		if (g.textContent.indexOf('all') === 0) root = true;
+	});
+	out.push('seen=' + seen, 'wide=' + wide, 'root=' + root);
+	document.getElementById('results').textContent = out.join(' ') + ' end=1';
+});
+</script>
+</body></html>
+EOF2
+	chrome --virtual-time-budget=5000 --window-size=1300,900 --dump-dom "file://$tmp/first.html" \
+		2>>"$tmp/chromium.log" | sed -n 's/.*<pre id="results">\(.*end=1\)<\/pre>.*/\1/p'
+}
+deep=$(first_screen deep.svg)
+flame=$(first_screen deep_flame.svg)
+echo "first screen, default: $deep; --flame: $flame"
+[[ "$deep" =~ seen=([0-9]+)\ wide=([0-9]+)\ root=true ]] ||
+	fail "the deep profile's root is not on the first screen: '$deep'"
+[ "${BASH_REMATCH[1]}" -ge 40 ] && [ "${BASH_REMATCH[2]}" -ge 4 ] ||
+	fail "the deep profile's first screen misses its frames: '$deep'"
+[[ "$flame" =~ wide=0\ root=false ]] ||
+	fail "with --flame the first screen should hold only the thin deep chain: '$flame'"
+
 # A picture for people: the screenshot must exist and not be blank.
 shot_dir="$BUILD/tests/tmp"
 mkdir -p "$shot_dir"
 chrome --screenshot="$shot_dir/svg_browser.png" --window-size=1300,800 \
 	"file://$tmp/fg.svg" >/dev/null 2>>"$tmp/chromium.log" || fail "screenshot failed"
+chrome --screenshot="$shot_dir/svg_deep_first_screen.png" --window-size=1280,800 \
+	"file://$tmp/deep.svg" >/dev/null 2>>"$tmp/chromium.log" || fail "screenshot failed"
 [ "$(stat -c %s "$shot_dir/svg_browser.png")" -gt 10000 ] || fail "screenshot is suspiciously small"
 echo "PASS (screenshot: $shot_dir/svg_browser.png)"

@@ -259,6 +259,42 @@ static void test_header(void **state)
 	stackset_free(ss);
 }
 
+/* A plot taller than a first screen starts as an icicle, so a deep
+ * profile opens on its root; --flame (o.flame) keeps the root at the
+ * bottom, and a shallow profile keeps it there by default. */
+static void test_deep_profile_starts_as_icicle(void **state)
+{
+	struct stackset *shallow = known_profile(), *deep = stackset_new();
+	struct svg_options o = { .width = 800 };
+	uint32_t kinds[150];
+	const char *names[150];
+	char buf[150][16];
+	char *svg;
+	int i;
+
+	(void)state;
+	assert_non_null(deep);
+	for (i = 0; i < 150; i++) {
+		kinds[i] = FRAME_NATIVE;
+		snprintf(buf[i], sizeof(buf[i]), "f%d", i);
+		names[i] = buf[i];
+	}
+	assert_int_equal(stackset_add_named(deep, kinds, names, 150, 5), 0);
+	svg = render(deep, &o);
+	assert_non_null(strstr(svg, "data-inv=\"1\""));
+	free(svg);
+	o.flame = true;
+	svg = render(deep, &o);
+	assert_non_null(strstr(svg, "data-inv=\"0\""));
+	free(svg);
+	o.flame = false;
+	svg = render(shallow, &o);
+	assert_non_null(strstr(svg, "data-inv=\"0\""));
+	free(svg);
+	stackset_free(shallow);
+	stackset_free(deep);
+}
+
 static void test_labels(void **state)
 {
 	static const uint32_t kinds[] = { FRAME_NATIVE, FRAME_NATIVE };
@@ -362,6 +398,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_known_profile), cmocka_unit_test(test_header),
+		cmocka_unit_test(test_deep_profile_starts_as_icicle),
 		cmocka_unit_test(test_labels),	      cmocka_unit_test(test_coalescing),
 		cmocka_unit_test(test_empty),	      cmocka_unit_test(test_deterministic_and_errors),
 	};

@@ -19,6 +19,7 @@ struct dump_opts {
 	const char *output;
 	const char *title;
 	bool inverted;
+	bool flame;
 };
 
 static void usage(FILE *out)
@@ -39,7 +40,9 @@ static void usage(FILE *out)
 		"      --by-thread      a root frame per thread (name and tid)\n"
 		"      --python-only    drop native and kernel frames\n"
 		"      --title TEXT     SVG title\n"
-		"      --inverted       SVG icicle view\n");
+		"      --inverted       SVG icicle view (the default when the plot is taller\n"
+		"                       than a first screen)\n"
+		"      --flame          SVG root at the bottom, however deep\n");
 }
 
 static uint64_t realtime_ns(void)
@@ -62,7 +65,7 @@ static int ago(const char *opt, const char *arg, uint64_t *out)
 	return 0;
 }
 
-enum { OPT_SINCE = 256, OPT_UNTIL, OPT_BY_THREAD, OPT_PY_ONLY, OPT_TITLE, OPT_INVERTED };
+enum { OPT_SINCE = 256, OPT_UNTIL, OPT_BY_THREAD, OPT_PY_ONLY, OPT_TITLE, OPT_INVERTED, OPT_FLAME };
 
 /* 0 to go on, 1 after --help, 2 on a usage error. */
 static int parse(int argc, char **argv, struct dump_opts *o)
@@ -80,6 +83,7 @@ static int parse(int argc, char **argv, struct dump_opts *o)
 		{ "python-only", no_argument, NULL, OPT_PY_ONLY },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
+		{ "flame", no_argument, NULL, OPT_FLAME },
 		{ "type", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -102,6 +106,7 @@ static int parse(int argc, char **argv, struct dump_opts *o)
 		case OPT_PY_ONLY: o->req.flags |= PROTO_DUMP_PYTHON_ONLY; break;
 		case OPT_TITLE: o->title = optarg; break;
 		case OPT_INVERTED: o->inverted = true; break;
+		case OPT_FLAME: o->flame = true; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return 2;
 		}
@@ -130,7 +135,7 @@ static int parse(int argc, char **argv, struct dump_opts *o)
 
 static int render(const struct dump_opts *o, const struct stackset *ss, struct buf *out)
 {
-	struct render_opts ro = { .title = o->title, .inverted = o->inverted };
+	struct render_opts ro = { .title = o->title, .inverted = o->inverted, .flame = o->flame };
 
 	return render_format(o->format, ss, &ro, out);
 }

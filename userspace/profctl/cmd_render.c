@@ -14,7 +14,7 @@
 #include "render_svg.h"
 #include "stackset.h"
 
-enum { OPT_SUBTITLE = 256, OPT_INVERTED, OPT_MIN_WIDTH, OPT_RATE };
+enum { OPT_SUBTITLE = 256, OPT_INVERTED, OPT_FLAME, OPT_MIN_WIDTH, OPT_RATE };
 
 struct render_args {
 	const char *input;
@@ -28,7 +28,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: profctl render [-i FILE|-] [-f FORMAT] [-o OUT] [--title T] [--rate HZ]\n"
-		"                      [--subtitle S] [--inverted] [--width N] [--min-width PX]\n"
+		"                      [--subtitle S] [--inverted|--flame] [--width N] [--min-width PX]\n"
 		"\n"
 		"Render a folded-stacks file (\"root;caller;leaf COUNT\" per line) offline.\n"
 		"\n"
@@ -45,7 +45,9 @@ static void usage(FILE *f)
 		"                      CPU time and pstats seconds (default: unknown, so\n"
 		"                      pstats counts one second per sample)\n"
 		"      --subtitle S    second title line (svg)\n"
-		"      --inverted      icicle graph: root at the top (svg)\n"
+		"      --inverted      icicle graph: root at the top (svg; the default when\n"
+		"                      the plot is taller than a first screen)\n"
+		"      --flame         root at the bottom however deep (svg)\n"
 		"  -w, --width N       SVG width in pixels, %u..%u (default %u)\n"
 		"      --min-width PX  leave out frames narrower than PX (default %.1f)\n"
 		"  -h, --help          show this help\n",
@@ -98,6 +100,7 @@ static int parse_value(int c, struct render_args *a)
 	case 't': a->ro.title = optarg; break;
 	case OPT_SUBTITLE: a->ro.subtitle = optarg; break;
 	case OPT_INVERTED: a->ro.inverted = true; break;
+	case OPT_FLAME: a->ro.flame = true; break;
 	case 'r':
 		if (parse_uint(optarg, 1, 1000000, &a->rate_hz))
 			return usage_error("bad --rate '%s' (1..1000000 Hz)", optarg);
@@ -124,6 +127,7 @@ static int parse_args(int argc, char **argv, struct render_args *a)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "subtitle", required_argument, NULL, OPT_SUBTITLE },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
+		{ "flame", no_argument, NULL, OPT_FLAME },
 		{ "width", required_argument, NULL, 'w' },
 		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
 		{ "help", no_argument, NULL, 'h' },

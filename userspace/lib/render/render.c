@@ -17,6 +17,7 @@ static int do_svg(const struct stackset *ss, const struct render_opts *o, struct
 		.subtitle = o->subtitle,
 		.width = o->width,
 		.inverted = o->inverted,
+		.flame = o->flame,
 		.min_frame_px = o->min_frame_px,
 	};
 

@@ -25,6 +25,7 @@ struct render_opts {
 	const char *subtitle;
 	uint32_t width;
 	bool inverted;
+	bool flame; /* root at the bottom however deep (else icicle past a screen) */
 	double min_frame_px;
 };
 

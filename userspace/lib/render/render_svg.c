@@ -16,6 +16,11 @@
 #define FRAME_H 16
 #define CHAR_W 7.25 /* advance of 12px monospace, a little generous */
 #define LABEL_PAD 3.0
+/* A laptop's browser window shows about this much of a page: a plot
+ * taller than that starts as an icicle (root on top), so the first screen
+ * holds the root and the widest frames rather than the empty space above
+ * a deep flame (PyTorch's imports make 150-frame stacks). */
+#define FIRST_SCREEN_PX 700.0
 
 #define MIDDOT " \xc2\xb7 "
 #define ENDASH " \xe2\x80\x93 "
@@ -343,6 +348,8 @@ static int render(struct svg_ctx *c, const struct svg_options *o, const struct r
 	}
 	c->top = controls_y(o) + 16;
 	plot_h = c->total ? FRAME_H * (double)(c->maxd + 1) : 40;
+	if (!o->flame && c->top + plot_h > FIRST_SCREEN_PX)
+		c->inverted = true;
 	height = c->top + plot_h + 34;
 	put_header(c, o, width, height);
 	err = put_frames(c, t);

@@ -29,6 +29,8 @@ struct svg_options {
 	const char *subtitle; /* optional second line */
 	uint32_t width;       /* pixels; 0 = SVG_DEFAULT_WIDTH */
 	bool inverted;        /* start as an icicle graph (root on top) */
+	bool flame;           /* keep the root at the bottom even when the plot
+			       * is taller than a first screen (else inverted) */
 	/* Frames narrower than this are not drawn (their parent still
 	 * covers their width), which keeps huge profiles responsive.
 	 * 0 = SVG_DEFAULT_MIN_FRAME_PX; negative draws every frame. */
