@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 10
+#define PROFD_ABI_VERSION 11
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
@@ -128,6 +128,8 @@ struct profd_proc_event {
 	__u64 time_ns;
 	char comm[PROFD_COMM_LEN];
 	__u64 start_ns; /* the process's start, as in profd_sample */
+	__u32 ppid;     /* the parent's tgid (exec: who started the program) */
+	__u32 _pad2;
 };
 
 /* A stack as BPF builds it in a per-CPU scratch slot and sends it: only

@@ -131,6 +131,8 @@ static __always_inline int send_proc_event(struct task_struct *p, __u32 type)
 	e->exit_code = type == PROFD_EV_EXIT ? BPF_CORE_READ(p, exit_code) : 0;
 	e->time_ns = bpf_ktime_get_ns();
 	e->start_ns = BPF_CORE_READ(p, group_leader, start_boottime);
+	e->ppid = BPF_CORE_READ(p, real_parent, tgid);
+	e->_pad2 = 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	bpf_ringbuf_submit(e, 0);
 	count(PROFD_CNT_PROC_SENT);

@@ -839,6 +839,17 @@ static void test_dump_keeps_modules(void **state)
 	stackset_free(ss);
 }
 
+/* The parent pid, for --subprocesses: counted from the last ')', since a
+ * process names itself (comm may hold spaces and parentheses). */
+static void test_stat_ppid(void **state)
+{
+	(void)state;
+	assert_int_equal(proc_stat_ppid("42 (python3) S 7 42 42 0 -1"), 7);
+	assert_int_equal(proc_stat_ppid("43 (a) (b) R 1234 43 43 0"), 1234);
+	assert_int_equal(proc_stat_ppid("44 (x"), 0);
+	assert_int_equal(proc_stat_ppid("45 (x) S"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -854,6 +865,7 @@ int main(void)
 		cmocka_unit_test(test_late_samples_and_pid_reuse),
 		cmocka_unit_test(test_lost_exit_repaired_by_start_time),
 		cmocka_unit_test(test_eviction_order),
+		cmocka_unit_test(test_stat_ppid),
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_events, setup, teardown),
 		cmocka_unit_test(test_identity_read_off_sample_path),

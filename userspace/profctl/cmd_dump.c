@@ -38,6 +38,8 @@ static void usage(FILE *out)
 		"      --since DUR      only samples newer than DUR ago (e.g. 5m)\n"
 		"      --until DUR      only samples older than DUR ago\n"
 		"      --by-thread      a root frame per thread (name and tid)\n"
+		"      --subprocesses   with --pid: also every descendant profd knows of,\n"
+		"                       a root frame per process\n"
 		"      --python-only    drop native and kernel frames\n"
 		"      --title TEXT     SVG title\n"
 		"      --inverted       SVG icicle view (the default when the plot is taller\n"
@@ -65,7 +67,7 @@ static int ago(const char *opt, const char *arg, uint64_t *out)
 	return 0;
 }
 
-enum { OPT_SINCE = 256, OPT_UNTIL, OPT_BY_THREAD, OPT_PY_ONLY, OPT_TITLE, OPT_INVERTED, OPT_FLAME };
+enum { OPT_SINCE = 256, OPT_UNTIL, OPT_BY_THREAD, OPT_PY_ONLY, OPT_TITLE, OPT_INVERTED, OPT_FLAME, OPT_SUBPROCESSES };
 
 /* 0 to go on, 1 after --help, 2 on a usage error. */
 static int parse(int argc, char **argv, struct dump_opts *o)
@@ -84,6 +86,7 @@ static int parse(int argc, char **argv, struct dump_opts *o)
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
 		{ "flame", no_argument, NULL, OPT_FLAME },
+		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 		{ "type", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -107,6 +110,7 @@ static int parse(int argc, char **argv, struct dump_opts *o)
 		case OPT_TITLE: o->title = optarg; break;
 		case OPT_INVERTED: o->inverted = true; break;
 		case OPT_FLAME: o->flame = true; break;
+		case OPT_SUBPROCESSES: o->req.flags |= PROTO_DUMP_SUBPROCESSES; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return 2;
 		}

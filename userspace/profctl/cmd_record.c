@@ -1,6 +1,8 @@
 /* profctl record: profile a process from now for a while, then write the
  * file (py-spy record's habit).  Exact window: the profile at the end
- * minus the profile at the start, so time-bucket edges do not leak in. */
+ * minus the profile at the start, so time-bucket edges do not leak in.
+ * `record -- CMD ARGS` starts CMD itself (launch.c) and records it from
+ * its first instruction until it exits, and passes its exit status on. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -13,6 +15,7 @@
 
 #include "commands.h"
 #include "duration.h"
+#include "launch.h"
 #include "protocol.h"
 #include "render.h"
 #include "stackset.h"
@@ -27,16 +30,27 @@ static void on_sigint(int sig)
 
 struct record_opts {
 	uint32_t pid;
+	char **cmd;        /* record -- CMD ARGS: the command to start */
 	uint64_t duration_ns;
+	bool duration_set; /* with a command: stop recording early */
 	const char *format, *output, *title;
+	char *type; /* --type, from argv */
 	uint32_t flags;
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: profctl record --pid PID [--duration 30s] [-o FILE] [--format FMT]\n"
+		     "       profctl record [options] -- CMD [ARGS...]\n"
 		     "  -p, --pid PID        process to record (profd must be running)\n"
-		     "  -d, --duration DUR   how long (default 10s); Ctrl-C stops early\n"
+		     "  -- CMD ARGS          start CMD (as the user who ran profctl, also under\n"
+		     "                       sudo) and record it from its first instruction until\n"
+		     "                       it exits; profctl exits with CMD's status\n"
+		     "  -d, --duration DUR   how long (default 10s; with CMD: until it exits);\n"
+		     "                       Ctrl-C stops early\n"
+		     "      --subprocesses   also every descendant (forks, multiprocessing and\n"
+		     "                       DataLoader workers, subprocess.run), a root frame each\n"
+		     "  -t, --type TYPE      cpu (default), off-cpu, wall, gil, gpu-driver, cuda...\n"
 		     "  -o, --output FILE    where to write (default profile-PID.EXT)\n"
 		     "  -f, --format FMT     %s (default svg)\n"
 		     "      --by-thread      a root frame per thread\n"
@@ -45,7 +59,7 @@ static void usage(FILE *out)
 		render_formats());
 }
 
-enum { OPT_BY_THREAD = 256, OPT_PY_ONLY, OPT_TITLE };
+enum { OPT_BY_THREAD = 256, OPT_PY_ONLY, OPT_TITLE, OPT_SUBPROCESSES };
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
@@ -57,6 +71,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "by-thread", no_argument, NULL, OPT_BY_THREAD },
 		{ "python-only", no_argument, NULL, OPT_PY_ONLY },
 		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+		{ "type", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -64,7 +80,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 
 	o->duration_ns = 10ull * 1000000000ull;
 	o->format = "svg";
-	while ((opt = getopt_long(argc, argv, "p:d:o:f:h", opts, NULL)) != -1) {
+	/* '+': CMD's own options are not ours. */
+	while ((opt = getopt_long(argc, argv, "+p:d:o:f:t:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p': {
 			uint32_t *pids = NULL;
@@ -81,17 +98,24 @@ static int parse(int argc, char **argv, struct record_opts *o)
 				fprintf(stderr, "profctl record: --duration: '%s' is not a duration\n", optarg);
 				return 2;
 			}
+			o->duration_set = true;
 			break;
 		case 'o': o->output = optarg; break;
 		case 'f': o->format = optarg; break;
 		case OPT_BY_THREAD: o->flags |= PROTO_DUMP_BY_THREAD; break;
 		case OPT_PY_ONLY: o->flags |= PROTO_DUMP_PYTHON_ONLY; break;
 		case OPT_TITLE: o->title = optarg; break;
+		case OPT_SUBPROCESSES: o->flags |= PROTO_DUMP_SUBPROCESSES; break;
+		case 't': o->type = optarg; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!o->pid || optind < argc) {
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (!o->pid == !o->cmd) {
+		if (o->pid)
+			fprintf(stderr, "profctl record: --pid or a command, not both\n");
 		usage(stderr);
 		return 2;
 	}
@@ -172,31 +196,64 @@ static int write_file(const char *path, const struct buf *b)
 	return err;
 }
 
-int cmd_record(const struct ctl *ctl, int argc, char **argv)
+/* Render window and write it to o->output (default profile-PID.EXT). */
+static int write_window(const struct ctl *ctl, struct record_opts *o, const struct stackset *window)
 {
-	struct record_opts o = { 0 };
-	struct proto_dump_req req = { 0 };
-	struct stackset *before = NULL, *after = NULL, *window = NULL;
-	struct render_opts ro = { 0 };
+	struct render_opts ro = { .title = o->title };
 	char defpath[64];
 	struct buf out;
-	int rc = parse(argc, argv, &o), err;
+	int err;
 
-	if (rc)
-		return rc == 1 ? 0 : 2;
-	rc = 1;
 	buf_init(&out);
-	req.pids = &o.pid;
-	req.npids = 1;
-	req.flags = o.flags;
-	snprintf(defpath, sizeof(defpath), "/proc/%u", o.pid);
-	if (access(defpath, F_OK)) {
-		client_error(ctl, "no such process: %u", o.pid);
+	err = render_format(o->format, window, &ro, &out);
+	if (err || out.failed) {
+		client_error(ctl, "rendering %s failed: %s", o->format,
+			     err == -ENODATA ? "no Python frames" : strerror(err ? -err : ENOMEM));
+		buf_free(&out);
+		return 1;
+	}
+	if (!o->output) {
+		snprintf(defpath, sizeof(defpath), "profile-%u%s", o->pid, render_format_ext(o->format));
+		o->output = defpath;
+	}
+	err = write_file(o->output, &out);
+	buf_free(&out);
+	if (err) {
+		client_error(ctl, "writing %s: %s", o->output, strerror(-err));
+		return 1;
+	}
+	fprintf(stderr, "profctl: wrote %s (%llu %s)\n", o->output,
+		(unsigned long long)window->total, o->type ? "units of weight" : "samples");
+	o->output = NULL; /* defpath goes out of scope */
+	return 0;
+}
+
+static void dump_req(struct record_opts *o, struct proto_dump_req *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->pids = &o->pid;
+	req->npids = 1;
+	req->flags = o->flags;
+	req->type = o->type;
+}
+
+/* record --pid: the profile at the end minus the profile at the start. */
+static int record_pid(const struct ctl *ctl, struct record_opts *o)
+{
+	struct stackset *before = NULL, *after = NULL, *window = NULL;
+	struct proto_dump_req req;
+	char path[32];
+	int rc = 1;
+
+	dump_req(o, &req);
+	snprintf(path, sizeof(path), "/proc/%u", o->pid);
+	if (access(path, F_OK)) {
+		client_error(ctl, "no such process: %u", o->pid);
 		return 1;
 	}
 	if (snapshot(ctl, &req, &before))
 		goto out;
-	wait_window(&o);
+	wait_window(o);
 	if (client_dump(ctl, &req, &after))
 		goto out;
 	window = stackset_subtract(after, before);
@@ -204,29 +261,90 @@ int cmd_record(const struct ctl *ctl, int argc, char **argv)
 		client_error(ctl, "out of memory");
 		goto out;
 	}
-	ro.title = o.title;
-	err = render_format(o.format, window, &ro, &out);
-	if (err || out.failed) {
-		client_error(ctl, "rendering %s failed: %s", o.format,
-			     err == -ENODATA ? "no Python frames" : strerror(err ? -err : ENOMEM));
-		goto out;
-	}
-	if (!o.output) {
-		snprintf(defpath, sizeof(defpath), "profile-%u%s", o.pid, render_format_ext(o.format));
-		o.output = defpath;
-	}
-	err = write_file(o.output, &out);
-	if (err) {
-		client_error(ctl, "writing %s: %s", o.output, strerror(-err));
-		goto out;
-	}
-	fprintf(stderr, "profctl: wrote %s (%llu samples)\n", o.output,
-		(unsigned long long)window->total);
-	rc = 0;
+	rc = write_window(ctl, o, window);
 out:
 	stackset_free(before);
 	stackset_free(after);
 	stackset_free(window);
-	buf_free(&out);
 	return rc;
+}
+
+/* profd answers: checked before a command is started for nothing. */
+static int daemon_answers(const struct ctl *ctl)
+{
+	struct buf req, resp;
+	int err;
+
+	buf_init(&req);
+	buf_init(&resp);
+	err = client_call(ctl, PROTO_REQ_STATS, &req, PROTO_RESP_STATS, &resp);
+	buf_free(&req);
+	buf_free(&resp);
+	return err;
+}
+
+/* Until CMD exits, the duration (when given) passes, or Ctrl-C: 1 when
+ * CMD exited (*code set), 0 when it still runs, -errno. */
+static int wait_command(struct launch *l, const struct record_opts *o, int *code)
+{
+	uint64_t start = mono_ns();
+	int done;
+
+	while (!(done = launch_poll(l, false, code)) && !interrupted &&
+	       (!o->duration_set || mono_ns() - start < o->duration_ns))
+		usleep(20000);
+	return done;
+}
+
+/* record -- CMD: everything CMD (and with --subprocesses its descendants)
+ * did, from its first instruction; profctl exits with CMD's status. */
+static int record_command(const struct ctl *ctl, struct record_opts *o)
+{
+	struct stackset *window = NULL;
+	struct proto_dump_req req;
+	struct launch l;
+	int err, done, code = 0, rc = 1;
+
+	if (daemon_answers(ctl))
+		return 1;
+	err = launch_held(o->cmd, &l);
+	if (err) {
+		client_error(ctl, "cannot start %s: %s", o->cmd[0], strerror(-err));
+		return 1;
+	}
+	o->pid = (uint32_t)l.pid;
+	/* Ctrl-C reaches CMD too (same terminal): stop and write what we have. */
+	signal(SIGINT, on_sigint);
+	err = launch_release(&l);
+	if (err) {
+		signal(SIGINT, SIG_DFL);
+		client_error(ctl, "cannot run %s: %s", o->cmd[0], strerror(-err));
+		return 127;
+	}
+	done = wait_command(&l, o, &code);
+	if (done == 1)
+		usleep(300000); /* its last samples reach profd */
+	dump_req(o, &req);
+	if (client_dump(ctl, &req, &window) == 0)
+		rc = write_window(ctl, o, window);
+	stackset_free(window);
+	signal(SIGINT, SIG_DFL);
+	if (done == 0) {
+		fprintf(stderr, "profctl: %s (pid %u) still runs; waiting for it to exit\n", o->cmd[0],
+			o->pid);
+		done = launch_poll(&l, true, &code);
+	}
+	if (done < 0)
+		return 1;
+	return code ? code : rc;
+}
+
+int cmd_record(const struct ctl *ctl, int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	int rc = parse(argc, argv, &o);
+
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	return o.cmd ? record_command(ctl, &o) : record_pid(ctl, &o);
 }

@@ -505,11 +505,39 @@ static bool matches(const struct proto_dump_req *r, const struct proc *p)
 	return r->exe && exe_matches(p, r->exe);
 }
 
+/* --subprocesses: every process descended from the ancestors in anc (pid
+ * -> start time), by parent pid and a start no earlier than the parent's,
+ * added to sel when the caller may see it and it has samples.  One pass
+ * over the table per generation, so a deep tree costs its depth in passes. */
+static size_t add_descendants(struct daemon *d, const struct caller *c, struct hashmap *anc,
+			      struct proc **sel, size_t n)
+{
+	bool grew = true;
+	uint64_t pstart;
+	size_t i;
+
+	while (grew) {
+		grew = false;
+		for (i = 0; i < d->pt.n; i++) {
+			struct proc *q = d->pt.all[i];
+
+			if (!q->ppid || hashmap_get(anc, q->pid, NULL) ||
+			    !hashmap_get(anc, q->ppid, &pstart) || q->start_time < pstart ||
+			    hashmap_put(anc, q->pid, q->start_time))
+				continue;
+			grew = true;
+			if (may_see(c, q) && has_data(q) && !selected_already(sel, n, q))
+				sel[n++] = q;
+		}
+	}
+	return n;
+}
+
 /* Which processes a dump covers; replies with an error itself when one is
  * missing or not the caller's.  Returns the count, or -1 after replying. */
 static ssize_t select_procs(struct daemon *d, struct buf *out, const struct caller *c,
 			    const struct proto_dump_req *r, struct proc **sel, uint32_t *hist_pids,
-			    size_t *nhist)
+			    size_t *nhist, struct hashmap *anc)
 {
 	size_t n = 0, i;
 
@@ -530,6 +558,10 @@ static ssize_t select_procs(struct daemon *d, struct buf *out, const struct call
 	for (i = 0; i < r->npids; i++) {
 		struct proc *p = find_for_dump(d, r->pids[i]);
 
+		if (p && !has_data(p) && (r->flags & PROTO_DUMP_SUBPROCESSES) && may_see(c, p)) {
+			hashmap_put(anc, p->pid, p->start_time); /* a parent that only waits */
+			continue;
+		}
 		if (!p || !has_data(p)) {
 			if (d->hist) { /* maybe from before a restart */
 				hist_pids[(*nhist)++] = r->pids[i];
@@ -545,6 +577,13 @@ static ssize_t select_procs(struct daemon *d, struct buf *out, const struct call
 		}
 		if (!selected_already(sel, n, p))
 			sel[n++] = p;
+		hashmap_put(anc, p->pid, p->start_time);
+	}
+	if (r->flags & PROTO_DUMP_SUBPROCESSES)
+		n = add_descendants(d, c, anc, sel, n);
+	if (!n && !*nhist && r->npids) {
+		explain_missing(out, r->pids[0]);
+		return -1;
 	}
 	return (ssize_t)n;
 }
@@ -650,7 +689,8 @@ static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct 
 		dp->q.flags |= AGG_BY_THREAD;
 	if (r->flags & PROTO_DUMP_PYTHON_ONLY)
 		dp->q.flags |= AGG_PYTHON_ONLY;
-	if (dp->nsel + dp->nhist > 1 || (r->flags & PROTO_DUMP_ALL) || r->comm || r->exe)
+	if (dp->nsel + dp->nhist > 1 || (r->flags & (PROTO_DUMP_ALL | PROTO_DUMP_SUBPROCESSES)) ||
+	    r->comm || r->exe)
 		dp->q.flags |= AGG_PROCESS_ROOT;
 	if (d->hist)
 		dp->q.flags |= AGG_UNFLUSHED;
@@ -690,6 +730,7 @@ static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *
 static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 		      const struct proto_dump_req *r, struct dump_plan *dp, struct stackset *ss)
 {
+	struct hashmap anc; /* --subprocesses: pid -> start time of ancestors */
 	ssize_t nsel;
 	int err = 0;
 
@@ -700,7 +741,9 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	dp->hist_pids = calloc(r->npids + 1, sizeof(*dp->hist_pids));
 	if (!dp->sel || !dp->hist_pids)
 		err = -ENOMEM;
-	nsel = err ? -1 : select_procs(d, out, c, r, dp->sel, dp->hist_pids, &dp->nhist);
+	hashmap_init(&anc);
+	nsel = err ? -1 : select_procs(d, out, c, r, dp->sel, dp->hist_pids, &dp->nhist, &anc);
+	hashmap_free(&anc);
 	if (nsel >= 0) {
 		dp->nsel = (size_t)nsel;
 		err = dump_memory(d, r, dp, ss);

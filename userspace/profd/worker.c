@@ -219,7 +219,7 @@ static void run_job(struct worker *w, const struct job *j)
 		add_result(w, &r);
 		break;
 	case JOB_IDENTITY:
-		r.id.err = proc_read_identity("/proc", j->pid, &r.id.read_start, &r.id.uid, comm,
+		r.id.err = proc_read_identity("/proc", j->pid, &r.id.read_start, &r.id.uid, &r.id.ppid, comm,
 					      &r.id.exe);
 		add_result(w, &r);
 		break;

@@ -324,7 +324,7 @@ static void ask_identity(struct ingest *in, struct proc *p)
 		in->be.identify(in->be.ctx, p->pid, p->start_time, p->identity_req);
 		return;
 	}
-	id.err = proc_read_identity(in->pt->proc_root, p->pid, &id.read_start, &id.uid, comm,
+	id.err = proc_read_identity(in->pt->proc_root, p->pid, &id.read_start, &id.uid, &id.ppid, comm,
 				    &id.exe);
 	ingest_identity_found(in, p->pid, p->start_time, p->identity_req, &id);
 }
@@ -375,6 +375,8 @@ void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time,
 		return;
 	}
 	proctable_set_identity(p, id->uid, id->exe);
+	if (id->ppid && !p->ppid)
+		p->ppid = id->ppid; /* the exec event's is the one at exec */
 }
 
 /* The process a sample belongs to: the live one, a late sample's exited
@@ -520,6 +522,8 @@ static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 	/* A statically linked interpreter is mapped already: look now, so
 	 * Python frames start with its first samples. */
 	if (p) {
+		if (e->ppid)
+			p->ppid = e->ppid;
 		ingest_detect_python(in, p, e->time_ns);
 		/* The executable and the loader are mapped: tables now, the
 		 * libraries on the first walk that meets them. */

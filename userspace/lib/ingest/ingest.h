@@ -209,6 +209,7 @@ struct ingest_identity {
 	int err;
 	uint64_t read_start;
 	uint32_t uid;
+	uint32_t ppid;
 	char *exe;
 };
 void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,

@@ -89,8 +89,21 @@ static int parse_stat(const char *text, uint64_t *start_time, char comm[16])
 	return 0;
 }
 
+uint32_t proc_stat_ppid(const char *text)
+{
+	const char *close = strrchr(text, ')');
+	char state;
+	unsigned ppid;
+
+	/* "pid (comm) S ppid ...": comm may hold spaces and parentheses, so
+	 * count from the last ')'. */
+	if (!close || sscanf(close + 1, " %c %u", &state, &ppid) != 2)
+		return 0;
+	return ppid;
+}
+
 int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time, uint32_t *uid,
-		       char comm[16], char **exe)
+		       uint32_t *ppid, char comm[16], char **exe)
 {
 	char path[PATH_MAX], text[1024], link[PATH_MAX];
 	struct stat st;
@@ -103,6 +116,7 @@ int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time
 		return err == -ENOENT ? -ESRCH : err;
 	if (parse_stat(text, start_time, comm))
 		return -EINVAL;
+	*ppid = proc_stat_ppid(text);
 	snprintf(path, sizeof(path), "%s/%u", proc_root, pid);
 	if (stat(path, &st))
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -238,7 +252,8 @@ static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	err = proc_read_identity(pt->proc_root, pid, &p->start_time, &p->uid, p->comm, &p->exe);
+	err = proc_read_identity(pt->proc_root, pid, &p->start_time, &p->uid, &p->ppid, p->comm,
+				 &p->exe);
 	prev = late_sample_owner(pt, pid, err != 0, p->start_time, comm);
 	if (prev) {
 		free(p->exe);

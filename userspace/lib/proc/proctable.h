@@ -20,6 +20,7 @@ struct proc {
 	size_t slot;         /* index in proctable.all */
 	uint64_t exit_ticket; /* place in proctable.exited (exited only) */
 	uint32_t pid;
+	uint32_t ppid;       /* the parent's pid (exec event or /proc); 0 unknown */
 	uint32_t uid;
 	uint64_t start_time; /* clock ticks since boot (/proc/PID/stat field 22); 0 = unknown */
 	char comm[16];
@@ -123,6 +124,8 @@ void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_
 int proc_read_small_file(const char *path, char *buf, size_t size);
 /* Read start time, uid, comm and exe of a pid from /proc. -ESRCH if gone. */
 int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time, uint32_t *uid,
-		       char comm[16], char **exe);
+		       uint32_t *ppid, char comm[16], char **exe);
+/* The parent's pid from /proc/PID/stat text (field 4); 0 if unreadable. */
+uint32_t proc_stat_ppid(const char *stat_text);
 
 #endif

@@ -177,9 +177,13 @@ const char *proto_type_name(uint16_t type);
 #define PROTO_DUMP_BY_THREAD (1u << 0)
 #define PROTO_DUMP_PYTHON_ONLY (1u << 1)
 #define PROTO_DUMP_ALL (1u << 2) /* whole machine, root frame per process */
+/* The selected processes and every descendant the daemon knows of (by
+ * parent pid and start time), a root frame per process. */
+#define PROTO_DUMP_SUBPROCESSES (1u << 3)
 /* Decoders keep unknown flag bits; the daemon refuses them so a newer
  * profctl is told instead of silently ignored. */
-#define PROTO_DUMP_KNOWN_FLAGS (PROTO_DUMP_BY_THREAD | PROTO_DUMP_PYTHON_ONLY | PROTO_DUMP_ALL)
+#define PROTO_DUMP_KNOWN_FLAGS \
+	(PROTO_DUMP_BY_THREAD | PROTO_DUMP_PYTHON_ONLY | PROTO_DUMP_ALL | PROTO_DUMP_SUBPROCESSES)
 
 struct proto_dump_req {
 	uint32_t *pids;
