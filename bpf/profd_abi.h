@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 11
+#define PROFD_ABI_VERSION 12
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
@@ -28,6 +28,7 @@ enum profd_event_type {
 	PROFD_EV_GPU = 4, /* struct profd_gpu_event (GPU driver call or CUDA entry point) */
 	PROFD_EV_STACK = 5, /* struct profd_stack: a stack's frames, sent once per generation */
 	PROFD_EV_OFFCPU = 6, /* struct profd_offcpu_event: a thread was off CPU this long */
+	PROFD_EV_MEMORY = 7, /* struct profd_memory_event: bytes made resident by a stack */
 };
 
 /* Stack kinds, mixed into the content hash so equal IPs of different
@@ -98,6 +99,26 @@ struct profd_offcpu_event {
 	__u64 start_ns;    /* the process's start, as in profd_sample */
 };
 #define PROFD_OFFCPU_UNCAPTURED (1u << 16) /* no stacks: this block was not walked */
+
+/* Memory made resident (page faults in user mode), sampled by bytes: the
+ * faulting thread's stacks, weighted by the bytes counted on its CPU
+ * since the last event (memory.bpf.h). */
+struct profd_memory_event {
+	__u32 type; /* PROFD_EV_MEMORY */
+	__u32 pid;
+	__u32 tid;
+	__u32 flags;       /* PROFD_SAMPLE_* of the walk */
+	__u64 time_ns;     /* CLOCK_MONOTONIC */
+	__u64 bytes;       /* weight */
+	__u64 addr;        /* the faulting address of the fault that sent it */
+	__u64 kstack_id;   /* 0: the fault path is always the same */
+	__u64 ustack_id;
+	__u64 pystack_id;
+	__u32 _pad;
+	char comm[PROFD_COMM_LEN];
+	__u32 _pad2;
+	__u64 start_ns;    /* the process's start, as in profd_sample */
+};
 
 /* Per-thread off-CPU state (task storage, readable from userspace with a
  * pidfd of the thread): the stacks of its last walked switch-out and of
@@ -180,6 +201,9 @@ enum profd_counter {
 	PROFD_CNT_OFFCPU_RATE_LIMITED, /* blocks not sent: the CPU's event budget was spent */
 	PROFD_CNT_OFFCPU_RB_FULL,      /* blocks not sent: ringbuf full */
 	PROFD_CNT_OFFCPU_NO_STORAGE,   /* thread state could not be allocated */
+	PROFD_CNT_MEMORY_WALKS,        /* page faults that crossed a sampling threshold */
+	PROFD_CNT_MEMORY_SENT,         /* memory events sent */
+	PROFD_CNT_MEMORY_RB_FULL,      /* memory events dropped: ringbuf full (their bytes lost) */
 	PROFD_CNT_MAX
 };
 

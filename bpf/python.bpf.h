@@ -65,7 +65,7 @@ struct py_rotate_buf {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3); /* sampler, GPU tracer, off-CPU */
+	__uint(max_entries, 4); /* sampler, GPU tracer, off-CPU, memory */
 	__type(key, __u32);
 	__type(value, struct py_rotate_buf);
 } py_rotate SEC(".maps");

@@ -46,6 +46,7 @@ static __always_inline int selected(__u32 tgid)
 }
 
 #include "offcpu.bpf.h" /* off-CPU time: sched_switch */
+#include "memory.bpf.h" /* resident memory: user page faults */
 
 /* Capture one stack (kernel or user) into the stacks map and return its
  * ID, setting the NEW / TRUNC flags on the event (stackcap.bpf.h). */

@@ -229,6 +229,8 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "samples_dropped_nomem", c->dropped_nomem);
 	proto_stats_add(s, "samples_dropped_proc_table_full", c->dropped_noproc);
 	proto_stats_add(s, "stacks_lost", c->stack_lost);
+	proto_stats_add(s, "memory_events_received", c->memory_events);
+	proto_stats_add(s, "memory_bytes_counted", c->memory_bytes);
 	proto_stats_add(s, "stack_records_received", c->stack_records);
 	proto_stats_add(s, "stack_generations_dropped", c->stack_gens);
 	proto_stats_add(s, "samples_deferred", c->deferred);

@@ -60,6 +60,8 @@ struct daemon_config {
 	uint64_t push_interval_ns;
 	bool offcpu;               /* --off-cpu / --no-off-cpu (default) */
 	uint64_t offcpu_min_ns;    /* --off-cpu-threshold */
+	bool memory;               /* --memory / --no-memory (default) */
+	uint64_t memory_sample_kib; /* --memory-sample-kib */
 };
 
 struct daemon {

@@ -67,6 +67,11 @@ static void usage(FILE *out)
 		"                           (off-cpu and wall profiles, profctl stacks; off:\n"
 		"                           it costs every context switch ~150 ns)\n"
 		"      --off-cpu-threshold DUR  shortest block recorded (default 1ms)\n"
+		"      --memory, --no-memory  record which stacks make memory resident (user\n"
+		"                           page faults, sampled by bytes: the memory profile\n"
+		"                           type; off: every page fault pays ~0.1 us)\n"
+		"      --memory-sample-kib N  mean KiB made resident per memory event\n"
+		"                           (default 512, 4 to 1048576)\n"
 		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
 		"      --push-interval DUR  how often to send them (default 10s)\n"
 		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
@@ -101,6 +106,9 @@ enum {
 	OPT_OFFCPU,
 	OPT_NO_OFFCPU,
 	OPT_OFFCPU_MIN,
+	OPT_MEMORY,
+	OPT_NO_MEMORY,
+	OPT_MEMORY_KIB,
 };
 
 #define SHORT_OPTS "ap:r:s:vh"
@@ -129,6 +137,9 @@ static const struct option long_opts[] = {
 	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFFCPU },
 	{ "off-cpu-threshold", required_argument, NULL, OPT_OFFCPU_MIN },
+	{ "memory", no_argument, NULL, OPT_MEMORY },
+	{ "no-memory", no_argument, NULL, OPT_NO_MEMORY },
+	{ "memory-sample-kib", required_argument, NULL, OPT_MEMORY_KIB },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
@@ -256,6 +267,8 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 	c->push_interval_ns = 10ull * 1000000000ull;
 	c->offcpu = false; /* sched_switch costs every switch: see README */
 	c->offcpu_min_ns = 1000000ull;
+	c->memory = false; /* every user page fault pays: see README */
+	c->memory_sample_kib = 512;
 	while ((opt = getopt_long(argc, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
 		int err = 0;
 
@@ -312,6 +325,11 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 		case OPT_NO_OFFCPU: c->offcpu = false; break;
 		case OPT_OFFCPU_MIN:
 			err = opt_duration("off-cpu-threshold", optarg, &c->offcpu_min_ns);
+			break;
+		case OPT_MEMORY: c->memory = true; break;
+		case OPT_NO_MEMORY: c->memory = false; break;
+		case OPT_MEMORY_KIB:
+			err = opt_number("memory-sample-kib", optarg, 4, 1u << 20, &c->memory_sample_kib);
 			break;
 		case OPT_PUSH: c->push_url = optarg; break;
 		case OPT_PUSH_INTERVAL:
@@ -594,6 +612,8 @@ static int daemon_start(struct daemon *d)
 		.unwind_table_bytes = d->cfg.unwind_table_bytes,
 		.offcpu = d->cfg.offcpu,
 		.offcpu_min_ns = d->cfg.offcpu_min_ns,
+		.memory = d->cfg.memory,
+		.memory_sample_bytes = d->cfg.memory_sample_kib * 1024,
 	};
 	struct symbolizer_opts symo = { 0 };
 	struct ingest_backend be;
@@ -850,6 +870,8 @@ static void daemon_reload(struct daemon *d)
 	keep_setting("gpu-syscall-hook", nc.gpu_hook != c->gpu_hook);
 	keep_setting("off-cpu", nc.offcpu != c->offcpu);
 	keep_setting("off-cpu-threshold", nc.offcpu_min_ns != c->offcpu_min_ns);
+	keep_setting("memory", nc.memory != c->memory);
+	keep_setting("memory-sample-kib", nc.memory_sample_kib != c->memory_sample_kib);
 	fprintf(stderr, "profd: reloaded %s\n", args.path ? args.path : "(no config file)");
 	sdnotify_send("READY=1\nSTATUS=configuration reloaded");
 out:

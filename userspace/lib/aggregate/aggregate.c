@@ -18,6 +18,7 @@ static const struct {
 	[AGG_OFFCPU] = { "off-cpu", "nanoseconds" },
 	[AGG_WALL] = { "wall", "nanoseconds" },
 	[AGG_GIL] = { "gil", "samples" },
+	[AGG_MEMORY] = { "memory", "bytes" },
 };
 
 int aggregate_type_from_name(const char *name)

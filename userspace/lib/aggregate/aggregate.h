@@ -62,6 +62,7 @@ enum agg_type {
 	AGG_OFFCPU,           /* "off-cpu": ns threads were blocked (sleep, lock, I/O) */
 	AGG_WALL,             /* "wall": cpu samples as time plus off-cpu; composed at dump */
 	AGG_GIL,              /* "gil": cpu samples of threads holding the GIL */
+	AGG_MEMORY,           /* "memory": bytes made resident (user page faults) */
 	AGG_TYPE_MAX
 };
 

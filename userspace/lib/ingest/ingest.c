@@ -448,11 +448,13 @@ static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
 
 	if (e->type == PROFD_EV_GPU)
 		return ingest_gpu_event(in, &pe->ev.gpu, sizeof(pe->ev.gpu), final);
-	if (e->type == PROFD_EV_OFFCPU) {
-		if (!final && pe->waits_file && symbolizer_loading(in->sym))
-			return -EAGAIN;
+	if (!final && pe->waits_file && symbolizer_loading(in->sym) &&
+	    (e->type == PROFD_EV_OFFCPU || e->type == PROFD_EV_MEMORY))
+		return -EAGAIN;
+	if (e->type == PROFD_EV_OFFCPU)
 		return ingest_offcpu_event(in, &pe->ev.offcpu, sizeof(pe->ev.offcpu), final);
-	}
+	if (e->type == PROFD_EV_MEMORY)
+		return ingest_memory_event(in, &pe->ev.memory, sizeof(pe->ev.memory), final);
 	if (!final && !ingest_sample_stacks(in, e, &k, &u, &py))
 		return -EAGAIN;
 	if (!final && pe->waits_file && symbolizer_loading(in->sym))
@@ -550,6 +552,9 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 		on_sample(in, &e, false);
 	} else if (type == PROFD_EV_OFFCPU) {
 		if (ingest_offcpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
+			defer(in, data, len);
+	} else if (type == PROFD_EV_MEMORY) {
+		if (ingest_memory_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
 			defer(in, data, len);
 	} else if (type == PROFD_EV_GPU) {
 		in->frames_wait = false;

@@ -82,6 +82,8 @@ struct ingest_counters {
 	uint64_t offcpu_events;     /* off-CPU events received */
 	uint64_t offcpu_aggregated; /* ... counted in a profile */
 	uint64_t offcpu_gil_waits;  /* ... of a thread waiting for the GIL */
+	uint64_t memory_events;     /* memory events taken (memory.bpf.h) */
+	uint64_t memory_bytes;      /* ... bytes they counted in profiles */
 };
 
 /* A deferred event: a sample or a GPU call, as the ring gave it. */
@@ -90,6 +92,7 @@ struct ingest_pending {
 		struct profd_sample sample;
 		struct profd_gpu_event gpu;
 		struct profd_offcpu_event offcpu;
+		struct profd_memory_event memory;
 	} ev;
 	uint32_t tries; /* batch ends seen so far */
 	bool waits_file; /* for a file's symbols being read */
@@ -161,6 +164,9 @@ int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final
 void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
 		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags);
 int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final);
+/* ingest_memory.c: bytes made resident by a stack (memory.bpf.h); -EAGAIN
+ * when it must wait to the batch end (kept by the caller). */
+int ingest_memory_event(struct ingest *in, const void *data, size_t len, bool final);
 /* The frames (global ids, root first) of a thread's stacks as s names
  * them: blocked, the stacks it had when it blocked (a "[GIL wait]" leaf
  * when it waits for the GIL); else a CPU sample's.  0 or -errno. */

@@ -280,6 +280,8 @@ static void put_types(struct pprof_ctx *c)
 		c->cpu_time = ss->rate_hz && (!type || is(type, "cpu"));
 	} else if (is(unit, "nanoseconds")) {
 		put_value_type(c, PROFILE_SAMPLE_TYPE, type ? type : "time", "nanoseconds");
+	} else if (is(unit, "bytes")) {
+		put_value_type(c, PROFILE_SAMPLE_TYPE, "space", "bytes"); /* as heap profiles */
 	} else {
 		put_value_type(c, PROFILE_SAMPLE_TYPE, unit, "count");
 	}
@@ -289,8 +291,9 @@ static void put_types(struct pprof_ctx *c)
 		put_value_type(c, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 		pb_put_int64(c->msg, PROFILE_PERIOD, c->period);
 	} else {
-		put_value_type(c, PROFILE_PERIOD_TYPE, is(unit, "samples") ? "samples" : unit,
-			       is(unit, "nanoseconds") ? "nanoseconds" : "count");
+		put_value_type(c, PROFILE_PERIOD_TYPE,
+			       is(unit, "samples") ? "samples" : is(unit, "bytes") ? "space" : unit,
+			       is(unit, "nanoseconds") || is(unit, "bytes") ? unit : "count");
 		pb_put_int64(c->msg, PROFILE_PERIOD, 1);
 	}
 }

@@ -150,18 +150,33 @@ static double node_y(const struct svg_ctx *c, uint32_t depth)
 	return c->top + FRAME_H * (double)(c->inverted ? depth : c->maxd - depth);
 }
 
+/* "12,345 samples", or for a memory profile "12.3 MiB"; with_unit false
+ * leaves the unit out of counts (a frame's self count). */
+static void put_amount(struct svg_ctx *c, struct buf *b, uint64_t v, bool with_unit)
+{
+	char cnt[32];
+
+	if (!strcmp(unit(c), "bytes")) {
+		buf_printf(b, "%.1f MiB", (double)v / (1024.0 * 1024.0));
+		return;
+	}
+	fmt_count(cnt, v);
+	buf_puts(b, cnt);
+	if (with_unit) {
+		buf_puts(b, " ");
+		put_text(c, unit(c), SIZE_MAX);
+	}
+}
+
 static void put_node_title(struct svg_ctx *c, const struct render_node *n)
 {
-	char cnt[32], self[32];
-
-	fmt_count(cnt, n->total);
-	fmt_count(self, n->self);
 	buf_puts(c->out, "<title>");
 	put_text(c, node_name(c, n), SIZE_MAX);
-	buf_printf(c->out, "\n%s ", cnt);
-	put_text(c, unit(c), SIZE_MAX);
-	buf_printf(c->out, " (%.2f%%), self %s</title>", 100.0 * (double)n->total / (double)c->total,
-		   self);
+	buf_puts(c->out, "\n");
+	put_amount(c, c->out, n->total, true);
+	buf_printf(c->out, " (%.2f%%), self ", 100.0 * (double)n->total / (double)c->total);
+	put_amount(c, c->out, n->self, false);
+	buf_puts(c->out, "</title>");
 }
 
 static int emit_node(const struct render_node *n, void *arg)
@@ -227,8 +242,7 @@ static void put_info(struct svg_ctx *c, struct buf *b)
 			buf_printf(b, " (%.1f s)", (double)(ss->end_ns - ss->start_ns) / 1e9);
 		buf_puts(b, MIDDOT);
 	}
-	fmt_count(cnt, c->total);
-	buf_printf(b, "%s %s", cnt, unit(c));
+	put_amount(c, b, c->total, true);
 	if (ss->rate_hz)
 		buf_printf(b, MIDDOT "%u Hz", ss->rate_hz);
 	if (c->coalesced) {

@@ -64,6 +64,9 @@ static const char *const counter_names[PROFD_CNT_MAX] = {
 	[PROFD_CNT_PY_TSTATE_WALKS] = "bpf_python_thread_list_searches",
 	[PROFD_CNT_PY_UPROBE_HITS] = "bpf_python_uprobe_hits",
 	[PROFD_CNT_STACKS_SENT] = "bpf_stack_records_sent",
+	[PROFD_CNT_MEMORY_WALKS] = "bpf_memory_walks",
+	[PROFD_CNT_MEMORY_SENT] = "bpf_memory_events_sent",
+	[PROFD_CNT_MEMORY_RB_FULL] = "bpf_memory_events_dropped_ringbuf_full",
 	[PROFD_CNT_OFFCPU_BLOCKS] = "bpf_offcpu_blocks",
 	[PROFD_CNT_OFFCPU_CAPTURES] = "bpf_offcpu_stack_walks",
 	[PROFD_CNT_OFFCPU_CAPTURE_LIMITED] = "bpf_offcpu_walks_skipped_budget",
@@ -263,6 +266,10 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (o->offcpu_min_ns)
 		s->skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
 	bpf_program__set_autoload(s->skel->progs.on_sched_switch, o->offcpu);
+	s->skel->rodata->memory_enabled = o->memory;
+	if (o->memory_sample_bytes)
+		s->skel->rodata->memory_sample_bytes = o->memory_sample_bytes;
+	bpf_program__set_autoload(s->skel->progs.on_page_fault_user, o->memory);
 	/* Woken per batch, a quarter of the ring at most (stackhash.bpf.h). */
 	s->skel->rodata->wakeup_bytes = rb / 4 < 64 * 1024 ? rb / 4 : 64 * 1024;
 	s->uopts.table_bytes = o->unwind_table_bytes;

@@ -27,6 +27,8 @@ struct sampler_opts {
 	struct gpu *gpu;            /* GPU tracing (gpu.h); NULL: off */
 	bool offcpu;                /* off-CPU time through sched_switch */
 	uint64_t offcpu_min_ns;     /* shortest block sent; default 1 ms */
+	bool memory;                /* resident memory through user page faults */
+	uint64_t memory_sample_bytes; /* mean bytes per memory event; default 512 KiB */
 };
 
 struct unwinder;
