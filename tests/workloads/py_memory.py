@@ -1,6 +1,7 @@
 # Known amounts of resident memory from known functions, for
 # `profctl dump --type memory`: big_buffer() writes a large bytearray page
-# by page, small_objects() keeps many small objects.  Each measures the
+# by page (bytearray() zeroes it first: the same function), small_objects()
+# keeps many small objects.  Each measures the
 # RSS it added (the truth the profile is checked against) and writes it
 # to the file given with --truth; then the program waits to be profiled.
 import sys, time
@@ -12,9 +13,9 @@ def rss():
         return int(f.read().split()[1]) * PAGE
 
 def big_buffer(mib):
-    b = bytearray(mib << 20)  # calloc'ed: no page resident yet
+    b = bytearray(mib << 20)  # zeroed as it is made: resident here already
     for i in range(0, len(b), PAGE):
-        b[i] = 1
+        b[i] = 1  # (and were it calloc'ed, here, page by page)
     return b
 
 def small_objects(n):

@@ -36,7 +36,8 @@ static void usage(FILE *out)
 		     "  -i, --interval DUR   refresh period (default 1s)\n"
 		     "      --once           print once and exit (the default when not on a terminal)\n"
 		     "      --python-only    Python frames only\n"
-		     "  -n, --rows N         rows to show (default: fits the terminal)\n");
+		     "  -n, --rows N         rows to show (default: fits the terminal)\n"
+		     "  -t, --type TYPE      cpu (default), memory (MiB), off-cpu, wall, gil, ...\n");
 }
 
 static int by_own(const void *a, const void *b)
@@ -80,21 +81,48 @@ static struct fn_stat *function_stats(const struct stackset *ss, size_t *n)
 	return st;
 }
 
+/* What the OWN and TOTAL columns show a weight as: seconds for samples
+ * and ns, MiB for a memory profile, else the count. */
+static const char *column_unit(const struct stackset *ss, double *scale)
+{
+	const char *u = ss->unit && ss->unit[0] ? ss->unit : "samples";
+
+	if (!strcmp(u, "samples")) {
+		*scale = ss->rate_hz ? 1.0 / ss->rate_hz : 0;
+		return "s";
+	}
+	if (!strcmp(u, "nanoseconds")) {
+		*scale = 1e-9;
+		return "s";
+	}
+	if (!strcmp(u, "bytes")) {
+		*scale = 1.0 / (1024.0 * 1024.0);
+		return "MiB";
+	}
+	*scale = 1;
+	return "n";
+}
+
 static void print_table(const struct stackset *ss, const char *what, size_t rows, bool tty)
 {
 	struct fn_stat *st;
 	size_t n = 0, i;
 	double total = ss->total ? (double)ss->total : 1;
-	double secs = ss->rate_hz ? 1.0 / ss->rate_hz : 0;
+	double secs;
+	const char *cu = column_unit(ss, &secs);
+	char own[16], tot[16];
 
 	st = function_stats(ss, &n);
 	if (!st)
 		return;
 	if (tty)
 		fputs("\033[H\033[2J", stdout); /* home, clear */
-	printf("profd top: %s, %llu samples%s\n\n", what, (unsigned long long)ss->total,
+	printf("profd top: %s, %llu %s%s\n\n", what, (unsigned long long)ss->total,
+	       ss->unit && ss->unit[0] ? ss->unit : "samples",
 	       tty ? " in the last interval (Ctrl-C quits)" : "");
-	printf("%7s %7s %9s %9s  %s\n", "OWN%", "TOTAL%", "OWN(s)", "TOTAL(s)", "FUNCTION");
+	snprintf(own, sizeof(own), "OWN(%s)", cu);
+	snprintf(tot, sizeof(tot), "TOTAL(%s)", cu);
+	printf("%7s %7s %9s %9s  %s\n", "OWN%", "TOTAL%", own, tot, "FUNCTION");
 	for (i = 0; i < n && i < rows; i++) {
 		if (!st[i].total)
 			break;
@@ -127,12 +155,13 @@ static int parse(int argc, char **argv, struct proto_dump_req *r, uint64_t *inte
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "python-only", no_argument, NULL, OPT_PY_ONLY },
 		{ "rows", required_argument, NULL, 'n' },
+		{ "type", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "p:ai:n:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:ai:n:t:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (client_add_pid("top", optarg, &r->pids, &r->npids))
@@ -148,6 +177,7 @@ static int parse(int argc, char **argv, struct proto_dump_req *r, uint64_t *inte
 		case OPT_ONCE: *once = true; break;
 		case OPT_PY_ONLY: r->flags |= PROTO_DUMP_PYTHON_ONLY; break;
 		case 'n': *rows = strtoul(optarg, NULL, 10); break;
+		case 't': r->type = optarg; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return 2;
 		}

@@ -150,33 +150,33 @@ static double node_y(const struct svg_ctx *c, uint32_t depth)
 	return c->top + FRAME_H * (double)(c->inverted ? depth : c->maxd - depth);
 }
 
-/* "12,345 samples", or for a memory profile "12.3 MiB"; with_unit false
- * leaves the unit out of counts (a frame's self count). */
-static void put_amount(struct svg_ctx *c, struct buf *b, uint64_t v, bool with_unit)
+/* "12,345" (the unit follows), or for a memory profile "12.3 MiB"
+ * (*has_unit set). */
+static void fmt_amount(const struct svg_ctx *c, char out[32], uint64_t v, bool *has_unit)
 {
-	char cnt[32];
-
-	if (!strcmp(unit(c), "bytes")) {
-		buf_printf(b, "%.1f MiB", (double)v / (1024.0 * 1024.0));
-		return;
-	}
-	fmt_count(cnt, v);
-	buf_puts(b, cnt);
-	if (with_unit) {
-		buf_puts(b, " ");
-		put_text(c, unit(c), SIZE_MAX);
-	}
+	*has_unit = !strcmp(unit(c), "bytes");
+	if (*has_unit)
+		snprintf(out, 32, "%.1f MiB", (double)v / (1024.0 * 1024.0));
+	else
+		fmt_count(out, v);
 }
 
 static void put_node_title(struct svg_ctx *c, const struct render_node *n)
 {
+	char cnt[32], self[32];
+	bool has_unit;
+
+	fmt_amount(c, cnt, n->total, &has_unit);
+	fmt_amount(c, self, n->self, &has_unit);
 	buf_puts(c->out, "<title>");
 	put_text(c, node_name(c, n), SIZE_MAX);
-	buf_puts(c->out, "\n");
-	put_amount(c, c->out, n->total, true);
-	buf_printf(c->out, " (%.2f%%), self ", 100.0 * (double)n->total / (double)c->total);
-	put_amount(c, c->out, n->self, false);
-	buf_puts(c->out, "</title>");
+	buf_printf(c->out, "\n%s", cnt);
+	if (!has_unit) {
+		buf_puts(c->out, " ");
+		put_text(c, unit(c), SIZE_MAX);
+	}
+	buf_printf(c->out, " (%.2f%%), self %s</title>", 100.0 * (double)n->total / (double)c->total,
+		   self);
 }
 
 static int emit_node(const struct render_node *n, void *arg)
@@ -227,6 +227,7 @@ static bool same_day(uint64_t a_ns, uint64_t b_ns)
 static void put_info(struct svg_ctx *c, struct buf *b)
 {
 	const struct stackset *ss = c->ss;
+	bool has_unit;
 	char cnt[32];
 
 	if (ss->type && ss->type[0])
@@ -242,7 +243,8 @@ static void put_info(struct svg_ctx *c, struct buf *b)
 			buf_printf(b, " (%.1f s)", (double)(ss->end_ns - ss->start_ns) / 1e9);
 		buf_puts(b, MIDDOT);
 	}
-	put_amount(c, b, c->total, true);
+	fmt_amount(c, cnt, c->total, &has_unit);
+	buf_printf(b, has_unit ? "%s" : "%s %s", cnt, unit(c));
 	if (ss->rate_hz)
 		buf_printf(b, MIDDOT "%u Hz", ss->rate_hz);
 	if (c->coalesced) {
