@@ -1,17 +1,16 @@
-/* memory.bpf.h: which code makes memory resident.  The x86 tracepoint
- * exceptions:page_fault_user (tp_btf: no kprobes, no tracefs, no
- * trampoline) fires for every fault a thread takes in user mode, in that
- * thread's context.  A fault on a page that is not present (first touch
- * of anonymous memory, a file page mapped in) or a write to a present
- * read-only page (copy on write) is what makes a page resident; each
- * counts PAGE_SIZE bytes.
- *
- * Sampled by bytes: a per-CPU counter adds the bytes of each fault, and
- * the fault that crosses the CPU's next threshold walks the thread's
- * native and Python stacks and sends one event weighted by the bytes
- * counted since the last one.  The threshold is drawn anew each time,
- * uniformly in [N/2, 3N/2), so a program that touches memory in a period
- * cannot line up with it.  Every other fault costs one map lookup.
+/* memory.bpf.h: which code makes memory resident.  The kernel counts
+ * every page fault in a per-CPU software perf event (PERF_COUNT_SW_PAGE_
+ * FAULTS: a counter increment, no program run); every Nth fault on a CPU
+ * runs this program, in the faulting thread's context, which walks that
+ * thread's native and Python stacks and sends one event weighted by the N
+ * pages it stands for.  A fault makes a page resident (first touch of
+ * anonymous memory, a file page mapped in, copy on write), so the weights
+ * add up to the memory made resident, by the stacks that touched it;
+ * faults taken inside a system call on user memory (read() into a fresh
+ * buffer) count too, with the user stack that made the call.  Userspace
+ * sets N from --memory-sample-kib and redraws it every second, uniformly
+ * in [N/2, 3N/2), so a program that touches memory with a period cannot
+ * line up with the sampling.
  *
  * Included by sample.bpf.c after python.bpf.h and stackcap.bpf.h. */
 #ifndef PROFD_MEMORY_BPF_H
@@ -20,24 +19,6 @@
 #include "stackcap.bpf.h"
 
 #define MEMORY_PYROT_SLOT 3 /* py_rotate slot of this program */
-#define X86_PF_PROT 0x1     /* the page was present: a protection fault */
-#define X86_PF_WRITE 0x2
-
-/* Set by userspace before load. */
-const volatile __u32 memory_enabled = 0;
-const volatile __u64 memory_sample_bytes = 512 * 1024; /* mean bytes per event */
-
-struct memory_cpu {
-	__u64 bytes; /* counted since the last event */
-	__u64 next;  /* the threshold that sends the next event */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct memory_cpu);
-} memory_cpus SEC(".maps");
 
 /* The walks build stacks here: a sample's perf interrupt may come while
  * this program runs and uses the sampler's slots. */
@@ -47,13 +28,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct profd_stack);
 } memory_scratch SEC(".maps");
-
-static __always_inline __u64 memory_threshold(void)
-{
-	__u64 n = memory_sample_bytes;
-
-	return n / 2 + (n > 1 ? bpf_get_prandom_u32() % n : 0);
-}
 
 /* The faulting thread's native and Python stacks, sent with weight bytes. */
 static __always_inline void memory_send(void *ctx, struct task_struct *t, __u64 bytes,
@@ -89,35 +63,15 @@ static __always_inline void memory_send(void *ctx, struct task_struct *t, __u64 
 	count(PROFD_CNT_MEMORY_SENT);
 }
 
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs,
-	     unsigned long error_code)
+SEC("perf_event")
+int on_page_faults(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct memory_cpu *c;
-	__u32 zero = 0;
-	__u64 bytes;
 
-	if (!memory_enabled)
-		return 0;
-	/* Present and not a write: a spurious or access fault, nothing new. */
-	if ((error_code & X86_PF_PROT) && !(error_code & X86_PF_WRITE))
-		return 0;
-	if (!selected(t->tgid))
-		return 0;
-	c = bpf_map_lookup_elem(&memory_cpus, &zero);
-	if (!c)
-		return 0;
-	c->bytes += 4096;
-	if (!c->next)
-		c->next = memory_threshold();
-	if (c->bytes < c->next)
-		return 0;
-	bytes = c->bytes;
-	c->bytes = 0;
-	c->next = memory_threshold();
 	count(PROFD_CNT_MEMORY_WALKS);
-	memory_send(ctx, t, bytes, address);
+	if (!t->mm || (t->flags & PF_KTHREAD) || !selected(t->tgid))
+		return 0;
+	memory_send(ctx, t, ctx->sample_period * 4096, ctx->addr);
 	return 0;
 }
 

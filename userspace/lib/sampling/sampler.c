@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu.h"
@@ -29,6 +31,12 @@ struct sampler {
 	int *perf_fds;
 	struct throttle_ring *throttle; /* one per sampled CPU (throttle.h) */
 	struct throttle_counts throttled; /* written by the reader of the rings */
+	/* --memory: a page-fault counting event per CPU (memory.bpf.h), its
+	 * period (faults per event) redrawn around memory_pages each second. */
+	struct bpf_link **mem_links;
+	int *mem_fds;
+	uint64_t memory_pages;
+	uint64_t memory_redraw_ns;
 	int ncpus;               /* entries in links/perf_fds */
 	int nsampled;            /* CPUs actually attached */
 	int npossible;
@@ -153,6 +161,70 @@ static int open_cpu_clock(int cpu, uint32_t rate_hz)
 	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Every Nth page fault on cpu overflows: the kernel only counts the rest. */
+static int open_page_faults(int cpu, uint64_t period)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+	attr.sample_period = period;
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* A period drawn uniformly from [N/2, 3N/2): no program's own rhythm of
+ * touching memory can line up with the sampling. */
+static uint64_t memory_period(const struct sampler *s)
+{
+	uint64_t n = s->memory_pages;
+
+	return n / 2 + (n > 1 ? (uint64_t)random() % n : 0) + (n < 2);
+}
+
+/* --memory on one CPU; trouble there only leaves that CPU's faults out. */
+static void attach_memory(struct sampler *s, int cpu)
+{
+	int fd;
+
+	if (!s->memory_pages)
+		return;
+	fd = open_page_faults(cpu, memory_period(s));
+	if (fd < 0) {
+		log_warn("sampler: page-fault event on cpu %d: %s", cpu, strerror(errno));
+		return;
+	}
+	s->mem_links[cpu] = bpf_program__attach_perf_event(s->skel->progs.on_page_faults, fd);
+	if (!s->mem_links[cpu]) {
+		log_warn("sampler: attaching the memory program on cpu %d: %s", cpu, strerror(errno));
+		close(fd);
+		return;
+	}
+	s->mem_fds[cpu] = fd;
+}
+
+/* Once a second: every CPU's page-fault event gets a new period. */
+static void redraw_memory_periods(struct sampler *s)
+{
+	struct timespec ts;
+	uint64_t now, period;
+	int cpu;
+
+	if (!s->memory_pages)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (now < s->memory_redraw_ns)
+		return;
+	s->memory_redraw_ns = now + 1000000000ull;
+	for (cpu = 0; cpu < s->ncpus; cpu++) {
+		period = memory_period(s);
+		if (s->mem_fds[cpu] >= 0)
+			ioctl(s->mem_fds[cpu], PERF_EVENT_IOC_PERIOD, &period);
+	}
+}
+
 /* The kernel reports throttling only into the event's own ring. */
 static void watch_throttle(struct sampler *s, int cpu, int fd)
 {
@@ -188,6 +260,7 @@ static int attach_cpu(struct sampler *s, int cpu, uint32_t rate_hz)
 		return -errno ? -errno : -EINVAL;
 	}
 	watch_throttle(s, cpu, fd);
+	attach_memory(s, cpu);
 	s->nsampled++;
 	return 0;
 }
@@ -266,10 +339,10 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (o->offcpu_min_ns)
 		s->skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
 	bpf_program__set_autoload(s->skel->progs.on_sched_switch, o->offcpu);
-	s->skel->rodata->memory_enabled = o->memory;
-	if (o->memory_sample_bytes)
-		s->skel->rodata->memory_sample_bytes = o->memory_sample_bytes;
-	bpf_program__set_autoload(s->skel->progs.on_page_fault_user, o->memory);
+	s->memory_pages = o->memory ? (o->memory_sample_bytes ? o->memory_sample_bytes : 512 << 10) / 4096
+				    : 0;
+	if (o->memory && !s->memory_pages)
+		s->memory_pages = 1;
 	/* Woken per batch, a quarter of the ring at most (stackhash.bpf.h). */
 	s->skel->rodata->wakeup_bytes = rb / 4 < 64 * 1024 ? rb / 4 : 64 * 1024;
 	s->uopts.table_bytes = o->unwind_table_bytes;
@@ -342,11 +415,13 @@ struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, 
 	s->links = calloc((size_t)s->npossible, sizeof(*s->links));
 	s->perf_fds = malloc((size_t)s->npossible * sizeof(int));
 	s->throttle = calloc((size_t)s->npossible, sizeof(*s->throttle));
-	if (!s->links || !s->perf_fds || !s->throttle)
+	s->mem_links = calloc((size_t)s->npossible, sizeof(*s->mem_links));
+	s->mem_fds = malloc((size_t)s->npossible * sizeof(int));
+	if (!s->links || !s->perf_fds || !s->throttle || !s->mem_links || !s->mem_fds)
 		goto fail;
 	s->ncpus = s->npossible;
 	for (i = 0; i < s->npossible; i++)
-		s->perf_fds[i] = -1;
+		s->perf_fds[i] = s->mem_fds[i] = -1;
 
 	s->skel = sample_bpf__open();
 	if (!s->skel) {
@@ -431,7 +506,12 @@ void sampler_close(struct sampler *s)
 		throttle_ring_unmap(&s->throttle[i]);
 		if (s->perf_fds[i] >= 0)
 			close(s->perf_fds[i]);
+		bpf_link__destroy(s->mem_links[i]);
+		if (s->mem_fds[i] >= 0)
+			close(s->mem_fds[i]);
 	}
+	free(s->mem_links);
+	free(s->mem_fds);
 	free(s->throttle);
 	free(s->links);
 	free(s->perf_fds);
@@ -472,6 +552,7 @@ int sampler_consume(struct sampler *s)
 
 	m = ring_buffer__consume(s->rb);
 	read_throttle(s);
+	redraw_memory_periods(s);
 	return n < 0 ? n : m < 0 ? m : n + m;
 }
 
