@@ -151,6 +151,19 @@ uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns);
 /* *stable is set false when a frame may be named differently later (an
  * address outside the known maps, an unreadable code object, Python
  * frames before the interpreter is known): such a stack is not memoized. */
+/* For events other than CPU samples (off-CPU, memory) that name a
+ * sample's three stacks (s, from ingest_sample_of): their frames, or
+ * -EAGAIN while maps or a file's symbols are being read and the event is
+ * not final (it waits to the batch end like a sample). */
+int ingest_event_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
+			bool final, uint32_t *ids, uint32_t max, uint32_t *n);
+/* Such an event's process (comm: PROFD_COMM_LEN + 1 bytes, filled from
+ * raw_comm), its Python detection asked; NULL counted as dropped. */
+struct proc *ingest_event_proc(struct ingest *in, const struct profd_sample *s, char *comm,
+			       const char raw_comm[PROFD_COMM_LEN]);
+/* Count weight of a profile type under the stack ids; -ENOMEM counted. */
+int ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint32_t *ids,
+			uint32_t n, const struct profd_sample *s, const char *comm, uint64_t weight);
 int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
 			const struct raw_stack *u, const struct raw_stack *k,
 			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n,

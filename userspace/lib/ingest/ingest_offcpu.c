@@ -75,23 +75,11 @@ static int add_leaf(struct ingest *in, const char *name, uint32_t *ids, uint32_t
 static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
 			  bool preempted, bool final, uint32_t *ids, uint32_t max, uint32_t *n)
 {
-	const struct raw_stack *u, *k, *py;
 	const struct stackset *dict;
-	bool stable = true, lost;
-	int err;
+	int err = ingest_event_frames(in, p, s, final, ids, max, n);
 
-	in->frames_wait = false;
-	lost = !ingest_sample_stacks(in, s, &k, &u, &py);
-	ingest_keep_unwind_tables(in, p, s);
-	err = ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
 	if (err)
 		return err;
-	/* As for samples: maps or a file's symbols still being read on the
-	 * worker are waited for until the batch end, not named by offset. */
-	if (!stable && !final && (in->frames_wait || ingest_waits_for_maps(p, s)))
-		return -EAGAIN;
-	if (lost)
-		in->c.stack_lost++;
 	dict = in->agg->dict;
 	while (*n && dict->frames[ids[*n - 1]].kind == FRAME_KERNEL &&
 	       (!strncmp(dict->frames[ids[*n - 1]].name, "bpf_", 4) ||
@@ -128,7 +116,6 @@ int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool fi
 	struct profd_offcpu_event e;
 	struct profd_sample s;
 	struct proc *p;
-	int64_t idx;
 	int err = 0;
 
 	if (len < sizeof(e)) {
@@ -137,16 +124,11 @@ int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool fi
 	}
 	memcpy(&e, data, sizeof(e));
 	as_sample(&e, &s);
-	memcpy(comm, e.comm, PROFD_COMM_LEN);
-	comm[PROFD_COMM_LEN] = '\0';
-	p = ingest_sample_proc(in, &s, comm);
+	p = ingest_event_proc(in, &s, comm, e.comm);
 	if (!p) {
 		in->c.offcpu_events++;
-		in->c.dropped_noproc++;
 		return 0;
 	}
-	if (!p->py_checked)
-		ingest_detect_python(in, p, s.time_ns);
 	if (e.flags & PROFD_OFFCPU_UNCAPTURED)
 		err = add_leaf(in, "[off-cpu: stack not walked]", ids, &n);
 	else
@@ -154,12 +136,9 @@ int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool fi
 	if (err == -EAGAIN)
 		return err; /* counted when it is taken again */
 	in->c.offcpu_events++;
-	idx = err ? -1 : aggregate_stack(in->agg, p, ids, n);
-	if (idx < 0 || aggregate_add(in->agg, p, AGG_OFFCPU, (uint32_t)idx, e.tid, comm,
-				     ingest_realtime(in, e.time_ns), e.duration_ns)) {
+	if (err)
 		in->c.dropped_nomem++;
-		return 0;
-	}
-	in->c.offcpu_aggregated++;
+	else if (!ingest_count_weight(in, p, AGG_OFFCPU, ids, n, &s, comm, e.duration_ns))
+		in->c.offcpu_aggregated++;
 	return 0;
 }

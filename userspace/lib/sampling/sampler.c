@@ -148,29 +148,18 @@ static bool *online_cpus(int npossible)
 	return online;
 }
 
-static int open_cpu_clock(int cpu, uint32_t rate_hz)
+/* A software event on cpu for every task: config PERF_COUNT_SW_*, with
+ * hz samples a second (freq) or one every period counts. */
+static int open_sw_event(int cpu, uint64_t config, uint32_t hz, uint64_t period)
 {
 	struct perf_event_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.freq = 1;
-	attr.sample_freq = rate_hz;
-	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-/* Every Nth page fault on cpu overflows: the kernel only counts the rest. */
-static int open_page_faults(int cpu, uint64_t period)
-{
-	struct perf_event_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_PAGE_FAULTS;
-	attr.sample_period = period;
+	attr.config = config;
+	attr.freq = hz != 0;
+	attr.sample_period = hz ? hz : period; /* a union with sample_freq */
 	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -190,7 +179,8 @@ static void attach_memory(struct sampler *s, int cpu)
 
 	if (!s->memory_pages)
 		return;
-	fd = open_page_faults(cpu, memory_period(s));
+	/* Every Nth page fault on cpu overflows: the kernel only counts the rest. */
+	fd = open_sw_event(cpu, PERF_COUNT_SW_PAGE_FAULTS, 0, memory_period(s));
 	if (fd < 0) {
 		log_warn("sampler: page-fault event on cpu %d: %s", cpu, strerror(errno));
 		return;
@@ -240,7 +230,7 @@ static void watch_throttle(struct sampler *s, int cpu, int fd)
 /* Sample one CPU: 0, -ENODEV when it went offline meanwhile, or -errno. */
 static int attach_cpu(struct sampler *s, int cpu, uint32_t rate_hz)
 {
-	int fd = open_cpu_clock(cpu, rate_hz);
+	int fd = open_sw_event(cpu, PERF_COUNT_SW_CPU_CLOCK, rate_hz, 0);
 
 	if (fd < 0) {
 		if (errno != ENODEV)
