@@ -13,6 +13,10 @@
 
 #define RAW_CACHE_MAX 32768
 #define PENDING_MAX 4096
+/* An event waiting for the worker (its process's maps, a file's symbols)
+ * is kept up to this long (two batch ends can come a few ms apart), then
+ * named as well as it can be: a dump half a second later has it. */
+#define PENDING_HOLD_NS 400000000ull
 #define MEMO_MAX 65536 /* per process; a full memo starts over */
 /* Merged frames: user + Python + kernel, plus room for root frames. */
 #define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
@@ -270,6 +274,7 @@ static bool defer(struct ingest *in, const void *ev, size_t len)
 	pe = &in->pending[in->npending++];
 	memcpy(&pe->ev, ev, len);
 	pe->tries = 0;
+	pe->since_ns = now_ns(CLOCK_MONOTONIC);
 	pe->waits_file = in->frames_wait;
 	in->c.deferred++;
 	return true;
@@ -396,13 +401,15 @@ struct proc *ingest_sample_proc(struct ingest *in, const struct profd_sample *e,
 
 /* final: a retry at the end of the batch, when a stack record that has
  * still not come never will. */
-static void on_sample(struct ingest *in, const struct profd_sample *e, bool final)
+/* Count a sample; -EAGAIN when it must wait for the worker or its stack
+ * record (unless final): a fresh one (!retried) is then deferred here. */
+static int on_sample(struct ingest *in, const struct profd_sample *e, bool retried, bool final)
 {
 	char comm[PROFD_COMM_LEN + 1];
 	struct proc *p;
 	int64_t idx;
 
-	if (!final) {
+	if (!retried) {
 		in->c.samples++;
 		if (!in->c.first_sample_mono_ns)
 			in->c.first_sample_mono_ns = e->time_ns;
@@ -411,15 +418,16 @@ static void on_sample(struct ingest *in, const struct profd_sample *e, bool fina
 	p = ingest_sample_proc(in, e, comm);
 	if (!p) {
 		in->c.dropped_noproc++;
-		return;
+		return 0;
 	}
 	if (!p->py_checked)
 		ingest_detect_python(in, p, e->time_ns);
 	ingest_keep_unwind_tables(in, p, e);
 	idx = stack_index(in, p, e, final || in->npending >= PENDING_MAX);
 	if (idx == -EAGAIN) { /* not final: the pending list has room */
-		defer(in, e, sizeof(*e));
-		return;
+		if (!retried)
+			defer(in, e, sizeof(*e));
+		return -EAGAIN;
 	}
 	if (e->pystack_id)
 		in->c.py_samples++;
@@ -432,9 +440,10 @@ static void on_sample(struct ingest *in, const struct profd_sample *e, bool fina
 			  ingest_realtime(in, e->time_ns), 1))
 		goto nomem;
 	in->c.aggregated++;
-	return;
+	return 0;
 nomem:
 	in->c.dropped_nomem++;
+	return 0;
 }
 
 /* One deferred event again: counted now if final, else kept (0) or
@@ -446,37 +455,57 @@ static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
 	const struct profd_sample *e = &pe->ev.sample;
 	struct proc *p;
 
+	/* A file whose symbols it waits for is still being read. */
+	if (!final && pe->waits_file && symbolizer_loading(in->sym))
+		return -EAGAIN;
 	if (e->type == PROFD_EV_GPU)
 		return ingest_gpu_event(in, &pe->ev.gpu, sizeof(pe->ev.gpu), final);
-	if (!final && pe->waits_file && symbolizer_loading(in->sym) &&
-	    (e->type == PROFD_EV_OFFCPU || e->type == PROFD_EV_MEMORY))
-		return -EAGAIN;
 	if (e->type == PROFD_EV_OFFCPU)
 		return ingest_offcpu_event(in, &pe->ev.offcpu, sizeof(pe->ev.offcpu), final);
 	if (e->type == PROFD_EV_MEMORY)
 		return ingest_memory_event(in, &pe->ev.memory, sizeof(pe->ev.memory), final);
 	if (!final && !ingest_sample_stacks(in, e, &k, &u, &py))
 		return -EAGAIN;
-	if (!final && pe->waits_file && symbolizer_loading(in->sym))
-		return -EAGAIN;
 	p = proctable_find_live(in->pt, e->pid);
 	if (!final && p && (!e->start_ns || p->start_time == start_ticks(e->start_ns)) &&
 	    ingest_waits_for_maps(p, e))
 		return -EAGAIN;
-	on_sample(in, e, true);
-	return 0;
+	return on_sample(in, e, true, final);
+}
+
+/* Whether pe waits for an answer from the worker: a file's symbols, or
+ * its process's maps (every event type starts with type and pid). */
+static bool waits_for_worker(struct ingest *in, const struct ingest_pending *pe)
+{
+	const struct proc *p;
+
+	if (pe->waits_file && symbolizer_loading(in->sym))
+		return true;
+	p = proctable_find_live(in->pt, pe->ev.sample.pid);
+	return p && p->maps_pending;
 }
 
 void ingest_end_batch(struct ingest *in)
 {
 	size_t i, n = in->npending, kept = 0;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 	for (i = 0; i < n; i++) {
 		struct ingest_pending *pe = &in->pending[i];
-		bool final = ++pe->tries >= 2;
 
-		if (retry(in, pe, final) == -EAGAIN)
-			in->pending[kept++] = *pe;
+		pe->tries++;
+		in->frames_wait = false;
+		if (retry(in, pe, false) != -EAGAIN)
+			continue;
+		/* What it waits for now: its maps may have come and a file's
+		 * symbols be asked for only in this try. */
+		pe->waits_file = pe->waits_file || in->frames_wait;
+		if (pe->tries >= 2 &&
+		    (now - pe->since_ns >= PENDING_HOLD_NS || !waits_for_worker(in, pe))) {
+			retry(in, pe, true); /* named as well as it can be now */
+			continue;
+		}
+		in->pending[kept++] = *pe;
 	}
 	in->npending = kept;
 }
@@ -549,7 +578,7 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 		struct profd_sample e;
 
 		memcpy(&e, data, sizeof(e));
-		on_sample(in, &e, false);
+		on_sample(in, &e, false, false);
 	} else if (type == PROFD_EV_OFFCPU) {
 		if (ingest_offcpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
 			defer(in, data, len);

@@ -95,6 +95,7 @@ struct ingest_pending {
 		struct profd_memory_event memory;
 	} ev;
 	uint32_t tries; /* batch ends seen so far */
+	uint64_t since_ns; /* when it was deferred (CLOCK_MONOTONIC) */
 	bool waits_file; /* for a file's symbols being read */
 };
 

@@ -39,10 +39,12 @@ static void as_sample(const struct profd_gpu_event *e, struct profd_sample *s)
 /* "kernel NAME" for a launch through the runtime API: the first argument
  * is the host stub, a function of the process named like the kernel.
  * Cached per process and stub once named. */
-static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, uint64_t start)
+static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, uint64_t start,
+			    bool final)
 {
 	uint64_t key = stub ^ STUB_KEY_BIT, v;
 	uint32_t kind = FRAME_UNKNOWN;
+	bool named;
 	struct buf name, label;
 	int64_t id = -1;
 
@@ -54,8 +56,10 @@ static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, ui
 	 * have them read (on the worker); named by a later call. */
 	if ((!p->maps_loaded || !procmaps_find(&p->maps, stub)) && p->maps_mono_ns < start)
 		ingest_request_maps(in, p, stub, start);
-	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, stub, false, &name, &kind, NULL) == 0 &&
-	    buf_cstr(&name)) {
+	named = symbolizer_user(in->sym, (int)p->pid, &p->maps, stub, false, &name, &kind, NULL) == 0 &&
+		buf_cstr(&name);
+	in->frames_wait = symbolizer_waiting(in->sym);
+	if (named && (final || (kind != FRAME_UNKNOWN && !in->frames_wait))) {
 		buf_printf(&label, "kernel %s", name.data);
 		if (buf_cstr(&label))
 			id = aggregate_frame(in->agg, FRAME_GPU, label.data);
@@ -64,11 +68,14 @@ static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, ui
 		hashmap_put(&p->user_frames, key, (uint64_t)id + 1);
 	buf_free(&name);
 	buf_free(&label);
+	/* Its maps or its file's symbols are on the way: wait for them. */
+	if (id < 0 && !final && (kind == FRAME_UNKNOWN || in->frames_wait || p->maps_pending))
+		return -EAGAIN;
 	return id;
 }
 
 static int add_leaves(struct ingest *in, struct proc *p, const struct profd_gpu_event *e,
-		      uint32_t *ids, uint32_t *n)
+		      uint32_t *ids, uint32_t *n, bool final)
 {
 	char text[256];
 	int64_t id;
@@ -79,7 +86,9 @@ static int add_leaves(struct ingest *in, struct proc *p, const struct profd_gpu_
 		return (int)id;
 	ids[(*n)++] = (uint32_t)id;
 	if (e->source == PROFD_GPU_SRC_CUDA && gpu_cuda_fn_has_stub(e->nr) && e->arg) {
-		id = kernel_frame(in, p, e->arg, e->time_ns);
+		id = kernel_frame(in, p, e->arg, e->time_ns, final);
+		if (id == -EAGAIN)
+			return -EAGAIN;
 		if (id >= 0)
 			ids[(*n)++] = (uint32_t)id;
 	}
@@ -91,20 +100,17 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 {
 	const struct raw_stack *u, *k, *py;
 	char comm[PROFD_COMM_LEN + 1];
-	uint32_t ids[MAX_FRAMES + LEAF_FRAMES], n;
-	bool stable = true; /* GPU calls are few: no memo */
+	uint32_t ids[MAX_FRAMES + LEAF_FRAMES], n; /* GPU calls are few: no memo */
 	struct profd_sample s;
+	int err;
 	struct proc *p;
 	int64_t idx;
 	bool cuda = e->source == PROFD_GPU_SRC_CUDA;
 	uint64_t when;
 
 	as_sample(e, &s);
-	if (!ingest_sample_stacks(in, &s, &k, &u, &py)) {
-		if (!final)
-			return -EAGAIN; /* its record is in the other ring: later */
-		in->c.stack_lost++;
-	}
+	if (!ingest_sample_stacks(in, &s, &k, &u, &py) && !final)
+		return -EAGAIN; /* its record is in the other ring: later */
 	memcpy(comm, e->comm, PROFD_COMM_LEN);
 	comm[PROFD_COMM_LEN] = '\0';
 	p = proctable_get(in->pt, e->pid, comm);
@@ -112,9 +118,15 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 		goto nomem;
 	if (!p->py_checked)
 		ingest_detect_python(in, p, s.time_ns);
-	ingest_keep_unwind_tables(in, p, &s);
-	if (ingest_build_frames(in, p, &s, u, k, py, ids, MAX_FRAMES, &n, &stable) ||
-	    add_leaves(in, p, e, ids, &n))
+	/* Its maps or a library's symbols still being read: the batch end. */
+	err = ingest_event_frames(in, p, &s, final, ids, MAX_FRAMES, &n);
+	if (err == -EAGAIN)
+		return err;
+	if (!err)
+		err = add_leaves(in, p, e, ids, &n, final);
+	if (err == -EAGAIN)
+		return err;
+	if (err)
 		goto nomem;
 	idx = aggregate_stack(in->agg, p, ids, n);
 	when = ingest_realtime(in, e->time_ns);
