@@ -25,6 +25,7 @@
 #include "duration.h"
 #include "gpu.h"
 #include "log.h"
+#include "optvalue.h"
 #include "sdnotify.h"
 #include "symcache.h"
 #include "unwinder.h"
@@ -148,26 +149,13 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || v < min || v > max || *s == '-')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int add_pid(struct daemon_config *c, const char *arg)
 {
 	uint64_t pid;
 	uint32_t *p;
 	char path[64];
 
-	if (parse_u64(arg, 1, 0x3fffffff, &pid)) {
+	if (optvalue_u64(arg, 1, 0x3fffffff, &pid)) {
 		fprintf(stderr, "profd: --pid: '%s' is not a process id\n", arg);
 		return -EINVAL;
 	}
@@ -220,32 +208,6 @@ static int opt_gpu(struct daemon_config *c, int opt, const char *arg)
 	return -EINVAL;
 }
 
-static int opt_duration(const char *name, const char *arg, uint64_t *out)
-{
-	if (duration_parse(arg, out) == 0)
-		return 0;
-	fprintf(stderr, "profd: --%s: '%s' is not a duration (e.g. 10s, 5m, 24h)\n", name, arg);
-	return -EINVAL;
-}
-
-static int opt_number(const char *name, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
-{
-	if (parse_u64(arg, min, max, out) == 0)
-		return 0;
-	fprintf(stderr, "profd: --%s: '%s' must be a number from %llu to %llu\n", name, arg,
-		(unsigned long long)min, (unsigned long long)max);
-	return -EINVAL;
-}
-
-/* Says where a rejected value came from when the config file set it. */
-static void parse_error_origin(const struct config_argv *ca, int index)
-{
-	unsigned line = config_argv_line(ca, index);
-
-	if (line)
-		fprintf(stderr, "profd: (set at %s:%u)\n", ca->path, line);
-}
-
 /* One getopt pass over the config file's options, then the command
  * line's (config_to_argv).  A --pid or --all-processes on the command
  * line replaces the file's pids rather than adding to them.
@@ -280,19 +242,19 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 		case 'a': break;
 		case 'p': err = add_pid(c, optarg); break;
 		case 'r':
-			err = opt_number("rate", optarg, 1, 100000, &v);
+			err = optvalue_number("rate", optarg, 1, 100000, &v);
 			c->rate_hz = (uint32_t)v;
 			break;
 		case 's': c->socket_path = optarg; break;
-		case OPT_RETENTION: err = opt_duration("retention", optarg, &c->retention_ns); break;
-		case OPT_BUCKET: err = opt_duration("bucket", optarg, &c->bucket_ns); break;
-		case OPT_DURATION: err = opt_duration("duration", optarg, &c->duration_ns); break;
+		case OPT_RETENTION: err = optvalue_duration("retention", optarg, &c->retention_ns); break;
+		case OPT_BUCKET: err = optvalue_duration("bucket", optarg, &c->bucket_ns); break;
+		case OPT_DURATION: err = optvalue_duration("duration", optarg, &c->duration_ns); break;
 		case OPT_MAX_PROCS:
-			err = opt_number("max-procs", optarg, 16, 10000000, &v);
+			err = optvalue_number("max-procs", optarg, 16, 10000000, &v);
 			c->max_procs = (size_t)v;
 			break;
 		case OPT_RINGBUF:
-			err = opt_number("ringbuf-size", optarg, 4096, 1u << 30, &v);
+			err = optvalue_number("ringbuf-size", optarg, 4096, 1u << 30, &v);
 			if (!err && (v & (v - 1))) {
 				fprintf(stderr, "profd: --ringbuf-size must be a power of two\n");
 				err = -EINVAL;
@@ -300,21 +262,21 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 			c->ringbuf_bytes = (uint32_t)v;
 			break;
 		case OPT_STACKMAP:
-			err = opt_number("stack-map-entries", optarg, 64, 1u << 22, &v);
+			err = optvalue_number("stack-map-entries", optarg, 64, 1u << 22, &v);
 			c->stack_map_entries = (uint32_t)v;
 			break;
 		case OPT_PY_UPROBE: c->python_uprobe = true; break;
 		case OPT_STATE_DIR: c->state_dir = optarg; break;
 		case OPT_NO_HISTORY: c->no_history = true; break;
 		case OPT_HISTORY_MAX:
-			err = opt_number("history-max-size", optarg, 1u << 20, 1ull << 44, &c->history_max_bytes);
+			err = optvalue_number("history-max-size", optarg, 1u << 20, 1ull << 44, &c->history_max_bytes);
 			break;
-		case OPT_FLUSH_INTERVAL: err = opt_duration("flush-interval", optarg, &c->flush_interval_ns); break;
+		case OPT_FLUSH_INTERVAL: err = optvalue_duration("flush-interval", optarg, &c->flush_interval_ns); break;
 		case OPT_MAX_STACKS:
-			err = opt_number("max-stacks-per-process", optarg, 16, 100000000, &c->max_stacks);
+			err = optvalue_number("max-stacks-per-process", optarg, 16, 100000000, &c->max_stacks);
 			break;
 		case OPT_UNWIND_BYTES:
-			err = opt_number("unwind-table-bytes", optarg, 1u << 20, 1ull << 34, &v);
+			err = optvalue_number("unwind-table-bytes", optarg, 1u << 20, 1ull << 34, &v);
 			c->unwind_table_bytes = v;
 			break;
 		case OPT_CONFIG: break; /* read already, by config_find_path */
@@ -324,23 +286,23 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 		case OPT_OFFCPU: c->offcpu = true; break;
 		case OPT_NO_OFFCPU: c->offcpu = false; break;
 		case OPT_OFFCPU_MIN:
-			err = opt_duration("off-cpu-threshold", optarg, &c->offcpu_min_ns);
+			err = optvalue_duration("off-cpu-threshold", optarg, &c->offcpu_min_ns);
 			break;
 		case OPT_MEMORY: c->memory = true; break;
 		case OPT_NO_MEMORY: c->memory = false; break;
 		case OPT_MEMORY_KIB:
-			err = opt_number("memory-sample-kib", optarg, 4, 1u << 20, &c->memory_sample_kib);
+			err = optvalue_number("memory-sample-kib", optarg, 4, 1u << 20, &c->memory_sample_kib);
 			break;
 		case OPT_PUSH: c->push_url = optarg; break;
 		case OPT_PUSH_INTERVAL:
-			err = opt_duration("push-interval", optarg, &c->push_interval_ns);
+			err = optvalue_duration("push-interval", optarg, &c->push_interval_ns);
 			break;
 		case 'v': c->verbose++; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -1;
 		}
 		if (err) {
-			parse_error_origin(ca, optind - 1);
+			optvalue_origin(ca, optind - 1);
 			return -1;
 		}
 	}
