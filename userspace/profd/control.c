@@ -726,22 +726,6 @@ static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *
 
 /* A dump waits this long at most for ingest to read the rings. */
 #define DUMP_CATCH_UP_MS 200
-#define DUMP_SETTLE_NS (600ull * 1000000ull)
-
-/* What was sampled until now, and the events of it still waiting for the
- * worker (a new process's maps, a library's symbols; ingest holds them
- * 400 ms at most): a dump right after a program started counts and names
- * its last samples.  Bounded: a steady stream of new stacks ends it. */
-static void settle(struct daemon *d)
-{
-	uint64_t end = daemon_mono_ns() + DUMP_SETTLE_NS;
-
-	daemon_catch_up(d, DUMP_CATCH_UP_MS);
-	while (__atomic_load_n(&d->in.npending, __ATOMIC_RELAXED) && daemon_mono_ns() < end) {
-		usleep(20000);
-		daemon_catch_up(d, DUMP_CATCH_UP_MS);
-	}
-}
 
 /* Selection and memory under both locks, history under its own, the
  * encoding under none. */
@@ -752,7 +736,7 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	ssize_t nsel;
 	int err = 0;
 
-	settle(d); /* what was sampled until now */
+	daemon_catch_up(d, DUMP_CATCH_UP_MS); /* what was sampled until now */
 	pthread_mutex_lock(&d->hist_lock);
 	daemon_lock_other(d);
 	dp->sel = calloc(2 * d->pt.n + r->npids + 1, sizeof(*dp->sel));
