@@ -14,9 +14,9 @@
 #define RAW_CACHE_MAX 32768
 #define PENDING_MAX 4096
 /* An event waiting for the worker (its process's maps, a file's symbols)
- * is kept up to this long (two batch ends can come a few ms apart), then
- * named as well as it can be: a dump half a second later has it. */
-#define PENDING_HOLD_NS 400000000ull
+ * of a live process is kept up to this long (two batch ends can come a few
+ * ms apart), then named as well as it can be. */
+#define PENDING_HOLD_NS 300000000ull
 #define MEMO_MAX 65536 /* per process; a full memo starts over */
 /* Merged frames: user + Python + kernel, plus room for root frames. */
 #define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
@@ -477,12 +477,16 @@ static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
  * its process's maps (every event type starts with type and pid). */
 static bool waits_for_worker(struct ingest *in, const struct ingest_pending *pe)
 {
-	const struct proc *p;
+	const struct proc *p = proctable_find_live(in->pt, pe->ev.sample.pid);
 
+	if (!p) /* gone (an exec storm): named now, nothing kept for it */
+		return false;
 	if (pe->waits_file && symbolizer_loading(in->sym))
 		return true;
-	p = proctable_find_live(in->pt, pe->ev.sample.pid);
-	return p && p->maps_pending;
+	/* A CPU sample does not wait longer for maps (a new process's first
+	 * samples, every exec of a storm); rarer events (GPU, off-CPU, memory)
+	 * do. */
+	return pe->ev.sample.type != PROFD_EV_SAMPLE && p->maps_pending;
 }
 
 void ingest_end_batch(struct ingest *in)
