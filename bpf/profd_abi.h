@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 12
+#define PROFD_ABI_VERSION 13
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
@@ -29,6 +29,7 @@ enum profd_event_type {
 	PROFD_EV_STACK = 5, /* struct profd_stack: a stack's frames, sent once per generation */
 	PROFD_EV_OFFCPU = 6, /* struct profd_offcpu_event: a thread was off CPU this long */
 	PROFD_EV_MEMORY = 7, /* struct profd_memory_event: bytes made resident by a stack */
+	PROFD_EV_FORK = 8, /* struct profd_proc_event: a new process (pid) forked by ppid */
 };
 
 /* Stack kinds, mixed into the content hash so equal IPs of different
@@ -149,7 +150,7 @@ struct profd_proc_event {
 	__u64 time_ns;
 	char comm[PROFD_COMM_LEN];
 	__u64 start_ns; /* the process's start, as in profd_sample */
-	__u32 ppid;     /* the parent's tgid (exec: who started the program) */
+	__u32 ppid;     /* the parent's tgid (exec: who started the program; fork: the forker) */
 	__u32 _pad2;
 };
 
@@ -179,8 +180,8 @@ enum profd_counter {
 	PROFD_CNT_KSTACK_TRUNC,  /* kernel stack deeper than the limit */
 	PROFD_CNT_USTACK_TRUNC,  /* user stack deeper than the limit */
 	PROFD_CNT_STACKMAP_FULL, /* a new stack's record found the ringbuf full (event sent without it) */
-	PROFD_CNT_PROC_SENT,     /* exec/exit events sent */
-	PROFD_CNT_PROC_RB_FULL,  /* exec/exit events dropped */
+	PROFD_CNT_PROC_SENT,     /* fork/exec/exit events sent */
+	PROFD_CNT_PROC_RB_FULL,  /* fork/exec/exit events dropped */
 	PROFD_CNT_PY_SAMPLES,    /* samples of Python processes */
 	PROFD_CNT_PY_NO_TSTATE,  /* ... whose thread had no PyThreadState */
 	PROFD_CNT_PY_TRUNC,      /* ... with frames left out (PYSTACK_TRUNC or PYSTACK_NOROOT) */

@@ -5,8 +5,8 @@
  * and sends a small fixed-size event with the stack IDs to the ringbuf.
  * For Python processes it also walks the interpreter's frames
  * (python.bpf.h).
- * Two BTF tracepoints report exec and exit so userspace can keep its
- * process table right. */
+ * Three BTF tracepoints report fork, exec and exit so userspace can keep
+ * its process table right. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -140,10 +140,34 @@ static __always_inline int send_proc_event(struct task_struct *p, __u32 type)
 	return 0;
 }
 
+/* A new program: the Python walker must not read it with the old one's
+ * layout (a fork's inherited entry, or an exec'ed interpreter) until
+ * userspace has looked at it again. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	bpf_map_delete_elem(&py_procs, &tgid);
 	return send_proc_event(p, PROFD_EV_EXEC);
+}
+
+/* A new process (not a thread) has its parent's memory: a forked Python
+ * (multiprocessing and DataLoader workers, gunicorn and uWSGI workers)
+ * gets Python frames from its first sample, before userspace has seen it,
+ * and userspace copies the parent's maps instead of reading them. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid = BPF_CORE_READ(child, tgid), ptgid = BPF_CORE_READ(parent, tgid);
+	struct profd_py_proc *py;
+
+	if (BPF_CORE_READ(child, pid) != tgid || tgid == ptgid)
+		return 0;
+	py = bpf_map_lookup_elem(&py_procs, &ptgid);
+	if (py && selected(tgid))
+		bpf_map_update_elem(&py_procs, &tgid, py, BPF_ANY);
+	return send_proc_event(child, PROFD_EV_FORK);
 }
 
 /* Fires for every thread; only the leader's exit ends the process as far

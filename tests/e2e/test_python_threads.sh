@@ -39,8 +39,15 @@ for PY in "${PYTHONS[@]}"; do
 		ctl dump --pid "$w" --python-only -o "$T/w$w.folded" || fail "python $ver: worker $w: dump failed"
 		grep -qE '^<module> \(.*py_mp.py:[0-9]+\);main \(.*;work \(.*py_mp.py:[0-9]+\);burn \(.*py_mp.py:[0-9]+\) [0-9]+$' "$T/w$w.folded" ||
 			fail "python $ver: worker $w lacks <module>;main;...;work;burn: $(sort -t' ' -k2 -n "$T/w$w.folded" | tail -2)"
+		# Forked, not exec'ed: Python frames from its first sample (BPF
+		# and the process table take the parent's state at the fork).
+		total=$(total_samples "$T/w$w.folded")
+		burning=$(sum_matching "$T/w$w.folded" ';work \([^;]*\);burn \(')
+		echo "python $ver: worker $w: $burning of $total samples in work;burn"
+		[ $((burning * 100)) -ge $((total * 90)) ] ||
+			fail "python $ver: worker $w: only $burning of $total samples have its chain: $(sort -t' ' -k2 -n "$T/w$w.folded" | tail -2)"
 	done
-	ok "python $ver: multiprocessing workers ${WORKERS[*]} profiled with their chain"
+	ok "python $ver: multiprocessing workers ${WORKERS[*]} profiled with their chain from the start"
 	wait "$MP"
 	# Exited workers stay queryable.
 	sleep 1.5

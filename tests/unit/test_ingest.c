@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -134,11 +136,10 @@ static void send_sample(struct fixture *f, uint64_t ustack, uint32_t flags, uint
 	ingest_event(&f->in, &e, sizeof(e));
 }
 
-static char *dump_query(struct fixture *f, const struct agg_query *qp)
+static char *dump_proc_query(struct fixture *f, struct proc *p, const struct agg_query *qp)
 {
 	struct agg_query q = *qp;
 	struct stackset *ss = stackset_new();
-	struct proc *p = proctable_find_live(&f->pt, (uint32_t)getpid());
 	struct buf b;
 	char *s;
 
@@ -150,6 +151,18 @@ static char *dump_query(struct fixture *f, const struct agg_query *qp)
 	buf_free(&b);
 	stackset_free(ss);
 	return s;
+}
+
+static char *dump_query(struct fixture *f, const struct agg_query *q)
+{
+	return dump_proc_query(f, proctable_find_live(&f->pt, (uint32_t)getpid()), q);
+}
+
+static char *dump_proc_folded(struct fixture *f, struct proc *p)
+{
+	struct agg_query q = { 0, 0, 0, AGG_CPU, 0 };
+
+	return dump_proc_query(f, p, &q);
 }
 
 static char *dump_folded(struct fixture *f, uint32_t flags, uint64_t since)
@@ -815,6 +828,70 @@ static void test_maps_read_off_sample_path(void **state)
 	free(folded);
 }
 
+/* A forked child (a real one: a copy of this process) takes its parent's
+ * maps and identity at its fork event: its first sample is named at once,
+ * with no read of /proc asked for (a multiprocessing worker's first
+ * second would otherwise be "[unknown]"). */
+static void test_fork_inherits_parent(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t start, ns_per_tick = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+	struct profd_proc_event ev;
+	struct proc *parent, *child;
+	struct profd_sample e;
+	uint32_t uid, ppid;
+	char comm[16], *exe = NULL, *folded;
+	pid_t pid;
+
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100); /* maps read inline */
+	parent = proctable_find_live(&f->pt, (uint32_t)getpid());
+	assert_non_null(parent);
+	assert_true(parent->maps_loaded);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(proc_read_identity("/proc", (uint32_t)pid, &start, &uid, &ppid, comm, &exe), 0);
+	free(exe);
+	memset(&maps_calls, 0, sizeof(maps_calls));
+	f->in.be.maps = record_maps; /* a read of the child's maps would show here */
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PROFD_EV_FORK;
+	ev.pid = (uint32_t)pid;
+	ev.ppid = (uint32_t)getpid();
+	ev.time_ns = mono_now();
+	ev.start_ns = start * ns_per_tick;
+	strcpy(ev.comm, "worker");
+	ingest_event(&f->in, &ev, sizeof(ev));
+	child = proctable_find_live(&f->pt, (uint32_t)pid);
+	assert_non_null(child);
+	assert_int_equal(child->ppid, getpid());
+	assert_true(child->maps_loaded);
+	assert_int_equal(child->maps.n, parent->maps.n);
+	assert_string_equal(child->maps.maps[0].path, parent->maps.maps[0].path);
+	assert_ptr_not_equal(child->maps.maps, parent->maps.maps);
+	assert_int_equal(child->uid, parent->uid);
+	assert_int_equal(f->in.c.forks_inherited, 1);
+	memset(&e, 0, sizeof(e));
+	e.type = PROFD_EV_SAMPLE;
+	e.pid = e.tid = (uint32_t)pid;
+	e.time_ns = mono_now();
+	e.start_ns = start * ns_per_tick;
+	e.ustack_id = f->src.id;
+	strcpy(e.comm, "worker");
+	ingest_event(&f->in, &e, sizeof(e));
+	assert_int_equal(maps_calls.n, 0);
+	assert_int_equal(child->samples, 1); /* counted now, not deferred */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	folded = dump_proc_folded(f, child);
+	assert_string_equal(folded, "victim_caller;victim_leaf 1\n");
+	free(folded);
+}
+
 /* Native frames carry the binary they are in through to a dump. */
 static void test_dump_keeps_modules(void **state)
 {
@@ -870,6 +947,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_offcpu_events, setup, teardown),
 		cmocka_unit_test(test_identity_read_off_sample_path),
 		cmocka_unit_test_setup_teardown(test_maps_read_off_sample_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_inherits_parent, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -240,6 +240,8 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "bad_events", c->bad_events);
 	proto_stats_add(s, "proc_execs", c->proc_execs);
 	proto_stats_add(s, "proc_exits", c->proc_exits);
+	proto_stats_add(s, "proc_forks", c->proc_forks);
+	proto_stats_add(s, "proc_forks_inherited", c->forks_inherited);
 	proto_stats_add(s, "maps_reloads", c->maps_reloads);
 	proto_stats_add(s, "user_frames_symbolized", c->user_frames);
 	proto_stats_add(s, "user_frames_unknown", c->user_frames_unknown);
@@ -401,21 +403,76 @@ static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
 	}
 }
 
+/* Every figure under the state lock: all of one moment. */
+static void collect_stats(struct daemon *d, struct proto_stats *s)
+{
+	add_history_stats(d, s);
+	add_bpf_stats(d, s);
+	add_ingest_stats(d, s);
+	add_unwind_stats(d, s);
+	add_daemon_stats(d, s);
+	add_gpu_stats(d, s);
+	add_push_stats(d, s);
+}
+
+void control_publish_stats(struct daemon *d)
+{
+	struct proto_stats s = { 0 }, old;
+
+	collect_stats(d, &s);
+	pthread_mutex_lock(&d->stats_mu);
+	old = d->stats_pub;
+	d->stats_pub = s;
+	d->stats_pub_mono_ns = daemon_mono_ns();
+	pthread_mutex_unlock(&d->stats_mu);
+	proto_stats_free(&old);
+}
+
+/* The last tick's figures, and how old they are; -EAGAIN before the
+ * first tick. */
+static int published_stats(struct daemon *d, struct proto_stats *s)
+{
+	int err = 0;
+	size_t i;
+
+	pthread_mutex_lock(&d->stats_mu);
+	if (!d->stats_pub.n)
+		err = -EAGAIN;
+	for (i = 0; !err && i < d->stats_pub.n; i++)
+		err = proto_stats_add(s, d->stats_pub.items[i].name, d->stats_pub.items[i].value);
+	if (!err)
+		err = proto_stats_add(s, "stats_age_ns", daemon_mono_ns() - d->stats_pub_mono_ns);
+	pthread_mutex_unlock(&d->stats_mu);
+	return err;
+}
+
+/* A stats request waits this long at most for the state lock, then takes
+ * the last tick's figures: a client watching a saturated machine (ingest
+ * preempted in the middle of an event) gets its answer at once. */
+#define STATS_LOCK_WAIT_NS (20ull * 1000000ull)
+
 static int handle_stats(struct daemon *d, struct buf *out)
 {
 	struct proto_stats s = { 0 };
 	struct buf b;
 	int err;
 
-	daemon_lock_other(d);
-	add_history_stats(d, &s);
-	add_bpf_stats(d, &s);
-	add_ingest_stats(d, &s);
-	add_unwind_stats(d, &s);
-	add_daemon_stats(d, &s);
-	add_gpu_stats(d, &s);
-	add_push_stats(d, &s);
-	daemon_unlock(d);
+	if (daemon_lock_other_within(d, STATS_LOCK_WAIT_NS) == 0) {
+		collect_stats(d, &s);
+		daemon_unlock(d);
+	} else {
+		proto_stats_free(&s);
+		if (published_stats(d, &s)) { /* none yet: wait as long as it takes */
+			proto_stats_free(&s);
+			daemon_lock_other(d);
+			collect_stats(d, &s);
+			daemon_unlock(d);
+		} else {
+			atomic_fetch_add(&d->stats_from_snapshot, 1);
+		}
+	}
+	proto_stats_add(&s, "stats_answered_from_last_tick",
+			atomic_load(&d->stats_from_snapshot));
 	control_stats(d->control, &s);
 	buf_init(&b);
 	err = proto_encode_stats(&b, &s);

@@ -85,6 +85,13 @@ struct daemon {
 	pthread_mutex_t lock;        /* profile state: see the top of this file */
 	atomic_int lock_waiters;     /* threads other than ingest waiting for it */
 	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
+	/* What `stats` answers when ingest holds the lock longer than a stats
+	 * request may wait (a preempted thread on a saturated machine): the
+	 * figures as of the last tick, all of one moment (control.c). */
+	pthread_mutex_t stats_mu;
+	struct proto_stats stats_pub; /* under stats_mu */
+	uint64_t stats_pub_mono_ns;
+	atomic_ullong stats_from_snapshot;
 	uint64_t consumed_mono_ns;   /* the rings were last read then */
 	/* A client about to dump asks ingest to read the rings now (the
 	 * rings are otherwise read once a second or per 64 KiB of events):
@@ -118,6 +125,10 @@ struct daemon {
  * daemon_lock_other(), which ingest then lets in at the next event. */
 void daemon_lock_other(struct daemon *d);
 void daemon_unlock(struct daemon *d);
+/* daemon_lock_other for at most wait_ns: 0, or -ETIMEDOUT. */
+int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns);
+/* Under d->lock (the tick): keep the stats figures for daemon_lock_other_within's timeouts. */
+void control_publish_stats(struct daemon *d);
 /* Have ingest read the rings and wait (at most timeout_ms) until it has:
  * what was sampled before the call is then in the profiles.  Call with
  * no lock held. */
@@ -154,7 +165,11 @@ void daemon_symbolizer_hooks(struct daemon *d);
 /* persist.c */
 void persist_open(struct daemon *d);
 void persist_flush(struct daemon *d);
+/* Under both locks: the flush, when due. */
 void persist_tick(struct daemon *d);
+/* Under the history lock only (a prune is slow, and touches no profile):
+ * true when one ran, with the database's figures for stats in *hs. */
+bool persist_prune_due(struct daemon *d, struct history_stats *hs, bool *hs_ok);
 void persist_snap_stats(struct daemon *d);
 
 /* control_threads.c: threads' current stacks (BPF's per-thread state) */

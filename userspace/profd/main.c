@@ -369,6 +369,30 @@ void daemon_lock_other(struct daemon *d)
 		d->lock_wait_ns_max = waited; /* under the lock */
 }
 
+int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns)
+{
+	uint64_t t0 = daemon_mono_ns(), waited;
+	struct timespec until;
+	int err;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(wait_ns / 1000000000ull);
+	until.tv_nsec += (long)(wait_ns % 1000000000ull);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	atomic_fetch_add(&d->lock_waiters, 1);
+	err = pthread_mutex_timedlock(&d->lock, &until);
+	atomic_fetch_sub(&d->lock_waiters, 1);
+	if (err)
+		return -err;
+	waited = daemon_mono_ns() - t0;
+	if (waited > d->lock_wait_ns_max)
+		d->lock_wait_ns_max = waited;
+	return 0;
+}
+
 void daemon_unlock(struct daemon *d)
 {
 	pthread_mutex_unlock(&d->lock);
@@ -583,6 +607,7 @@ static int daemon_start(struct daemon *d)
 
 	d->listen_fd = -1;
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->stats_mu, NULL);
 	if (catch_up_init(d))
 		return -errno;
 	pthread_mutex_init(&d->hist_lock, NULL);
@@ -685,6 +710,8 @@ static void daemon_stop(struct daemon *d)
 	free(d->cfg.pids);
 	free(d->cfg.gpu_devices);
 	pthread_mutex_destroy(&d->lock);
+	proto_stats_free(&d->stats_pub);
+	pthread_mutex_destroy(&d->stats_mu);
 	pthread_mutex_destroy(&d->hist_lock);
 	if (d->catchup_fd > 0)
 		close(d->catchup_fd);
@@ -721,11 +748,20 @@ static void housekeeping(struct daemon *d)
 	uint64_t t0;
 
 	if (pthread_mutex_trylock(&d->hist_lock) == 0) {
+		struct history_stats hs;
+		bool hs_ok;
+
 		daemon_lock_ingest(d);
 		t0 = daemon_mono_ns();
 		persist_tick(d);
 		note_max(&d->persist_ns_max, t0);
 		daemon_unlock(d);
+		if (persist_prune_due(d, &hs, &hs_ok)) {
+			daemon_lock_ingest(d); /* stats read the figures under it */
+			d->hist_snap = hs;
+			d->hist_snap_ok = hs_ok;
+			daemon_unlock(d);
+		}
 		pthread_mutex_unlock(&d->hist_lock);
 	}
 	daemon_lock_ingest(d);
@@ -746,6 +782,7 @@ static void housekeeping(struct daemon *d)
 	sweep_if_due(d);
 	if (++d->ticks % 10 == 0) /* CPUs that came online, every 10 s */
 		sampler_attach_new_cpus(d->sampler);
+	control_publish_stats(d);
 	note_max(&d->tick_ns_max, t0);
 	daemon_unlock(d);
 }

@@ -58,21 +58,26 @@ void persist_flush(struct daemon *d)
 
 void persist_tick(struct daemon *d)
 {
-	uint64_t mono = daemon_mono_ns(), now;
+	uint64_t mono = daemon_mono_ns();
 
-	if (!d->hist)
+	if (!d->hist || mono < d->flush_next_mono_ns)
 		return;
-	if (mono >= d->flush_next_mono_ns) {
-		persist_flush(d);
-		/* On a fixed grid, so flushes do not drift by the tick. */
-		d->flush_next_mono_ns += d->cfg.flush_interval_ns;
-		if (d->flush_next_mono_ns <= mono)
-			d->flush_next_mono_ns = mono + d->cfg.flush_interval_ns;
-	}
-	if (mono >= d->prune_next_mono_ns) {
-		now = daemon_realtime_ns();
-		history_prune(d->hist, now - d->cfg.retention_ns, d->cfg.history_max_bytes, NULL);
-		persist_snap_stats(d);
-		d->prune_next_mono_ns = mono + 60ull * 1000000000ull;
-	}
+	persist_flush(d);
+	/* On a fixed grid, so flushes do not drift by the tick. */
+	d->flush_next_mono_ns += d->cfg.flush_interval_ns;
+	if (d->flush_next_mono_ns <= mono)
+		d->flush_next_mono_ns = mono + d->cfg.flush_interval_ns;
+}
+
+bool persist_prune_due(struct daemon *d, struct history_stats *hs, bool *hs_ok)
+{
+	uint64_t mono = daemon_mono_ns();
+
+	if (!d->hist || mono < d->prune_next_mono_ns)
+		return false;
+	history_prune(d->hist, daemon_realtime_ns() - d->cfg.retention_ns, d->cfg.history_max_bytes,
+		      NULL);
+	*hs_ok = history_stats(d->hist, hs) == 0;
+	d->prune_next_mono_ns = mono + 60ull * 1000000000ull;
+	return true;
 }

@@ -530,6 +530,52 @@ static void end_proc(struct ingest *in, uint32_t pid, uint64_t mono_ns)
 	proc_event(in, pid, INGEST_PROC_EXIT);
 }
 
+/* A forked child runs its parent's program in a copy of its memory: its
+ * maps, uid, exe and Python runtime are the parent's (BPF copied the
+ * Python walker's entry already), so its first samples are named without
+ * waiting for /proc; a later exec replaces all of it. */
+static void inherit(struct ingest *in, struct proc *p, const struct proc *parent, uint64_t mono_ns)
+{
+	struct procmaps copy;
+
+	if (!p->maps_loaded && parent->maps_loaded && !procmaps_copy(&copy, &parent->maps)) {
+		proctable_set_maps(p, &copy);
+		p->maps_mono_ns = mono_ns;
+		in->c.forks_inherited++;
+	}
+	if (p->identity_pending && !parent->identity_pending)
+		proctable_set_identity(p, parent->uid, parent->exe ? strdup(parent->exe) : NULL);
+	if (parent->py && !p->py && (p->py = malloc(sizeof(*p->py)))) {
+		*p->py = *parent->py;
+		p->py->pid = (int)p->pid;
+		p->py_checked = true;
+		p->py_checked_mono_ns = mono_ns;
+		in->c.py_processes++;
+	}
+}
+
+static void on_fork(struct ingest *in, const struct profd_proc_event *e)
+{
+	struct proc *parent = proctable_find_live(in->pt, e->ppid), *p;
+	char comm[PROFD_COMM_LEN + 1];
+	bool older;
+
+	in->c.proc_forks++;
+	copy_comm(comm, e->comm);
+	p = live_proc(in, e->pid, e->start_ns, e->time_ns, &older);
+	if (older)
+		return; /* ended already */
+	if (!p && (p = proctable_add(in->pt, e->pid, start_ticks(e->start_ns), comm)))
+		request_identity(in, p); /* checked, though the parent's is taken now */
+	if (!p)
+		return;
+	p->ppid = e->ppid;
+	if (parent)
+		inherit(in, p, parent, e->time_ns);
+	if (!p->maps_loaded)
+		ingest_request_maps(in, p, 0, e->time_ns);
+}
+
 static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 {
 	char comm[PROFD_COMM_LEN + 1];
@@ -593,12 +639,15 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 		in->frames_wait = false;
 		if (ingest_gpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
 			defer(in, data, len);
-	} else if ((type == PROFD_EV_EXEC || type == PROFD_EV_EXIT) &&
+	} else if ((type == PROFD_EV_EXEC || type == PROFD_EV_EXIT || type == PROFD_EV_FORK) &&
 		   len >= sizeof(struct profd_proc_event)) {
 		struct profd_proc_event e;
 
 		memcpy(&e, data, sizeof(e));
-		on_proc_event(in, &e);
+		if (type == PROFD_EV_FORK)
+			on_fork(in, &e);
+		else
+			on_proc_event(in, &e);
 	} else {
 		in->c.bad_events++;
 	}

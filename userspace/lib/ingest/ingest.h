@@ -67,6 +67,8 @@ struct ingest_counters {
 	uint64_t memo_hits;      /* samples counted without symbolizing */
 	uint64_t symbolized;     /* samples symbolized (new stack for the process) */
 	uint64_t proc_execs, proc_exits;
+	uint64_t proc_forks;     /* new processes seen at their fork */
+	uint64_t forks_inherited; /* ... that took their parent's maps (and Python) */
 	uint64_t proc_exits_repaired; /* exits found from a reused pid's samples */
 	uint64_t identities;     /* processes' uid and exe read off the sample path */
 	uint64_t requests;       /* slow-path work asked of the backend (any kind) */

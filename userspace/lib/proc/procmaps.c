@@ -230,6 +230,35 @@ const struct procmap *procmaps_find(const struct procmaps *m, uint64_t addr)
 	return &m->maps[lo - 1];
 }
 
+int procmaps_copy(struct procmaps *dst, const struct procmaps *src)
+{
+	size_t i, bytes = src->n * sizeof(*src->maps);
+	struct procmap *maps;
+	char *strings;
+
+	dst->maps = NULL;
+	dst->n = 0;
+	for (i = 0; i < src->n; i++)
+		bytes += strlen(src->maps[i].path) + 1;
+	if (!src->n)
+		return 0;
+	maps = malloc(bytes);
+	if (!maps)
+		return -ENOMEM;
+	memcpy(maps, src->maps, src->n * sizeof(*maps));
+	strings = (char *)(maps + src->n);
+	for (i = 0; i < src->n; i++) { /* the paths move with the block */
+		size_t len = strlen(src->maps[i].path) + 1;
+
+		memcpy(strings, src->maps[i].path, len);
+		maps[i].path = strings;
+		strings += len;
+	}
+	dst->maps = maps;
+	dst->n = src->n;
+	return 0;
+}
+
 void procmaps_free(struct procmaps *m)
 {
 	if (!m)

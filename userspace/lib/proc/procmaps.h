@@ -31,6 +31,9 @@ int procmaps_read(int pid, struct procmaps *out);
 int procmaps_read_at(const char *proc_root, int pid, struct procmaps *out);
 /* The mapping containing addr, or NULL. */
 const struct procmap *procmaps_find(const struct procmaps *m, uint64_t addr);
+/* A copy with its own block (a forked child's maps are its parent's):
+ * 0 or -ENOMEM (dst empty). */
+int procmaps_copy(struct procmaps *dst, const struct procmaps *src);
 void procmaps_free(struct procmaps *m);
 
 #endif
