@@ -303,7 +303,8 @@ struct profd_pyoffsets {
 	__u32 free_threaded;	     /* 1: a free-threaded build (3.13t+) */
 	/* The GIL (struct _gil_runtime_state), for --type gil: embedded in
 	 * _PyRuntime at gil_runtime_state (3.9-3.11), or pointed to from
-	 * PyInterpreterState at gil_interp_ptr (3.12, 3.13); 0 = unknown.
+	 * PyInterpreterState at gil_interp_ptr (3.12+, from _Py_DebugOffsets
+	 * from 3.13 on); 0 = unknown (free-threaded builds).
 	 * Held by tstate T when locked != 0 and last_holder == T. */
 	__u32 gil_runtime_state;
 	__u32 gil_interp_ptr;

@@ -4,7 +4,8 @@
 # truth).  The memory profile must attribute big_buffer within 10% of its
 # bytes and the split between the two within 5 points, for Debian's
 # python3.11 and one pyenv CPython; pprof's sample type is space/bytes, the
-# SVG says MiB, and `top --type memory` ranks big_buffer first.
+# SVG says MiB, `top --type memory` ranks big_buffer first, and `list`
+# shows the workload's resident set.
 . "$(dirname "$0")/lib.sh"
 : "${SRC:?SRC must point at the source directory}"
 
@@ -59,4 +60,15 @@ grep -q "TOTAL(MiB)" <<<"$top" || fail "top does not show MiB: $top"
 grep -m1 -E "big_buffer|small_objects" <<<"$top" | grep -q big_buffer ||
 	fail "top --type memory should rank big_buffer above small_objects: $top"
 ok "svg in MiB, top --type memory"
+
+# list: a live process's resident set now, as its /proc/PID/status says.
+vm=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$LAST_PID/status")
+listed=$(ctl --json list | grep "\"pid\": $LAST_PID," | sed -nE 's/.*"rss_bytes": ([0-9]+).*/\1/p')
+table=$(ctl list | awk -v p="$LAST_PID" '$1 == p { print $3 }')
+echo "list: pid $LAST_PID rss_bytes $listed, RSS_MIB $table; /proc VmRSS $vm bytes"
+[ -n "$listed" ] || fail "list --json has no rss_bytes for pid $LAST_PID"
+awk -v g="$listed" -v t="$vm" 'BEGIN { exit !(g >= 0.9 * t && g <= 1.1 * t && g >= 300 * 1048576) }' ||
+	fail "list: rss_bytes $listed, VmRSS $vm (10% allowed, >= 300 MiB kept)"
+awk -v m="$table" 'BEGIN { exit !(m + 0 >= 300) }' || fail "list: RSS_MIB '$table' for pid $LAST_PID"
+ok "list: RSS of the live workload ($((listed >> 20)) MiB)"
 stop_profd

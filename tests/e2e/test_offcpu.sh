@@ -10,7 +10,8 @@
 #  - stacks: the blocked thread with its Python frame, state and wait;
 #  - with threads contending for the GIL: "[GIL wait]" stacks (where the
 #    interpreter has take_gil's symbol);
-#  - --type gil: the GIL holder's samples kept, hashing without it dropped.
+#  - --type gil: the GIL holder's samples kept, hashing without it dropped
+#    (also for Debian sid's 3.14 and 3.15 where they can be fetched).
 # Debian's python3.11 and the newest pyenv CPython (3.11+) if present, or
 # $PROFD_TEST_PYTHONS.
 . "$(dirname "$0")/lib.sh"
@@ -39,6 +40,25 @@ share() {
 	b=$(sum_ns "$1" "$3")
 	[ "$((a + b))" -gt 0 ] || { echo -1; return; }
 	echo $((a * 1000 / (a + b)))
+}
+
+# check_gil_type PY VER: --type gil keeps only samples of the thread
+# holding the GIL.  hashlib hashes big buffers with the GIL released.
+check_gil_type() {
+	local PY=$1 ver=$2 H c_h c_s g_h g_s
+	run_bg "$PY" "$SRC/tests/workloads/py_gil.py"
+	H=${CHILDREN[-1]}
+	sleep 5
+	ctl dump --pid "$H" --type cpu -o "$T/gcpu.folded" || fail "python $ver: cpu dump failed"
+	ctl dump --pid "$H" --type gil -o "$T/ggil.folded" || fail "python $ver: gil dump failed"
+	kill "$H"; wait "$H" 2>/dev/null
+	c_h=$(sum_ns "$T/gcpu.folded" ';hasher \('); c_s=$(sum_ns "$T/gcpu.folded" ';spin \(')
+	g_h=$(sum_ns "$T/ggil.folded" ';hasher \('); g_s=$(sum_ns "$T/ggil.folded" ';spin \(')
+	echo "python $ver: cpu: hasher $c_h, spin $c_s samples; gil: hasher $g_h, spin $g_s"
+	[ "$c_h" -ge 10 ] && [ "$c_s" -ge 100 ] || fail "python $ver: too few samples for the gil check"
+	[ $((g_s * 10)) -ge $((c_s * 9)) ] || fail "python $ver: gil profile lost the GIL holder's samples"
+	[ $((g_h * 10)) -le $((c_h * 3)) ] || fail "python $ver: gil profile kept hashing done without the GIL"
+	ok "python $ver: --type gil keeps the GIL holder's samples, drops work done without it"
 }
 
 mapfile -t PYTHONS < <(pythons)
@@ -119,22 +139,16 @@ PYEOF
 	fi
 	kill "$G"; wait "$G" 2>/dev/null
 
-	# --type gil: only samples of the thread holding the GIL.  hashlib
-	# hashes big buffers with the GIL released.
-	run_bg "$PY" "$SRC/tests/workloads/py_gil.py"
-	H=${CHILDREN[-1]}
-	sleep 5
-	ctl dump --pid "$H" --type cpu -o "$T/gcpu.folded" || fail "python $ver: cpu dump failed"
-	ctl dump --pid "$H" --type gil -o "$T/ggil.folded" || fail "python $ver: gil dump failed"
-	kill "$H"; wait "$H" 2>/dev/null
-	c_h=$(sum_ns "$T/gcpu.folded" ';hasher \('); c_s=$(sum_ns "$T/gcpu.folded" ';spin \(')
-	g_h=$(sum_ns "$T/ggil.folded" ';hasher \('); g_s=$(sum_ns "$T/ggil.folded" ';spin \(')
-	echo "python $ver: cpu: hasher $c_h, spin $c_s samples; gil: hasher $g_h, spin $g_s"
-	[ "$c_h" -ge 10 ] && [ "$c_s" -ge 100 ] || fail "python $ver: too few samples for the gil check"
-	[ $((g_s * 10)) -ge $((c_s * 9)) ] || fail "python $ver: gil profile lost the GIL holder's samples"
-	[ $((g_h * 10)) -le $((c_h * 3)) ] || fail "python $ver: gil profile kept hashing done without the GIL"
-	ok "python $ver: --type gil keeps the GIL holder's samples, drops work done without it"
+	check_gil_type "$PY" "$ver"
 done
+# The GIL of 3.14 and 3.15 (offsets from the process's _Py_DebugOffsets).
+if [ -z "${PROFD_TEST_PYTHONS:-}" ]; then
+	mapfile -t SID < <("$SRC/tests/e2e/get_sid_pythons.sh" "$BUILD/sid-pythons" 14 15)
+	[ "${#SID[@]}" -gt 0 ] || echo "SKIP: sid's CPython 3.14/3.15 (reason above): --type gil not checked there"
+	for PY in "${SID[@]}"; do
+		check_gil_type "$PY" "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+	done
+fi
 ctl stacks --pid 999999 2>"$T/nopid.err" && fail "stacks of a missing process succeeded"
 grep -q 'no such process' "$T/nopid.err" || fail "stacks of a missing process: $(cat "$T/nopid.err")"
 ok "stacks of a missing process says so"

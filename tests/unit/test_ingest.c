@@ -927,6 +927,32 @@ static void test_stat_ppid(void **state)
 	assert_int_equal(proc_stat_ppid("45 (x) S"), 0);
 }
 
+/* RSS for `list`: field 24 (pages) of a stat line whose comm has spaces
+ * and parentheses, checked against the start time (field 22). */
+static void test_stat_rss(void **state)
+{
+	const char *line = "46 (a) (b c) S 1 46 46 0 -1 4194304 100 0 0 0 7 3 0 0 20 0 1 0 "
+			   "123456 1000000 2500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0";
+	uint64_t start = 0, rss = 0, self_start, self_rss;
+	char text[1024];
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(proc_stat_rss(line, &start, &rss), 0);
+	assert_int_equal(start, 123456);
+	assert_int_equal(rss, 2500ull * (uint64_t)sysconf(_SC_PAGESIZE));
+	assert_int_equal(proc_stat_rss("47 (x) S 1 47", &start, &rss), -EINVAL);
+	/* This process: the start time must match, else it is another one. */
+	f = fopen("/proc/self/stat", "r");
+	assert_non_null(f);
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	assert_int_equal(proc_stat_rss(text, &self_start, &self_rss), 0);
+	assert_int_equal(proc_read_rss("/proc", (uint32_t)getpid(), self_start, &rss), 0);
+	assert_true(rss > 0);
+	assert_int_equal(proc_read_rss("/proc", (uint32_t)getpid(), self_start + 1, &rss), -ESRCH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -943,6 +969,7 @@ int main(void)
 		cmocka_unit_test(test_lost_exit_repaired_by_start_time),
 		cmocka_unit_test(test_eviction_order),
 		cmocka_unit_test(test_stat_ppid),
+		cmocka_unit_test(test_stat_rss),
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_events, setup, teardown),
 		cmocka_unit_test(test_identity_read_off_sample_path),

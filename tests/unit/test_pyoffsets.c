@@ -87,6 +87,16 @@ static void assert_common(const struct profd_pyoffsets *o)
 	assert_int_equal(o->unicode_has_ready_bit, 0);
 }
 
+/* The GIL: interp->ceval.gil points at a _gil whose last_holder and
+ * locked members the block gives from the interpreter state's start. */
+static void assert_gil(const struct profd_pyoffsets *o)
+{
+	assert_int_equal(o->gil_runtime_state, 0);
+	assert_int_equal(o->gil_interp_ptr, 16);
+	assert_int_equal(o->gil_last_holder, 8);
+	assert_int_equal(o->gil_locked, 16);
+}
+
 static void test_313(void **state)
 {
 	struct profd_pyoffsets o;
@@ -99,6 +109,7 @@ static void test_313(void **state)
 	assert_int_equal(pyoffsets_from_debug(block, sizeof(block), &o), 0);
 	assert_common(&o);
 	assert_int_equal(o.version, 0x030d);
+	assert_gil(&o);
 	assert_int_equal(o.runtime_interp_head, 632);
 	assert_int_equal(o.interp_next, 7264);
 	assert_int_equal(o.interp_tstate_head, 7344);
@@ -120,6 +131,7 @@ static void test_314(void **state)
 	assert_int_equal(pyoffsets_from_debug(block, sizeof(block), &o), 0);
 	assert_common(&o);
 	assert_int_equal(o.version, 0x030e);
+	assert_gil(&o);
 	assert_int_equal(o.runtime_interp_head, 808);
 	assert_int_equal(o.interp_next, 7272);
 	assert_int_equal(o.interp_tstate_head, 7344);
@@ -133,6 +145,20 @@ static void test_314(void **state)
 	assert_int_equal(o.free_threaded, 0);
 }
 
+/* A _gil member the block puts outside _gil: the walker's other offsets
+ * stand, the GIL is left unknown. */
+static void test_314_gil_implausible(void **state)
+{
+	struct profd_pyoffsets o;
+
+	(void)state;
+	MAKE(py31410);
+	set_member(152, 100); /* interpreter_state.gil_runtime_state_holder */
+	assert_int_equal(pyoffsets_from_debug(block, sizeof(block), &o), 0);
+	assert_int_equal(o.interp_tstate_head, 7344);
+	assert_int_equal(o.gil_interp_ptr, 0);
+}
+
 static void test_315(void **state)
 {
 	struct profd_pyoffsets o;
@@ -142,6 +168,7 @@ static void test_315(void **state)
 	assert_int_equal(pyoffsets_from_debug(block, sizeof(block), &o), 0);
 	assert_common(&o);
 	assert_int_equal(o.version, 0x030f);
+	assert_gil(&o);
 	assert_int_equal(o.runtime_interp_head, 936);
 	assert_int_equal(o.interp_next, 7264);
 	assert_int_equal(o.interp_tstate_head, 7336);
@@ -171,6 +198,7 @@ static void test_314_free_threaded(void **state)
 	set_member(392, 200); /* code_object.co_tlbc */
 	assert_int_equal(pyoffsets_from_debug(block, sizeof(block), &o), 0);
 	assert_int_equal(o.free_threaded, 1);
+	assert_int_equal(o.gil_interp_ptr, 0); /* no GIL to read */
 	assert_int_equal(o.frame_tlbc_index, 72);
 	assert_int_equal(o.code_tlbc, 200);
 	/* A tlbc_index outside the frame is refused, not trusted. */
@@ -211,6 +239,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_313),
 	    cmocka_unit_test(test_314),
+	    cmocka_unit_test(test_314_gil_implausible),
 	    cmocka_unit_test(test_315),
 	    cmocka_unit_test(test_314_free_threaded),
 	    cmocka_unit_test(test_refused),

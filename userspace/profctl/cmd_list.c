@@ -18,9 +18,9 @@ static void print_json(const struct proto_list *l)
 		const struct proto_proc *p = &l->procs[i];
 
 		buf_printf(&b, "%s\n  {\"pid\": %u, \"uid\": %u, \"start_time\": %llu, \"samples\": %llu, "
-			       "\"exited\": %s, \"comm\": ",
+			       "\"rss_bytes\": %llu, \"exited\": %s, \"comm\": ",
 			   i ? "," : "", p->pid, p->uid, (unsigned long long)p->start_time,
-			   (unsigned long long)p->samples,
+			   (unsigned long long)p->samples, (unsigned long long)p->rss_bytes,
 			   p->flags & PROTO_PROC_EXITED ? "true" : "false");
 		buf_put_json_str(&b, p->comm ? p->comm : "");
 		buf_puts(&b, ", \"exe\": ");
@@ -44,11 +44,14 @@ static void print_table(const struct proto_list *l)
 {
 	size_t i;
 
-	printf("%8s %10s  %-16s %-7s %s\n", "PID", "SAMPLES", "COMM", "STATE", "EXE");
+	printf("%8s %10s %9s  %-16s %-7s %s\n", "PID", "SAMPLES", "RSS_MIB", "COMM", "STATE", "EXE");
 	for (i = 0; i < l->n; i++) {
 		const struct proto_proc *p = &l->procs[i];
+		char rss[32] = "-"; /* exited, or not readable */
 
-		printf("%8u %10llu  %-16s %-7s %s\n", p->pid, (unsigned long long)p->samples,
+		if (p->rss_bytes)
+			snprintf(rss, sizeof(rss), "%.1f", (double)p->rss_bytes / (1024.0 * 1024.0));
+		printf("%8u %10llu %9s  %-16s %-7s %s\n", p->pid, (unsigned long long)p->samples, rss,
 		       p->comm ? p->comm : "", p->flags & PROTO_PROC_EXITED ? "exited" : "running",
 		       p->exe ? p->exe : "");
 	}
@@ -63,7 +66,8 @@ int cmd_list(const struct ctl *ctl, int argc, char **argv)
 	if (argc > 1) {
 		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 			printf("usage: profctl [--json] list\n"
-			       "Processes profd holds samples for, busiest first.\n");
+			       "Processes profd holds samples for, busiest first, with each live\n"
+			       "one's resident memory now (RSS_MIB; rss_bytes in --json).\n");
 			return 0;
 		}
 		fprintf(stderr, "profctl list: unexpected argument '%s'\n", argv[1]);

@@ -128,8 +128,25 @@ static int list_add(struct list_ctx *x, uint32_t pid, uint32_t uid, uint32_t fla
 	e->flags = flags;
 	e->start_time = start_time;
 	e->samples = samples;
+	e->rss_bytes = 0;
 	x->l->n++;
 	return 0;
+}
+
+/* Live processes' resident sets, read after the locks are let go (a read
+ * of /proc each, bounded by the table's size) and only when the pid still
+ * names the same process. */
+static void list_rss(const struct daemon *d, struct proto_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		struct proto_proc *e = &l->procs[i];
+
+		if (!(e->flags & PROTO_PROC_EXITED) &&
+		    proc_read_rss(d->pt.proc_root, e->pid, e->start_time, &e->rss_bytes))
+			e->rss_bytes = 0;
+	}
 }
 
 /* Processes only history remembers (from before a restart). */
@@ -166,6 +183,8 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 	if (!err && d->hist)
 		err = history_procs(d->hist, daemon_realtime_ns() - retention, list_history_proc, &x);
 	pthread_mutex_unlock(&d->hist_lock);
+	if (!err)
+		list_rss(d, &l);
 	buf_init(&b);
 	if (!err)
 		err = proto_encode_list(&b, &l);
@@ -248,6 +267,7 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "python_processes", c->py_processes);
 	proto_stats_add(s, "python_samples", c->py_samples);
 	proto_stats_add(s, "python_frames_unreadable", c->py_frames_unreadable);
+	proto_stats_add(s, "python_frames_named_after_exit", c->py_frames_named_after_exit);
 	proto_stats_add(s, "python_uprobes", (uint64_t)sampler_py_uprobes(d->sampler));
 	proto_stats_add(s, "offcpu_events_received", c->offcpu_events);
 	proto_stats_add(s, "offcpu_events_aggregated", c->offcpu_aggregated);

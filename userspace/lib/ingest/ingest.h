@@ -78,6 +78,7 @@ struct ingest_counters {
 	uint64_t py_processes;   /* Python processes found */
 	uint64_t py_samples;     /* samples carrying Python frames */
 	uint64_t py_frames_unreadable; /* code objects that could not be read */
+	uint64_t py_frames_named_after_exit; /* by the name last checked, the process gone */
 	uint64_t ustack_fp;      /* user stacks by frame pointers (no tables yet) */
 	uint64_t unwind_refreshes; /* tables refreshed after a walk hit unknown code */
 	uint64_t first_sample_mono_ns;

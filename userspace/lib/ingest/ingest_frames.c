@@ -195,6 +195,7 @@ static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, in
 	uint32_t epoch = (uint32_t)(mono >> INGEST_PY_RECHECK_SHIFT);
 	bool cached = hashmap_get(&p->py_frames, key, &v);
 	int64_t id;
+	int err;
 
 	if (cached && ((uint32_t)(v >> 32) == epoch ||
 		       (hashmap_get(&p->py_code_checked, code, &checked) && checked == epoch))) {
@@ -202,7 +203,14 @@ static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, in
 		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
 		return id;
 	}
-	if (pycode_name(in->pyc, p->py, code, off, text, sizeof(text)))
+	err = pycode_name(in->pyc, p->py, code, off, text, sizeof(text));
+	/* Gone (the last samples of a program are often read after its exit):
+	 * its memory changes no more, so the name last checked stands. */
+	if (err == -ESRCH && cached) {
+		in->c.py_frames_named_after_exit++;
+		return (int64_t)(uint32_t)v - 1;
+	}
+	if (err)
 		return -EAGAIN;
 	id = named(in, FRAME_PYTHON, text);
 	if (id >= 0) {

@@ -63,30 +63,64 @@ int proc_read_small_file(const char *path, char *buf, size_t size)
 	return (int)n;
 }
 
-/* /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and
- * parentheses, so parse from the last ')'. starttime is field 22. */
+/* Field n (3 = state, 22 = starttime, 24 = rss) of /proc/PID/stat text:
+ * comm may hold spaces and parentheses, so count from the last ')'.
+ * NULL when the text is shorter. */
+static const char *stat_field(const char *text, int n)
+{
+	const char *p = strrchr(text, ')');
+	int field;
+
+	if (!p)
+		return NULL;
+	p++; /* the space before field 3 */
+	for (field = 3; field < n && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? p + 1 : NULL;
+}
+
 static int parse_stat(const char *text, uint64_t *start_time, char comm[16])
 {
 	const char *open = strchr(text, '('), *close = strrchr(text, ')');
-	const char *p;
+	const char *start = stat_field(text, 22);
 	size_t len;
-	int field;
 
-	if (!open || !close || close < open)
+	if (!open || !close || close < open || !start)
 		return -EINVAL;
 	len = (size_t)(close - open - 1);
 	if (len > 15)
 		len = 15;
 	memcpy(comm, open + 1, len);
 	comm[len] = '\0';
-	p = close + 1;
-	for (field = 3; field < 22 && p; field++) {
-		p = strchr(p + 1, ' ');
-	}
-	if (!p)
-		return -EINVAL;
-	*start_time = strtoull(p + 1, NULL, 10);
+	*start_time = strtoull(start, NULL, 10);
 	return 0;
+}
+
+int proc_stat_rss(const char *text, uint64_t *start_time, uint64_t *rss_bytes)
+{
+	const char *start = stat_field(text, 22), *rss = stat_field(text, 24);
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!start || !rss)
+		return -EINVAL;
+	*start_time = strtoull(start, NULL, 10);
+	*rss_bytes = strtoull(rss, NULL, 10) * (uint64_t)(page > 0 ? page : 4096);
+	return 0;
+}
+
+int proc_read_rss(const char *proc_root, uint32_t pid, uint64_t start_time, uint64_t *rss_bytes)
+{
+	char path[PATH_MAX], text[1024];
+	uint64_t read_start;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", proc_root, pid);
+	err = proc_read_small_file(path, text, sizeof(text));
+	if (err < 0)
+		return err == -ENOENT ? -ESRCH : err;
+	if (proc_stat_rss(text, &read_start, rss_bytes))
+		return -EINVAL;
+	return read_start == start_time ? 0 : -ESRCH; /* the pid is another process now */
 }
 
 uint32_t proc_stat_ppid(const char *text)
@@ -375,11 +409,13 @@ void proctable_set_maps(struct proc *p, struct procmaps *fresh)
 	p->maps = *fresh;
 	memset(fresh, 0, sizeof(*fresh));
 	p->maps_loaded = true;
-	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale. */
+	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale.
+	 * Python names stay: they depend on no mapping, and a sample held for
+	 * the maps must keep the names read when it came, not read its code
+	 * objects again later, when their memory may hold others (a process
+	 * starting up frees and reuses code objects within milliseconds). */
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
-	hashmap_free(&p->py_frames);
-	hashmap_free(&p->py_code_checked);
 }
 
 int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns)

@@ -125,6 +125,12 @@ int proc_read_small_file(const char *path, char *buf, size_t size);
 /* Read start time, uid, comm and exe of a pid from /proc. -ESRCH if gone. */
 int proc_read_identity(const char *proc_root, uint32_t pid, uint64_t *start_time, uint32_t *uid,
 		       uint32_t *ppid, char comm[16], char **exe);
+/* Start time (clock ticks) and resident set size from /proc/PID/stat
+ * text: 0 or -EINVAL. */
+int proc_stat_rss(const char *text, uint64_t *start_time, uint64_t *rss_bytes);
+/* The resident set of the process (pid, start_time) now: 0, -ESRCH when
+ * it is gone (or the pid is another process's), -errno. */
+int proc_read_rss(const char *proc_root, uint32_t pid, uint64_t start_time, uint64_t *rss_bytes);
 /* The parent's pid from /proc/PID/stat text (field 4); 0 if unreadable. */
 uint32_t proc_stat_ppid(const char *stat_text);
 

@@ -91,6 +91,7 @@ enum proto_proc_attr {
 	PROTO_PROC_A_SAMPLES = 5,    /* u64 */
 	PROTO_PROC_A_COMM = 6,
 	PROTO_PROC_A_EXE = 7,
+	PROTO_PROC_A_RSS = 8,        /* u64 bytes, live processes; absent: unknown */
 };
 
 enum proto_stats_attr {
@@ -206,6 +207,7 @@ struct proto_proc {
 	uint32_t pid, uid, flags;
 	uint64_t start_time; /* boot ticks from /proc/PID/stat */
 	uint64_t samples;
+	uint64_t rss_bytes; /* resident now (live processes); 0 unknown */
 	char *comm; /* NULL when unknown */
 	char *exe;  /* NULL when unknown */
 };

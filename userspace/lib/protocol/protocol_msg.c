@@ -113,6 +113,8 @@ static int encode_proc(struct buf *b, const struct proto_proc *p)
 	proto_tlv_put_u32(b, PROTO_PROC_A_FLAGS, p->flags);
 	proto_tlv_put_u64(b, PROTO_PROC_A_START_TIME, p->start_time);
 	proto_tlv_put_u64(b, PROTO_PROC_A_SAMPLES, p->samples);
+	if (p->rss_bytes)
+		proto_tlv_put_u64(b, PROTO_PROC_A_RSS, p->rss_bytes);
 	err = proto_tlv_put_str(b, PROTO_PROC_A_COMM, p->comm);
 	if (!err)
 		err = proto_tlv_put_str(b, PROTO_PROC_A_EXE, p->exe);
@@ -153,6 +155,8 @@ static int proc_attr(const struct proto_attr *a, void *arg)
 		return proto_tlv_get_u64(a, &ctx->seen, &p->start_time);
 	case PROTO_PROC_A_SAMPLES:
 		return proto_tlv_get_u64(a, &ctx->seen, &p->samples);
+	case PROTO_PROC_A_RSS:
+		return proto_tlv_get_u64(a, &ctx->seen, &p->rss_bytes);
 	case PROTO_PROC_A_COMM:
 		return proto_tlv_get_str(a, &ctx->seen, &p->comm);
 	case PROTO_PROC_A_EXE:

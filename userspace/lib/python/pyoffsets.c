@@ -175,14 +175,19 @@ struct dbg_runtime {
 	uint64_t size, finalizing, interpreters_head;
 };
 
+/* ceval_gil: where interp->ceval.gil (a pointer) is; gil: where the
+ * interpreter's own _gil is, gil_locked and gil_holder its members (both
+ * from the start of the interpreter state). */
 struct dbg_interp313 {
-	uint64_t size, id, next, threads_head, _n[9];
+	uint64_t size, id, next, threads_head, _n[4], ceval_gil, gil, gil_enabled, gil_locked;
+	uint64_t gil_holder;
 };
 
 /* 3.14 adds threads.main after threads.head, and two generation counters
  * at the end. */
 struct dbg_interp314 {
-	uint64_t size, id, next, threads_head, _n[12];
+	uint64_t size, id, next, threads_head, _n[5], ceval_gil, gil, gil_enabled, gil_locked;
+	uint64_t gil_holder, _n2[2];
 };
 
 struct dbg_tstate313 {
@@ -301,7 +306,7 @@ struct dbg_use {
 	uint64_t version, free_threaded;
 	struct dbg_runtime runtime;
 	struct {
-		uint64_t size, next, threads_head;
+		uint64_t size, next, threads_head, ceval_gil, gil, gil_locked, gil_holder;
 	} interp;
 	struct {
 		uint64_t size, next, interp, current_frame, thread_id, native_thread_id;
@@ -330,6 +335,10 @@ struct dbg_use {
 		(u)->interp.size = (d)->interp.size;                                               \
 		(u)->interp.next = (d)->interp.next;                                               \
 		(u)->interp.threads_head = (d)->interp.threads_head;                               \
+		(u)->interp.ceval_gil = (d)->interp.ceval_gil;                                     \
+		(u)->interp.gil = (d)->interp.gil;                                                 \
+		(u)->interp.gil_locked = (d)->interp.gil_locked;                                   \
+		(u)->interp.gil_holder = (d)->interp.gil_holder;                                   \
 		(u)->tstate.size = (d)->tstate.size;                                               \
 		(u)->tstate.next = (d)->tstate.next;                                               \
 		(u)->tstate.interp = (d)->tstate.interp;                                           \
@@ -446,6 +455,20 @@ static int check_objects(const struct dbg_use *d)
 	       d->unicode.ascii_size < d->unicode.size && d->unicode.compact_size < d->unicode.size;
 }
 
+/* A member of _gil: inside it (its first 256 bytes) and the interpreter
+ * state. */
+static int in_gil(const struct dbg_use *d, uint64_t member, uint64_t width)
+{
+	return member >= d->interp.gil && member - d->interp.gil < 256 &&
+	       fits(member, d->interp.size, width);
+}
+
+static int gil_usable(const struct dbg_use *d)
+{
+	return d->interp.ceval_gil && fits(d->interp.ceval_gil, d->interp.size, 8) &&
+	       in_gil(d, d->interp.gil_holder, 8) && in_gil(d, d->interp.gil_locked, 4);
+}
+
 static uint32_t tlbc_off(const struct dbg_use *d, uint64_t off)
 {
 	return d->free_threaded && d->frame.tlbc_index != PYOFF_NONE ? (uint32_t)off : PYOFF_NONE;
@@ -497,13 +520,13 @@ static void fill(const struct dbg_use *d, struct profd_pyoffsets *o)
 							  : (uint32_t)d->unicode.ascii_size + 16;
 	o->unicode_has_ready_bit = 0;
 	o->free_threaded = d->free_threaded ? 1 : 0;
-	/* The block has no GIL offsets before 3.14: 3.13's interp->ceval.gil
-	 * from its headers (ceval comes first in PyInterpreterState). 3.14+:
-	 * not read yet. */
-	if (o->version == 0x030d && !o->free_threaded) {
-		o->gil_interp_ptr = 0x10;
-		o->gil_last_holder = 8;
-		o->gil_locked = 16;
+	/* The GIL of builds that have one: interp->ceval.gil points at the
+	 * interpreter's own _gil or at the main one's (same layout), so the
+	 * members are taken relative to _gil. */
+	if (!o->free_threaded && gil_usable(d)) {
+		o->gil_interp_ptr = (uint32_t)d->interp.ceval_gil;
+		o->gil_last_holder = (uint32_t)(d->interp.gil_holder - d->interp.gil);
+		o->gil_locked = (uint32_t)(d->interp.gil_locked - d->interp.gil);
 	}
 }
 
