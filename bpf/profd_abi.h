@@ -152,6 +152,7 @@ struct profd_proc_event {
 	__u64 start_ns; /* the process's start, as in profd_sample */
 	__u32 ppid;     /* the parent's tgid (exec: who started the program; fork: the forker) */
 	__u32 _pad2;
+	__u64 parent_start_ns; /* fork: the parent's start (so a reused pid is not the parent) */
 };
 
 /* A stack as BPF builds it in a per-CPU scratch slot and sends it: only

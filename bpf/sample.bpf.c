@@ -134,6 +134,7 @@ static __always_inline int send_proc_event(struct task_struct *p, __u32 type)
 	e->start_ns = BPF_CORE_READ(p, group_leader, start_boottime);
 	e->ppid = BPF_CORE_READ(p, real_parent, tgid);
 	e->_pad2 = 0;
+	e->parent_start_ns = BPF_CORE_READ(p, real_parent, group_leader, start_boottime);
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	bpf_ringbuf_submit(e, 0);
 	count(PROFD_CNT_PROC_SENT);

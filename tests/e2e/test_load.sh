@@ -5,6 +5,7 @@
 # stay bounded, its fds not leak, and every sample be accounted for:
 #   bpf_samples_seen = filtered + sent + dropped_ringbuf_full
 #   samples_received = aggregated + dropped_nomem + dropped_proc_table_full
+#                      + pending (waiting in the batch for a stack or maps)
 # Meanwhile a client asks for stats every 200 ms: every answer within 1 s,
 # p99 within 100 ms.  Each Python worker's samples after its first seconds
 # carry its whole Python stack (>= 95%), and no exec or exit event is lost.
@@ -147,14 +148,15 @@ d=$((seen - filtered - sent - rbfull))
 	fail "BPF: seen $seen != filtered $filtered + sent $sent + ringbuf full $rbfull (off by $d)"
 recv=$(st samples_received) agg=$(st samples_aggregated)
 nomem=$(st samples_dropped_nomem) full=$(st samples_dropped_proc_table_full)
-[ "$recv" = $((agg + nomem + full)) ] ||
-	fail "ingest: received $recv != aggregated $agg + nomem $nomem + table full $full"
+pend=$(st samples_pending)
+[ "$recv" = $((agg + nomem + full + pend)) ] ||
+	fail "ingest: received $recv != aggregated $agg + nomem $nomem + table full $full + pending $pend"
 # What BPF sent, userspace received, but for what still sits in the ring.
 inflight=$((sent - recv))
 [ "$inflight" -ge 0 ] && [ "$inflight" -le $((RATE * NCPU)) ] ||
 	fail "sent $sent but received $recv"
 ok "accounted: seen $seen = filtered $filtered + sent $sent + ringbuf full $rbfull (+$d in flight);" \
-	"received $recv = aggregated $agg + nomem $nomem + table full $full; $inflight in the ring"
+	"received $recv = aggregated $agg + nomem $nomem + table full $full + pending $pend; $inflight in the ring"
 
 # Lifecycle events have a ring of their own: none lost to the flood.
 [ "$(st bpf_proc_events_dropped_ringbuf_full)" = 0 ] ||

@@ -70,7 +70,9 @@ for py in "${PYTHONS[@]}"; do
 	SORTED=$W
 	[ "$(readlink /proc/$ONE/ns/pid)" != "$(readlink /proc/self/ns/pid)" ] || fail "python $ver: not in its own pid namespace"
 	sleep 0.5 # well inside main() before profd starts
-	start_profd --rate 999
+	# 1 s buckets: --since below then really leaves out the first
+	# seconds (a bucket is the finest time a dump can select).
+	start_profd --rate 999 --bucket 1s
 	sample_until "$ONE" "$T/one.folded"
 	ctl dump --pid "$THREE" --by-thread --python-only -o "$T/three.folded" || fail "python $ver: dump --by-thread failed"
 	# The last seconds: the first ones may predate its unwind tables.
@@ -92,9 +94,11 @@ done
 
 # An interpreter the host cannot see at its path: a copy on a tmpfs
 # mounted inside the namespace only.  Needs one without libpython beside
-# it (Debian's static python3.11).
+# it (Debian's static python3.11) whose standard library is where a copy
+# looks for it (not sid's unpacked builds).
 static=
 for py in "${PYTHONS[@]}"; do
+	case "$py" in */sid-pythons/*) continue ;; esac
 	ldd "$py" 2>/dev/null | grep -q libpython || { static=$py; break; }
 done
 if [ -n "$static" ]; then

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -831,17 +832,19 @@ static void test_maps_read_off_sample_path(void **state)
 /* A forked child (a real one: a copy of this process) takes its parent's
  * maps and identity at its fork event: its first sample is named at once,
  * with no read of /proc asked for (a multiprocessing worker's first
- * second would otherwise be "[unknown]"). */
+ * second would otherwise be "[unknown]").  A fork event whose parent
+ * started at another time than the live entry with the parent's pid (that
+ * one's exit lost, the pid reused) takes nothing from it. */
 static void test_fork_inherits_parent(void **state)
 {
 	struct fixture *f = *state;
 	uint64_t start, ns_per_tick = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
 	struct profd_proc_event ev;
-	struct proc *parent, *child;
+	struct proc *parent, *child, *child2;
 	struct profd_sample e;
 	uint32_t uid, ppid;
 	char comm[16], *exe = NULL, *folded;
-	pid_t pid;
+	pid_t pid, pid2;
 
 	prepare_stack(f);
 	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100); /* maps read inline */
@@ -851,6 +854,7 @@ static void test_fork_inherits_parent(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a failed test */
 		pause();
 		_exit(0);
 	}
@@ -864,6 +868,7 @@ static void test_fork_inherits_parent(void **state)
 	ev.ppid = (uint32_t)getpid();
 	ev.time_ns = mono_now();
 	ev.start_ns = start * ns_per_tick;
+	ev.parent_start_ns = parent->start_time * ns_per_tick;
 	strcpy(ev.comm, "worker");
 	ingest_event(&f->in, &ev, sizeof(ev));
 	child = proctable_find_live(&f->pt, (uint32_t)pid);
@@ -885,6 +890,29 @@ static void test_fork_inherits_parent(void **state)
 	ingest_event(&f->in, &e, sizeof(e));
 	assert_int_equal(maps_calls.n, 0);
 	assert_int_equal(child->samples, 1); /* counted now, not deferred */
+	/* The parent's pid with another start time (its exit lost, the pid
+	 * reused): not the parent, nothing taken from it. */
+	pid2 = fork();
+	assert_true(pid2 >= 0);
+	if (pid2 == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(proc_read_identity("/proc", (uint32_t)pid2, &start, &uid, &ppid, comm, &exe),
+			 0);
+	free(exe);
+	ev.pid = (uint32_t)pid2;
+	ev.start_ns = start * ns_per_tick;
+	ev.parent_start_ns = (parent->start_time + 5) * ns_per_tick;
+	ingest_event(&f->in, &ev, sizeof(ev));
+	child2 = proctable_find_live(&f->pt, (uint32_t)pid2);
+	assert_non_null(child2);
+	assert_false(child2->maps_loaded);
+	assert_int_equal(maps_calls.n, 1); /* its maps asked of /proc instead */
+	assert_int_equal(f->in.c.forks_inherited, 1);
+	kill(pid2, SIGKILL);
+	waitpid(pid2, NULL, 0);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	folded = dump_proc_folded(f, child);

@@ -253,6 +253,7 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "stack_records_received", c->stack_records);
 	proto_stats_add(s, "stack_generations_dropped", c->stack_gens);
 	proto_stats_add(s, "samples_deferred", c->deferred);
+	proto_stats_add(s, "samples_pending", ingest_samples_pending(&d->in));
 	proto_stats_add(s, "samples_counted_by_memo", c->memo_hits);
 	proto_stats_add(s, "samples_symbolized", c->symbolized);
 	proto_stats_add(s, "proc_exits_repaired", c->proc_exits_repaired);

@@ -154,6 +154,15 @@ static void on_stack(struct ingest *in, const void *data, size_t len)
 		raw_rotate(in);
 }
 
+size_t ingest_samples_pending(const struct ingest *in)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < in->npending; i++)
+		n += in->pending[i].ev.sample.type == PROFD_EV_SAMPLE;
+	return n;
+}
+
 static void forget(struct ingest *in, uint32_t pid);
 static void end_proc(struct ingest *in, uint32_t pid, uint64_t mono_ns);
 
@@ -559,6 +568,12 @@ static void on_fork(struct ingest *in, const struct profd_proc_event *e)
 	struct proc *parent = proctable_find_live(in->pt, e->ppid), *p;
 	char comm[PROFD_COMM_LEN + 1];
 	bool older;
+
+	/* A live entry of another program with the parent's pid (its exit
+	 * lost, the pid reused) is no parent to inherit from. */
+	if (parent && parent->start_time && e->parent_start_ns &&
+	    parent->start_time != start_ticks(e->parent_start_ns))
+		parent = NULL;
 
 	in->c.proc_forks++;
 	copy_comm(comm, e->comm);

@@ -212,6 +212,9 @@ void ingest_unwind_requested(struct proc *p);
  * after their second batch end they are counted, under "[stack lost]"
  * where it never came. */
 void ingest_end_batch(struct ingest *in);
+/* CPU samples received and waiting in the pending list: neither counted
+ * nor dropped yet (stats' received = aggregated + dropped + these). */
+size_t ingest_samples_pending(const struct ingest *in);
 
 /* ingest_frames.c: have p checked for CPython (through the backend's
  * worker when there is one), and take the answer: rt (owned by ingest from
