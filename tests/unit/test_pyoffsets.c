@@ -28,6 +28,7 @@ static const uint64_t py31410[] = {
 	7784, 0, 7800, 7792, 7992, 0, 832, 0, 8, 16, 72, 152, 160, 232, 32, 88, 8, 0, 56, 80, 74, 64,
 	0, 216, 112, 120, 128, 136, 68, 52, 96, 104, 208, 0, 16, 8, 416, 24, 88, 168, 40, 32, 16, 40,
 	24, 16, 200, 24, 40, 32, 48, 32, 40, 24, 16, 32, 16, 24, 40, 16, 32, 64, 32, 16, 40, 264,
+	192, 160, 24, 72, 67, 0, 8,
 };
 
 static const uint64_t py3152[] = {
@@ -35,7 +36,8 @@ static const uint64_t py3152[] = {
 	7736, 0, 7752, 7744, 7944, 0, 888, 0, 8, 16, 72, 80, 88, 96, 176, 184, 256, 32, 36, 40, 136,
 	288, 0, 88, 8, 0, 56, 80, 74, 64, 0, 216, 112, 120, 128, 136, 68, 52, 96, 104, 208, 0, 16, 8,
 	424, 24, 88, 168, 32, 288, 944, 888, 40, 32, 16, 40, 24, 16, 200, 24, 40, 32, 48, 32, 40, 24,
-	16, 32, 16, 24, 40, 16, 32, 64, 32, 16, 40, 56,
+	16, 32, 16, 24, 40, 16, 32, 64, 32, 16, 40, 56, 176, 112, 120, 1120, 104, 160, 24, 72, 67,
+	0, 8,
 };
 /* clang-format on */
 
@@ -206,6 +208,40 @@ static void test_314_free_threaded(void **state)
 	assert_int_equal(pyoffsets_from_debug(block, sizeof(block), &o), -EINVAL);
 }
 
+/* What stacks --async reads: the generator group after gc (2 members on
+ * 3.14, 5 on 3.15), the frame's stackpointer, the int and set groups,
+ * and the renumbered frame states. */
+static void test_async(void **state)
+{
+	struct pyoff_async a;
+
+	(void)state;
+	MAKE(py31410);
+	assert_int_equal(pyoffsets_async_from_debug(block, sizeof(block), &a), 0);
+	assert_int_equal(a.gen_size, 160);
+	assert_int_equal(a.gen_iframe, 72);
+	assert_int_equal(a.gen_frame_state, 67);
+	assert_int_equal(a.frame_stackpointer, 64);
+	assert_int_equal(a.lng[1], 16);
+	assert_int_equal(a.lng[2], 24);
+	assert_int_equal(a.state_yield_from, -1);
+	assert_int_equal(a.await_depth, 1);
+	MAKE(py3152);
+	assert_int_equal(pyoffsets_async_from_debug(block, sizeof(block), &a), 0);
+	assert_int_equal(a.gen_iframe, 72);
+	assert_int_equal(a.gen_frame_state, 67);
+	assert_int_equal(a.frame_stackpointer, 64);
+	assert_int_equal(a.state_yield_from, 2);
+	assert_int_equal(a.state_done, 5);
+	assert_int_equal(a.await_depth, 2);
+	/* A frame past the end of the generator is refused. */
+	set_member(792 + 16, 400);
+	assert_int_equal(pyoffsets_async_from_debug(block, sizeof(block), &a), -EINVAL);
+	/* 3.13 has no asyncio debug section to go with it. */
+	MAKE(py3130);
+	assert_int_equal(pyoffsets_async_from_debug(block, sizeof(block), &a), -EPROTONOSUPPORT);
+}
+
 static void test_refused(void **state)
 {
 	struct profd_pyoffsets o;
@@ -242,6 +278,7 @@ int main(void)
 	    cmocka_unit_test(test_314_gil_implausible),
 	    cmocka_unit_test(test_315),
 	    cmocka_unit_test(test_314_free_threaded),
+	    cmocka_unit_test(test_async),
 	    cmocka_unit_test(test_refused),
 	};
 	/* clang-format on */

@@ -884,6 +884,26 @@ out:
 	return err > 0 ? 0 : err;
 }
 
+/* The error a stacks request answers with; 1 when answered. */
+static int stacks_error(struct buf *out, int err, const struct proto_dump_req *r)
+{
+	uint32_t pid = r->pids[0];
+
+	if (err == -EACCES)
+		return reply_error(out, EACCES, "permission denied: process %u is not yours", pid) ?: 1;
+	if (err == -ESRCH)
+		return reply_error(out, ESRCH, "no such process: %u", pid) ?: 1;
+	if (err == -ENOENT && (r->flags & PROTO_STACKS_ASYNC))
+		return reply_error(out, ENOENT, "process %u: no CPython, or it has not imported "
+						"asyncio", pid) ?: 1;
+	if (err == -ENOENT)
+		return reply_error(out, ESRCH, "no such process: %u", pid) ?: 1;
+	if (err == -EPROTONOSUPPORT)
+		return reply_error(out, EPROTONOSUPPORT, "process %u: asyncio tasks need CPython "
+							 "3.14 or later", pid) ?: 1;
+	return reply_error(out, -err, "stacks failed: %s", strerror(-err)) ?: 1;
+}
+
 static int handle_stacks(struct daemon *d, struct buf *out, const struct caller *c,
 			 const struct buf *payload)
 {
@@ -895,26 +915,26 @@ static int handle_stacks(struct daemon *d, struct buf *out, const struct caller 
 	if (proto_decode_dump_req(payload->data, payload->len, &r))
 		return reply_error(out, EINVAL, "malformed stacks request");
 	/* An answered error is 1: nothing more to send. */
-	if (r.npids != 1 || r.flags) {
+	if (r.npids != 1 || (r.flags & ~PROTO_STACKS_ASYNC)) {
 		err = reply_error(out, EINVAL, "stacks: give one --pid (flags 0x%x)", r.flags) ?: 1;
 		goto out;
 	}
-	if (!d->cfg.offcpu) {
+	if (!d->cfg.offcpu && !(r.flags & PROTO_STACKS_ASYNC)) {
 		err = reply_error(out, EOPNOTSUPP, "stacks needs off-CPU tracing: start profd "
 						   "with --off-cpu") ?: 1;
 		goto out;
 	}
 	ss = stackset_new();
-	err = ss ? control_thread_stacks(d, r.pids[0], c->uid, may_see_kernel(c), ss) : -ENOMEM;
-	if (err == -EACCES)
-		err = reply_error(out, EACCES, "permission denied: process %u is not yours",
-				  r.pids[0]) ?: 1;
-	else if (err == -ENOENT || err == -ESRCH)
-		err = reply_error(out, ESRCH, "no such process: %u", r.pids[0]) ?: 1;
-	else if (err)
-		err = reply_error(out, -err, "stacks failed: %s", strerror(-err)) ?: 1;
-	if (err)
+	if (!ss)
+		err = -ENOMEM;
+	else if (r.flags & PROTO_STACKS_ASYNC)
+		err = control_async_tasks(d, r.pids[0], c->uid, ss);
+	else
+		err = control_thread_stacks(d, r.pids[0], c->uid, may_see_kernel(c), ss);
+	if (err) {
+		err = stacks_error(out, err, &r);
 		goto out;
+	}
 	buf_init(&b);
 	err = proto_encode_stackset(&b, ss);
 	if (!err)

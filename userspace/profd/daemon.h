@@ -185,6 +185,11 @@ int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_qu
 int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
 			  struct stackset *out);
 
+/* control_async.c: pid's asyncio tasks into out (PROTO_STACKS_ASYNC);
+ * takes d->lock only to check uid.  0, -EACCES, -ESRCH, -ENOENT (no
+ * CPython, or asyncio not imported), -EPROTONOSUPPORT (before 3.14). */
+int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out);
+
 /* control_server.c: the control thread */
 int control_listen(const char *path);
 struct control *control_start(struct daemon *d, int listen_fd);

@@ -68,6 +68,13 @@ enum proto_type {
 	PROTO_RESP_STACKS = 132,
 };
 
+/* PROTO_REQ_STACKS flags.  ASYNC: the process's asyncio tasks instead of
+ * its threads (CPython 3.14+): one stack per task, its root frame
+ * "address<TAB>name<TAB>tid<TAB>awaited_by" (tid: the thread running it
+ * now, 0 when suspended; awaited_by: comma-separated names of the tasks
+ * waiting for it), then its coroutine chain, outermost first. */
+#define PROTO_STACKS_ASYNC 1u
+
 /* Attribute tags, one namespace per message or nested attribute. */
 enum proto_dump_attr {
 	PROTO_DUMP_A_PID = 1, /* u32, repeated */

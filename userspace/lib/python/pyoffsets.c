@@ -244,6 +244,12 @@ struct dbg_unicode315 {
 	uint64_t size, state, length, ascii_size, compact_size;
 };
 
+/* What follows unicode, up to the generator group (3.14+): the gc
+ * group is 2 members on 3.14, 5 on 3.15. */
+struct dbg_gen {
+	uint64_t size, gi_name, gi_iframe, gi_frame_state;
+};
+
 #define DBG_HEAD                                                                                   \
 	char cookie[8];                                                                            \
 	uint64_t version;                                                                          \
@@ -275,6 +281,8 @@ struct dbg314 {
 	uint64_t tuple[3], list[3], set[4], dict[3], flt[2], lng[3];
 	struct dbg_bytes bytes;
 	struct dbg_unicode313 unicode;
+	uint64_t gc[2];
+	struct dbg_gen gen;
 };
 
 /* 3.15: an err_stackitem group after the thread state, tp_basicsize and
@@ -292,6 +300,8 @@ struct dbg315 {
 	uint64_t tuple[3], list[3], set[4], dict[3], flt[2], lng[3];
 	struct dbg_bytes bytes;
 	struct dbg_unicode315 unicode;
+	uint64_t gc[5];
+	struct dbg_gen gen;
 };
 
 /* Where the unicode group starts, as counted on the headers; a slip in
@@ -299,6 +309,8 @@ struct dbg315 {
 _Static_assert(offsetof(struct dbg313, unicode) == 536, "3.13 layout");
 _Static_assert(offsetof(struct dbg314, unicode) == 616, "3.14 layout");
 _Static_assert(offsetof(struct dbg315, unicode) == 712, "3.15 layout");
+_Static_assert(offsetof(struct dbg314, gen) == 664, "3.14 layout");
+_Static_assert(offsetof(struct dbg315, gen) == 792, "3.15 layout");
 _Static_assert(sizeof(struct dbg315) <= PYOFF_DEBUG_READ_SIZE, "read size");
 
 /* The members the walker uses, whatever the layout they came from. */
@@ -557,5 +569,69 @@ int pyoffsets_from_debug(const void *data, size_t len, struct profd_pyoffsets *o
 		return -EINVAL;
 	}
 	fill(&d, out);
+	return 0;
+}
+
+/* The generator, frame-stack, int and set members asyncio introspection
+ * reads, from the 3.14 or 3.15 layout. */
+#define ASYNC_PICK(out, d)                                                                         \
+	do {                                                                                       \
+		(out)->gen_size = (d)->gen.size;                                                   \
+		(out)->gen_iframe = (d)->gen.gi_iframe;                                            \
+		(out)->gen_frame_state = (d)->gen.gi_frame_state;                                  \
+		(out)->frame_size = (d)->frame.size;                                               \
+		(out)->frame_stackpointer = (d)->frame.stackpointer;                               \
+		memcpy((out)->lng, (d)->lng, sizeof((out)->lng));                                  \
+		memcpy((out)->set, (d)->set, sizeof((out)->set));                                  \
+	} while (0)
+
+static void pick_async(const void *data, unsigned int minor, struct pyoff_async *out)
+{
+	union {
+		struct dbg314 v14;
+		struct dbg315 v15;
+	} d;
+
+	if (minor == 14) {
+		memcpy(&d.v14, data, sizeof(d.v14));
+		ASYNC_PICK(out, &d.v14);
+		out->state_yield_from = -1; /* FRAME_SUSPENDED_YIELD_FROM */
+		out->state_done = 1;	    /* FRAME_COMPLETED, FRAME_CLEARED */
+		out->await_depth = 1;
+	} else {
+		memcpy(&d.v15, data, sizeof(d.v15));
+		ASYNC_PICK(out, &d.v15);
+		out->state_yield_from = 2; /* FRAME_SUSPENDED_YIELD_FROM */
+		out->state_done = 5;	   /* FRAME_CLEARED (no COMPLETED any more) */
+		out->await_depth = 2;	   /* SEND keeps one more item above it */
+	}
+}
+
+int pyoffsets_async_from_debug(const void *data, size_t len, struct pyoff_async *out)
+{
+	uint64_t hex;
+	unsigned int minor;
+
+	if (!pyoffsets_has_debug(data, len, &hex) || (hex >> 24) != 3)
+		return -EINVAL;
+	minor = (unsigned int)(hex >> 16) & 0xff;
+	if (minor < 14 || minor > 15)
+		return -EPROTONOSUPPORT; /* no asyncio debug section before 3.14 */
+	if (len < sizeof(struct dbg315))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->minor = minor;
+	pick_async(data, minor, out);
+	/* The frame lies inside the generator; its state byte before it. */
+	if (!fits(out->gen_iframe, out->gen_size, 1) ||
+	    !fits(out->gen_frame_state, out->gen_size, 1) ||
+	    out->gen_frame_state >= out->gen_iframe ||
+	    !fits(out->frame_stackpointer, out->frame_size, 8) ||
+	    !fits(out->lng[1], out->lng[0], 8) || !fits(out->lng[2], out->lng[0] + 64, 4) ||
+	    !fits(out->set[1], out->set[0], 8) || !fits(out->set[2], out->set[0], 8) ||
+	    !fits(out->set[3], out->set[0], 8)) {
+		log_warn("pyoffsets: implausible generator or object offsets for 3.%u", minor);
+		return -EINVAL;
+	}
 	return 0;
 }

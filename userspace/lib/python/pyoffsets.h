@@ -49,4 +49,24 @@ int pyoffsets_has_debug(const void *data, size_t len, uint64_t *hexversion);
  * (frame_tlbc_index, code_tlbc) is filled in. */
 int pyoffsets_from_debug(const void *data, size_t len, struct profd_pyoffsets *out);
 
+/* What asyncio introspection (profctl stacks --async) reads beyond the
+ * walker's offsets, from _Py_DebugOffsets (3.14+). */
+struct pyoff_async {
+	unsigned int minor;
+	uint64_t gen_size, gen_iframe, gen_frame_state; /* PyGenObject/PyCoroObject */
+	uint64_t frame_size, frame_stackpointer;	 /* _PyInterpreterFrame */
+	uint64_t lng[3];				 /* PyLongObject: size, lv_tag, ob_digit */
+	uint64_t set[4];				 /* PySetObject: size, used, table, mask */
+	/* gi_frame_state values (pycore_frame.h; 3.15 renumbered them):
+	 * suspended in await / yield from, and from which value up the
+	 * frame is gone. */
+	int8_t state_yield_from, state_done;
+	/* The awaited object is stackpointer[-await_depth]. */
+	uint8_t await_depth;
+};
+
+/* 0, -EINVAL (no cookie, short, implausible), -EPROTONOSUPPORT (before
+ * 3.14: no asyncio debug section, or a layout not known yet). */
+int pyoffsets_async_from_debug(const void *data, size_t len, struct pyoff_async *out);
+
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,8 @@ struct pyelf {
 	uint64_t version_value; /* Py_Version */
 	uint64_t tls_value;	/* _Py_tss_tstate */
 	uint64_t tls_memsz;
-	bool has_runtime, has_version, has_tls;
+	uint64_t asyncio_vaddr; /* .AsyncioDebug's sh_addr (3.14+) */
+	bool has_runtime, has_version, has_tls, has_asyncio;
 	GElf_Phdr loads[16];
 	size_t nloads;
 };
@@ -138,6 +140,18 @@ static int scan_elf(struct elffile *f, struct pyelf *pe)
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
 			scan_symtab(f, scn, pe);
 	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !sh.sh_addr)
+			continue;
+		name = elf_strptr(elf, f->shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".AsyncioDebug")) {
+			pe->asyncio_vaddr = sh.sh_addr;
+			pe->has_asyncio = true;
+		}
+	}
 	for (i = 0; i < f->phnum && i < 256; i++) {
 		GElf_Phdr ph;
 
@@ -156,6 +170,9 @@ static int scan_elf(struct elffile *f, struct pyelf *pe)
  * files, so each is parsed once.  Bounded: cleared when full. */
 #define ELF_CACHE_MAX 1024
 static struct hashmap elf_cache; /* identity -> struct pyelf * (NULL: not ELF) */
+/* The ingest worker detects runtimes, a control thread asks for asyncio
+ * sections (profctl stacks --async). */
+static pthread_mutex_t elf_cache_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t file_identity(const struct stat *st)
 {
@@ -178,29 +195,35 @@ static void elf_cache_clear(void)
 static int elf_cache_get(const struct stat *st, struct pyelf *pe)
 {
 	uint64_t v;
+	int err = 0;
 
+	pthread_mutex_lock(&elf_cache_mu);
 	if (!hashmap_get(&elf_cache, file_identity(st), &v))
-		return -ENOENT;
-	if (!v)
-		return -EINVAL;
-	*pe = *(const struct pyelf *)(uintptr_t)v;
-	return 0;
+		err = -ENOENT;
+	else if (!v)
+		err = -EINVAL;
+	else
+		*pe = *(const struct pyelf *)(uintptr_t)v;
+	pthread_mutex_unlock(&elf_cache_mu);
+	return err;
 }
 
 static void elf_cache_put(const struct stat *st, const struct pyelf *pe, int err)
 {
 	struct pyelf *copy = NULL;
 
-	if (elf_cache.len >= ELF_CACHE_MAX)
-		elf_cache_clear();
 	if (!err) {
 		copy = malloc(sizeof(*copy));
 		if (!copy)
 			return;
 		*copy = *pe;
 	}
+	pthread_mutex_lock(&elf_cache_mu);
+	if (elf_cache.len >= ELF_CACHE_MAX)
+		elf_cache_clear();
 	if (hashmap_put(&elf_cache, file_identity(st), (uint64_t)(uintptr_t)copy))
 		free(copy);
+	pthread_mutex_unlock(&elf_cache_mu);
 }
 
 static int read_elf(int pid, const struct pymap *m, struct pyelf *pe)
@@ -313,6 +336,45 @@ static int find_module(int pid, const char *exe, struct pymap *found, struct pye
 		*found = m;
 		err = 0;
 		break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* The _asyncio extension (3.14: lib-dynload/_asyncio.cpython-314-*.so)
+ * or the interpreter itself (3.15 builds _asyncio in). */
+static bool may_hold_asyncio(const char *path, const char *runtime_path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "_asyncio.", 9) || !strncmp(base, "libpython3", 10) ||
+	       !strcmp(path, runtime_path);
+}
+
+int pyruntime_asyncio_debug(const struct pyruntime *rt, uint64_t *addr)
+{
+	char p[64], line[PATH_MAX + 128], last[PATH_MAX] = "";
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(p, sizeof(p), "/proc/%d/maps", rt->pid);
+	f = fopen(p, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (err && fgets(line, sizeof(line), f)) {
+		struct pymap m;
+		struct pyelf pe;
+		uint64_t bias;
+
+		if (!parse_maps_line(line, &m) || !may_hold_asyncio(m.path, rt->path) ||
+		    !strcmp(m.path, last))
+			continue;
+		copy_str(last, sizeof(last), m.path);
+		if (read_elf(rt->pid, &m, &pe) || !pe.has_asyncio || load_bias(&pe, &m, &bias))
+			continue;
+		*addr = bias + pe.asyncio_vaddr;
+		err = 0;
 	}
 	fclose(f);
 	return err;

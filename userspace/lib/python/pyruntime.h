@@ -35,6 +35,11 @@ int pyruntime_detect(int pid, struct pyruntime *out);
  * -v when for another reason than its absence) or memory ran out. */
 struct pyruntime *pyruntime_find(int pid);
 
+/* Where the process's _Py_AsyncioModuleDebugOffsets are (the
+ * .AsyncioDebug section of _asyncio, 3.14+): 0 and *addr; -ENOENT when
+ * asyncio is not loaded (or the version has no such section), -ESRCH. */
+int pyruntime_asyncio_debug(const struct pyruntime *rt, uint64_t *addr);
+
 /* Parse "3.X" out of names like "libpython3.11.so.1.0", "python3.10",
  * "libpython3.9d.so": 0 and *minor, or -ENOENT. */
 int pyruntime_version_from_name(const char *name, int *minor);

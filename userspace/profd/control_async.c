@@ -1,0 +1,169 @@
+/* control_async.c: profctl stacks --async, a process's asyncio tasks and
+ * the coroutine chain each is suspended in (CPython 3.14+, pyasync.c).
+ *
+ * Read from the process's memory on the control thread, outside the state
+ * lock (which is only taken to check who may look), with a code-object
+ * cache of its own: a listing costs the process table nothing and the
+ * samples nothing. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "hashmap.h"
+#include "pyasync.h"
+#include "pycode.h"
+
+/* The control thread answers every client: a process with thousands of
+ * tasks (or memory that lies) gets this long, then the listing says
+ * where it stopped. */
+#define ASYNC_BUDGET_NS (500ull * 1000000ull)
+
+struct task_list {
+	struct pyasync_task *v;
+	size_t n, cap;
+	struct hashmap by_addr; /* task address -> index in v */
+	uint64_t deadline_ns;
+	bool cut;
+};
+
+static int keep_task(const struct pyasync_task *t, void *arg)
+{
+	struct task_list *l = arg;
+
+	if (daemon_mono_ns() > l->deadline_ns) {
+		l->cut = true;
+		return 1; /* stop the walk, keep what came */
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct pyasync_task *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n] = *t;
+	return hashmap_put(&l->by_addr, t->addr, l->n++);
+}
+
+static const char *name_of(const struct task_list *l, uint64_t addr)
+{
+	uint64_t i;
+
+	return hashmap_get(&l->by_addr, addr, &i) ? l->v[i].name : NULL;
+}
+
+static void no_tabs(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\t' || *s == '\n' || *s == ',')
+			*s = ' ';
+}
+
+/* The task's header frame (protocol.h, PROTO_RESP_STACKS with
+ * PROTO_STACKS_ASYNC): address, name, tid running it, awaiters. */
+static int64_t task_header(struct stackset *out, const struct task_list *l, struct pyasync_task *t)
+{
+	char text[1024], by[640] = "";
+	size_t len = 0;
+	uint32_t i;
+
+	no_tabs(t->name);
+	for (i = 0; i < t->nawaiters && len < sizeof(by) - PYASYNC_NAME_MAX - 2; i++) {
+		const char *n = name_of(l, t->awaited_by[i]);
+
+		if (n) /* a task; a plain future has no name */
+			len +=
+			    (size_t)snprintf(by + len, sizeof(by) - len, "%s%s", len ? "," : "", n);
+	}
+	snprintf(text, sizeof(text), "%#" PRIx64 "\t%s\t%u\t%s", t->addr, t->name, t->tid, by);
+	return stackset_intern(out, FRAME_ROOT, text);
+}
+
+static int add_task(struct stackset *out, struct pycode_cache *pyc, const struct pyruntime *rt,
+		    const struct task_list *l, struct pyasync_task *t)
+{
+	uint32_t ids[PYASYNC_MAX_CHAIN + 1], n = 0, i;
+	int64_t id = task_header(out, l, t);
+	char name[2 * PYCODE_MAX_STR];
+
+	if (id < 0)
+		return (int)id;
+	ids[n++] = (uint32_t)id;
+	for (i = 0; i < t->nframes; i++) {
+		if (pycode_name(pyc, rt, t->code[i], t->instr[i], name, sizeof(name)))
+			snprintf(name, sizeof(name), "[coroutine %#" PRIx64 "]", t->code[i]);
+		id = stackset_intern(out, FRAME_PYTHON, name);
+		if (id < 0)
+			return (int)id;
+		ids[n++] = (uint32_t)id;
+	}
+	return stackset_add(out, ids, n, 1);
+}
+
+/* Who may look: the process's owner or root, as for the thread listing. */
+static int may_look(struct daemon *d, uint32_t pid, uint32_t uid)
+{
+	char comm[PROFD_COMM_LEN + 1] = "";
+	struct proc *p;
+	int err = 0;
+
+	daemon_lock_other(d);
+	p = proctable_find_live(&d->pt, pid);
+	if (!p)
+		p = proctable_get(&d->pt, pid, comm);
+	if (!p)
+		err = -ESRCH;
+	else if (uid && p->uid != uid)
+		err = -EACCES;
+	daemon_unlock(d);
+	return err;
+}
+
+/* A last entry that says the listing is not whole. */
+static int add_cut_note(struct stackset *out, size_t n)
+{
+	char text[128];
+	uint32_t id;
+	int64_t v;
+
+	snprintf(text, sizeof(text), "0x0\t[listing cut after %zu tasks: %llu ms spent]\t0\t", n,
+		 ASYNC_BUDGET_NS / 1000000ull);
+	v = stackset_intern(out, FRAME_ROOT, text);
+	if (v < 0)
+		return (int)v;
+	id = (uint32_t)v;
+	return stackset_add(out, &id, 1, 1);
+}
+
+int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out)
+{
+	struct task_list l = {.deadline_ns = daemon_mono_ns() + ASYNC_BUDGET_NS};
+	struct pycode_cache *pyc = NULL;
+	struct pyruntime rt;
+	size_t i;
+	int err = may_look(d, pid, uid);
+
+	hashmap_init(&l.by_addr);
+	if (!err)
+		err = pyruntime_detect((int)pid, &rt);
+	if (!err)
+		err = pyasync_tasks(&rt, keep_task, &l);
+	if (err == 1) /* the budget: what came is listed */
+		err = 0;
+	if (!err && !(pyc = pycode_cache_new()))
+		err = -ENOMEM;
+	for (i = 0; !err && i < l.n; i++)
+		err = add_task(out, pyc, &rt, &l, &l.v[i]);
+	if (!err && l.cut)
+		err = add_cut_note(out, l.n);
+	pycode_cache_free(pyc);
+	hashmap_free(&l.by_addr);
+	free(l.v);
+	return err;
+}
