@@ -99,6 +99,39 @@ asyncio.run(main())'
 	kill "$W"
 done
 
+# More tasks than one listing takes (a server with a connection each):
+# 4096 listed, and the listing says it is cut.
+start_ready "${SID[0]}" -c '
+import asyncio
+async def leaf():
+    await asyncio.sleep(3600)
+async def conn():
+    await leaf()
+async def main():
+    tasks = [asyncio.create_task(conn(), name=f"conn-{i}") for i in range(6000)]
+    await asyncio.sleep(0.5)
+    print("ready", flush=True)
+    await asyncio.sleep(3600)
+asyncio.run(main())'
+t0=$(date +%s%N)
+ctl stacks --pid "$W" --async >"$T/many.txt" || fail "stacks --async of 6000 tasks failed"
+ms=$((($(date +%s%N) - t0) / 1000000))
+n=$(grep -c '^Task "conn-[0-9]*"' "$T/many.txt")
+# Cut at the task cap, or (a slow machine, a sanitizer build) by the
+# time budget first: either way said, with what came listed.
+if grep -q '^Task "\[listing cut at 4096 tasks\]"' "$T/many.txt"; then
+	[ "$n" = 4096 ] || fail "6000 tasks: $n listed, cut at 4096 said"
+elif grep -q '^Task "\[listing cut after [0-9]* tasks: 500 ms spent\]"' "$T/many.txt"; then
+	[ "$n" -ge 200 ] || fail "6000 tasks: only $n listed in the time budget"
+else
+	tail -3 "$T/many.txt" >&2
+	fail "6000 tasks: $n listed, the cut not said"
+fi
+[ "$(grep -A2 '^Task "conn-' "$T/many.txt" | grep -c '^    leaf (')" -ge "$n" ] ||
+	fail "6000 tasks: chains missing"
+ok "6000 tasks: $n listed with their chains in $ms ms, the cut said"
+kill "$W"
+
 # Before 3.14 there is nothing to read the tasks with: said so.
 root=$(pyenv root 2>/dev/null) || root=/nonexistent
 for py in /usr/bin/python3.13 "$root"/versions/3.13*/bin/python3; do

@@ -125,15 +125,20 @@ static int may_look(struct daemon *d, uint32_t pid, uint32_t uid)
 	return err;
 }
 
-/* A last entry that says the listing is not whole. */
-static int add_cut_note(struct stackset *out, size_t n)
+/* A last entry that says the listing is not whole: the time budget ran
+ * out, or the process has more tasks than one listing takes. */
+static int add_cut_note(struct stackset *out, const struct task_list *l)
 {
 	char text[128];
 	uint32_t id;
 	int64_t v;
 
-	snprintf(text, sizeof(text), "0x0\t[listing cut after %zu tasks: %llu ms spent]\t0\t", n,
-		 ASYNC_BUDGET_NS / 1000000ull);
+	if (l->cut)
+		snprintf(text, sizeof(text), "0x0\t[listing cut after %zu tasks: %llu ms spent]\t0\t",
+			 l->n, ASYNC_BUDGET_NS / 1000000ull);
+	else
+		snprintf(text, sizeof(text), "0x0\t[listing cut at %u tasks]\t0\t",
+			 PYASYNC_MAX_TASKS);
 	v = stackset_intern(out, FRAME_ROOT, text);
 	if (v < 0)
 		return (int)v;
@@ -160,8 +165,8 @@ int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct sta
 		err = -ENOMEM;
 	for (i = 0; !err && i < l.n; i++)
 		err = add_task(out, pyc, &rt, &l, &l.v[i]);
-	if (!err && l.cut)
-		err = add_cut_note(out, l.n);
+	if (!err && (l.cut || l.n >= PYASYNC_MAX_TASKS))
+		err = add_cut_note(out, &l);
 	pycode_cache_free(pyc);
 	hashmap_free(&l.by_addr);
 	free(l.v);
