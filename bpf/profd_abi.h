@@ -318,6 +318,10 @@ struct profd_pyoffsets {
 struct profd_py_proc {
 	__u64 runtime_addr; /* &_PyRuntime in the process */
 	struct profd_pyoffsets off;
+	/* asyncio (3.14+, once _asyncio is loaded): where the thread state
+	 * keeps the task it runs now (Py_AsyncioModuleDebugOffsets'
+	 * asyncio_running_task), 0 while unknown. */
+	__u64 asyncio_task_off;
 };
 
 /* Value of the py_threads map (key: tid): the thread's PyThreadState, or
@@ -333,6 +337,9 @@ struct profd_py_thread {
  * stack keeps its PROFD_MAX_PY_FRAMES outermost frames (the root side,
  * so a flamegraph does not fragment) and sets PROFD_SAMPLE_PYSTACK_TRUNC. */
 #define PROFD_PYFRAME_ENTRY 1u /* first frame run by one C-level eval call */
+/* Not a frame: the pair after the outermost frame, ips[2i] = the asyncio
+ * task the thread runs now (dumps --by-task group by it). */
+#define PROFD_PYFRAME_TASK 2u
 
 /* ---- GPU ----
  * Driver calls (ioctl and poll on accelerator device files, found by

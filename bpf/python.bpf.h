@@ -322,6 +322,25 @@ static __always_inline __u32 py_walk(const struct profd_pyoffsets *o, __u64 fram
 	return lost;
 }
 
+/* The asyncio task the thread runs now, as one more pair past the
+ * outermost frame (part of the stack's identity, so a task's samples
+ * stay apart); nothing outside a task or while the offset is unknown. */
+static __always_inline void py_tag_task(const struct profd_py_proc *pp, __u64 tstate,
+					struct profd_stack *st)
+{
+	__u32 n = st->nr;
+	__u64 task;
+
+	if (!pp->asyncio_task_off || n + 2 > PROFD_STACK_WORDS)
+		return;
+	task = py_read_ptr(tstate + pp->asyncio_task_off);
+	if (!task)
+		return;
+	st->ips[n & PY_RING_MASK] = task;
+	st->ips[(n + 1) & PY_RING_MASK] = (__u64)PROFD_PYFRAME_TASK << 32;
+	st->nr = n + 2;
+}
+
 /* Capture the Python stack of the current thread into the stacks map,
  * building it in scratch slot st, and return its ID (0: not a Python
  * thread right now).  Sets PROFD_SAMPLE_* bits in *flags. */
@@ -378,6 +397,7 @@ static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u
 	}
 	if (!st->nr)
 		return 0;
+	py_tag_task(pp, tstate, st);
 	return stackhash_store(st, flags, PROFD_SAMPLE_PYSTACK_NEW, PROFD_CNT_STACKMAP_FULL);
 }
 

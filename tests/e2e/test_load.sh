@@ -67,6 +67,7 @@ def work(n):
     return sum(i * i for i in range(n))
 while time.monotonic() < end:
     work(2000)
+time.sleep(3600)
 "
 	PYPIDS+=("${CHILDREN[-1]}")
 done
@@ -110,8 +111,9 @@ while [ "$elapsed" -lt "$SECONDS_LOAD" ]; do
 done
 wait "$STORM_PID" || fail "exec_storm failed"
 wait "$LAT_PID" || fail "the latency prober failed"
-for p in "${CHILDREN[@]}"; do wait "$p" 2>/dev/null; done
-CHILDREN=()
+# The Python workers stay, idle, until the end: an exited one would be
+# among the first entries the storm's last processes evict from the full
+# table, and its samples are checked below.
 sleep 3 # the last events drain; /proc entries of the dead are gone
 snap
 row end
@@ -183,17 +185,25 @@ ok "stats under load: $n requests, p99 $p99 ms, worst $worst ms"
 # generator, or in the loop's own line), in >= 95% of their samples once
 # they run (their first seconds left out).
 since=$((SECONDS_LOAD - 10))
-worst_share=100 checked=0
+worst_share=100 checked=0 totals=() dump_failed=0 dump_error=
 for pid in "${PYPIDS[@]}"; do
-	ctl dump --pid "$pid" --python-only --since "${since}s" --format folded \
-		-o "$T/py.folded" 2>/dev/null || continue
+	if ! ctl dump --pid "$pid" --python-only --since "${since}s" --format folded \
+		-o "$T/py.folded" 2>"$T/py.err"; then
+		dump_failed=$((dump_failed + 1))
+		[ -n "$dump_error" ] || dump_error="pid $pid: $(cat "$T/py.err")"
+		continue
+	fi
 	tot=$(total_samples "$T/py.folded")
+	totals+=("$tot")
 	[ "$tot" -ge 20 ] || continue
 	full=$(sum_matching "$T/py.folded" '^<module> \\(<string>:[0-9]+\\)(;work |$| $)')
 	share=$((100 * full / tot))
 	[ "$share" -lt "$worst_share" ] && worst_share=$share worst_pid=$pid
 	checked=$((checked + 1))
 done
+echo "Python workers' samples in the window: $(printf '%s\n' "${totals[@]}" | sort -n |
+	awk '{ v[NR] = $1 } END { if (NR) printf "min %d, median %d, max %d of %d dumped", v[1], v[int((NR + 1) / 2)], v[NR], NR }')"
+[ "$dump_failed" = 0 ] || fail "$dump_failed Python workers' dumps failed (first: $dump_error)"
 [ "$checked" -ge $((NPY / 2)) ] || fail "only $checked Python workers had 20 samples to check"
 [ "$worst_share" -ge 95 ] ||
 	fail "Python worker $worst_pid: only $worst_share% of its samples with its whole stack"

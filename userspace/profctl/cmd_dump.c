@@ -39,6 +39,7 @@ static void usage(FILE *out)
 		"      --since DUR      only samples newer than DUR ago (e.g. 5m)\n"
 		"      --until DUR      only samples older than DUR ago\n"
 		"      --by-thread      a root frame per thread (name and tid)\n"
+		"      --by-task        a frame per asyncio task under it (CPython 3.14+)\n"
 		"      --subprocesses   with --pid: also every descendant profd knows of,\n"
 		"                       a root frame per process\n"
 		"      --python-only    drop native and kernel frames\n"
@@ -68,7 +69,8 @@ static int ago(const char *opt, const char *arg, uint64_t *out)
 	return 0;
 }
 
-enum { OPT_SINCE = 256, OPT_UNTIL, OPT_BY_THREAD, OPT_PY_ONLY, OPT_TITLE, OPT_INVERTED, OPT_FLAME, OPT_SUBPROCESSES };
+enum { OPT_SINCE = 256, OPT_UNTIL, OPT_BY_THREAD, OPT_PY_ONLY, OPT_TITLE, OPT_INVERTED, OPT_FLAME, OPT_SUBPROCESSES,
+       OPT_BY_TASK };
 
 /* 0 to go on, 1 after --help, 2 on a usage error. */
 static int parse(int argc, char **argv, struct dump_opts *o)
@@ -83,6 +85,7 @@ static int parse(int argc, char **argv, struct dump_opts *o)
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "until", required_argument, NULL, OPT_UNTIL },
 		{ "by-thread", no_argument, NULL, OPT_BY_THREAD },
+		{ "by-task", no_argument, NULL, OPT_BY_TASK },
 		{ "python-only", no_argument, NULL, OPT_PY_ONLY },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "inverted", no_argument, NULL, OPT_INVERTED },
@@ -107,6 +110,7 @@ static int parse(int argc, char **argv, struct dump_opts *o)
 		case OPT_SINCE: err = ago("since", optarg, &o->req.since_ns); break;
 		case OPT_UNTIL: err = ago("until", optarg, &o->req.until_ns); break;
 		case OPT_BY_THREAD: o->req.flags |= PROTO_DUMP_BY_THREAD; break;
+		case OPT_BY_TASK: o->req.flags |= PROTO_DUMP_BY_TASK; break;
 		case OPT_PY_ONLY: o->req.flags |= PROTO_DUMP_PYTHON_ONLY; break;
 		case OPT_TITLE: o->title = optarg; break;
 		case OPT_INVERTED: o->inverted = true; break;

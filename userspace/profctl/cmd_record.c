@@ -54,12 +54,13 @@ static void usage(FILE *out)
 		     "  -o, --output FILE    where to write (default profile-PID.EXT)\n"
 		     "  -f, --format FMT     %s (default svg)\n"
 		     "      --by-thread      a root frame per thread\n"
+		     "      --by-task        a frame per asyncio task (CPython 3.14+)\n"
 		     "      --python-only    Python frames only\n"
 		     "      --title TEXT     title of the flamegraph\n",
 		render_formats());
 }
 
-enum { OPT_BY_THREAD = 256, OPT_PY_ONLY, OPT_TITLE, OPT_SUBPROCESSES };
+enum { OPT_BY_THREAD = 256, OPT_PY_ONLY, OPT_TITLE, OPT_SUBPROCESSES, OPT_BY_TASK };
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
@@ -69,6 +70,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "by-thread", no_argument, NULL, OPT_BY_THREAD },
+		{ "by-task", no_argument, NULL, OPT_BY_TASK },
 		{ "python-only", no_argument, NULL, OPT_PY_ONLY },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
@@ -103,6 +105,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'o': o->output = optarg; break;
 		case 'f': o->format = optarg; break;
 		case OPT_BY_THREAD: o->flags |= PROTO_DUMP_BY_THREAD; break;
+		case OPT_BY_TASK: o->flags |= PROTO_DUMP_BY_TASK; break;
 		case OPT_PY_ONLY: o->flags |= PROTO_DUMP_PYTHON_ONLY; break;
 		case OPT_TITLE: o->title = optarg; break;
 		case OPT_SUBPROCESSES: o->flags |= PROTO_DUMP_SUBPROCESSES; break;

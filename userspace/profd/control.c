@@ -698,6 +698,7 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 		.python_only = dp->q.flags & AGG_PYTHON_ONLY,
 		.process_root = dp->q.flags & AGG_PROCESS_ROOT,
 		.no_kernel = dp->q.flags & AGG_NO_KERNEL,
+		.by_task = dp->q.flags & AGG_BY_TASK,
 		.type = aggregate_type_name(dp->q.type),
 		.scale = dp->q.scale,
 		.by_uid = c->uid != 0, .uid = c->uid,
@@ -769,6 +770,8 @@ static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct 
 		dp->q.flags |= AGG_BY_THREAD;
 	if (r->flags & PROTO_DUMP_PYTHON_ONLY)
 		dp->q.flags |= AGG_PYTHON_ONLY;
+	if (r->flags & PROTO_DUMP_BY_TASK)
+		dp->q.flags |= AGG_BY_TASK;
 	if (dp->nsel + dp->nhist > 1 || (r->flags & (PROTO_DUMP_ALL | PROTO_DUMP_SUBPROCESSES)) ||
 	    r->comm || r->exe)
 		dp->q.flags |= AGG_PROCESS_ROOT;

@@ -183,6 +183,8 @@ int64_t aggregate_stack(struct aggregate *a, struct proc *p, const uint32_t *fra
 
 bool aggregate_keeps(uint32_t flags, uint32_t kind)
 {
+	if (kind == FRAME_TASK)
+		return flags & AGG_BY_TASK;
 	if (flags & AGG_PYTHON_ONLY)
 		return kind == FRAME_PYTHON || kind == FRAME_GPU || kind == FRAME_WAIT;
 	return !(flags & AGG_NO_KERNEL) || kind != FRAME_KERNEL;

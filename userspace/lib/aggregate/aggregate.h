@@ -86,8 +86,10 @@ int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_
 #define AGG_PROCESS_ROOT (1u << 2)
 #define AGG_UNFLUSHED (1u << 3) /* only what history does not hold yet */
 #define AGG_NO_KERNEL (1u << 4) /* without kernel frames (perf_event_paranoid) */
+#define AGG_BY_TASK (1u << 5)	/* with the asyncio task frame at the root */
 /* Whether a dump with these flags keeps a frame of this kind.  GPU leaves
- * stay in Python-only dumps: they say what the Python line waited for. */
+ * stay in Python-only dumps: they say what the Python line waited for.
+ * Stacks always hold their task frame; only --by-task shows it. */
 bool aggregate_keeps(uint32_t flags, uint32_t kind);
 
 struct agg_query {

@@ -19,6 +19,7 @@ enum frame_kind {
 	FRAME_ROOT = 4,    /* synthetic: process or thread root */
 	FRAME_GPU = 5,     /* driver command or CUDA entry point */
 	FRAME_WAIT = 6,    /* synthetic: what a blocked thread waits for ("[GIL wait]") */
+	FRAME_TASK = 7,    /* synthetic: the asyncio task running ("[task fetch-3]") */
 	FRAME_KIND_MAX
 };
 

@@ -74,6 +74,7 @@ struct history_query {
 	uint64_t since_ns, until_ns; /* CLOCK_REALTIME, 0 = open; buckets overlapping */
 	bool by_thread, python_only, process_root;
 	bool no_kernel; /* leave kernel frames out */
+	bool by_task;	/* keep asyncio task frames */
 	const char *type;	     /* NULL = "cpu" */
 	uint64_t scale;		     /* each count times this (0: 1) */
 };

@@ -177,7 +177,8 @@ static int64_t map_frame(struct hq *x, int64_t id, bool *keep)
 		return err;
 	kind = err ? FRAME_UNKNOWN : (uint32_t)sqlite3_column_int64(s, 0);
 	*keep = aggregate_keeps((x->q->python_only ? AGG_PYTHON_ONLY : 0) |
-				(x->q->no_kernel ? AGG_NO_KERNEL : 0),
+				(x->q->no_kernel ? AGG_NO_KERNEL : 0) |
+				(x->q->by_task ? AGG_BY_TASK : 0),
 			kind);
 	if (!*keep)
 		out = 0;

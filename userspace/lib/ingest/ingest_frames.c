@@ -5,6 +5,7 @@
  * address); Python names go through pycode's validated cache every time,
  * so a freed and reused code object is never misnamed. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "ingest.h"
 #include "log.h"
 #include "mixedstack.h"
+#include "pyasync.h"
 #include "pycode.h"
 #include "pyruntime.h"
 #include "symbolize.h"
@@ -24,6 +26,10 @@
 #define EVAL_FRAME "_PyEval_EvalFrameDefault"
 #define PYSTACK_CUT_FRAME "[python frames cut: stack too deep]"
 #define PYSTACK_NOROOT_FRAME "[python outer frames missing]"
+/* Distinct asyncio task names a process gets frames for: a server naming
+ * a task per request must not grow the frame dictionary without end. */
+#define TASK_NAMES_MAX 256
+#define TASK_KEY_SALT 0x7461736b00000000ull /* task frames among py_frames */
 
 static int64_t kernel_frame(struct ingest *in, uint64_t ip, struct buf *name)
 {
@@ -63,6 +69,8 @@ void ingest_request_maps(struct ingest *in, struct proc *p, uint64_t ip, uint64_
 	ingest_maps_found(in, p->pid, p->start_time, p->maps_req, err, &fresh);
 }
 
+static void recheck_asyncio(struct ingest *in, struct proc *p);
+
 void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
 		       struct procmaps *m)
 {
@@ -79,6 +87,7 @@ void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uin
 	proctable_set_maps(p, m);
 	if (!p->py)
 		p->py_checked = false; /* new mappings may be libpython */
+	recheck_asyncio(in, p);
 	found = !p->maps_want_ip || procmaps_find(&p->maps, p->maps_want_ip);
 	if (found) {
 		p->maps_reload_gap_ns = MAPS_RELOAD_MIN_NS;
@@ -225,18 +234,64 @@ static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, in
 }
 
 /* Python frames, root first.  Raw pairs come leaf first. */
+/* The label of a task's frame: its name, one frame for all unnamed tasks
+ * (their coroutines below tell them apart), one for the names past
+ * TASK_NAMES_MAX. */
+static void task_label(struct proc *p, const char *name, bool is_named, char *out, size_t size)
+{
+	uint64_t h = hash64_str(name);
+
+	if (!is_named)
+		snprintf(out, size, "[unnamed task]");
+	else if (hashmap_get(&p->py_task_names, h, NULL) ||
+		 (p->py_task_names.len < TASK_NAMES_MAX && !hashmap_put(&p->py_task_names, h, 1)))
+		snprintf(out, size, "[task %s]", name);
+	else
+		snprintf(out, size, "[task: one of more than %d names]", TASK_NAMES_MAX);
+}
+
+/* "[task NAME]" for the asyncio task at addr (BPF's PROFD_PYFRAME_TASK
+ * pair), cached with the Python frames and checked again once an epoch
+ * as they are, so a freed task whose address is reused is renamed. */
+static int64_t task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint64_t mono)
+{
+	char name[PYASYNC_NAME_MAX], label[PYASYNC_NAME_MAX + 48];
+	uint64_t key = hash64_mix(addr ^ TASK_KEY_SALT), v;
+	uint32_t epoch = (uint32_t)(mono >> INGEST_PY_RECHECK_SHIFT);
+	bool cached = hashmap_get(&p->py_frames, key, &v), is_named;
+	int64_t id;
+
+	if (cached && (uint32_t)(v >> 32) == epoch)
+		return (int64_t)(uint32_t)v - 1;
+	if (pyasync_task_name(p->py, addr, name, sizeof(name), &is_named))
+		return cached ? (int64_t)(uint32_t)v - 1 : named(in, FRAME_TASK, "[task unreadable]");
+	task_label(p, name, is_named, label, sizeof(label));
+	id = named(in, FRAME_TASK, label);
+	if (id >= 0 && p->py_frames.len < PY_FRAMES_MAX)
+		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
+	return id;
+}
+
 static int python_frames(struct ingest *in, struct proc *p, const struct raw_stack *py,
-			 uint64_t mono, uint32_t *ids, bool *entry, uint32_t *n, bool *stable)
+			 uint64_t mono, uint32_t *ids, bool *entry, uint32_t *n, int64_t *task,
+			 bool *stable)
 {
 	int64_t id;
-	int i;
+	int i, top;
 
 	*n = 0;
 	if (py && !p->py)
 		*stable = false; /* named once the interpreter is known */
 	if (!py || !p->py)
 		return 0;
-	for (i = (int)py->nr / 2 - 1; i >= 0; i--) {
+	top = (int)py->nr / 2 - 1;
+	if (top >= 0 && ((py->ips[2 * top + 1] >> 32) & PROFD_PYFRAME_TASK)) {
+		*task = task_frame(in, p, py->ips[2 * top], mono);
+		if (*task < 0)
+			return (int)*task;
+		top--;
+	}
+	for (i = top; i >= 0; i--) {
 		uint64_t code = py->ips[2 * i], word = py->ips[2 * i + 1];
 
 		id = python_frame(in, p, code, (int32_t)(uint32_t)word, mono);
@@ -320,18 +375,25 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 	    .py_entry = entry,
 	};
 	struct buf name;
+	int64_t task = -1;
 	int err;
 
 	buf_init(&name);
 	err = native_frames(in, p, e, u, nat, is_eval, &mi.nnative, &name, stable);
 	if (!err)
-		err = python_frames(in, p, py, e->time_ns, pyids, entry, &mi.npy, stable);
+		err = python_frames(in, p, py, e->time_ns, pyids, entry, &mi.npy, &task, stable);
 	if (!err && mi.npy && (e->flags & PROFD_SAMPLE_PYSTACK_NOROOT))
 		err = python_noroot(in, &mi, pyids, entry);
 	if (!err && mi.npy && (e->flags & PROFD_SAMPLE_PYSTACK_TRUNC))
 		err = python_cut(in, e, &mi);
 	if (!err) {
-		*n = mixed_merge(&mi, ids, max);
+		/* The task at the root of the whole stack: --by-task groups
+		 * by it, other dumps leave it out. */
+		uint32_t first = task >= 0 && max > 0 ? 1 : 0;
+
+		*n = mixed_merge(&mi, ids + first, max - first) + first;
+		if (first)
+			ids[0] = (uint32_t)task;
 		err = kernel_frames(in, k, ids, max, n, &name);
 	}
 	buf_free(&name);
@@ -360,27 +422,77 @@ void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
 	ingest_detect_python_now(in, p, mono_ns, false);
 }
 
+/* Hand p's interpreter to BPF (again when asyncio's offsets came later;
+ * the eval uprobe, module set, is attached the first time only). */
+static void publish_python(struct ingest *in, struct proc *p, const char *module)
+{
+	const struct pyruntime *rt = p->py;
+	struct profd_py_proc pp;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.runtime_addr = rt->runtime_addr;
+	pp.off = rt->off;
+	pp.asyncio_task_off = rt->async.known ? rt->async.dbg.tstate.running_task : 0;
+	if (in->be.py_add && in->be.py_add(in->be.ctx, p->pid, &pp, module))
+		log_warn("python: pid %u: could not enable Python frames", p->pid);
+}
+
+/* A 3.14 process whose maps now hold _asyncio (imported after the
+ * interpreter was found): look again, on the worker, for its offsets. */
+static void recheck_asyncio(struct ingest *in, struct proc *p)
+{
+	size_t i;
+
+	if (!p->py || p->py->minor < 14 || p->py->async.known || p->py_pending || p->exited)
+		return;
+	for (i = 0; i < p->maps.n; i++) {
+		const char *path = p->maps.maps[i].path, *base = path ? strrchr(path, '/') : NULL;
+
+		if (base && !strncmp(base + 1, "_asyncio.", 9))
+			break;
+	}
+	if (i == p->maps.n)
+		return;
+	p->py_req++;
+	p->py_pending = true;
+	in->c.requests++;
+	if (in->be.py_detect)
+		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->py_req);
+	else
+		ingest_python_found(in, p->pid, p->start_time, p->py_req, pyruntime_find((int)p->pid));
+}
+
+/* The answer to a recheck: only asyncio's offsets are taken from it. */
+static void asyncio_found(struct ingest *in, struct proc *p, struct pyruntime *rt)
+{
+	if (rt && rt->async.known && !p->py->async.known) {
+		p->py->async = rt->async;
+		publish_python(in, p, NULL);
+		log_info("python: pid %u: asyncio tasks known", p->pid);
+	}
+	free(rt);
+}
+
 void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
 			 struct pyruntime *rt)
 {
 	struct proc *p = proctable_find_live(in->pt, pid);
-	struct profd_py_proc pp;
 
-	if (!p || p->start_time != start_time || !p->py_pending || p->py_req != req || p->py) {
+	if (!p || p->start_time != start_time || !p->py_pending || p->py_req != req) {
 		free(rt); /* exec'ed, asked again, or gone since it was asked */
 		return;
 	}
 	p->py_pending = false;
+	if (p->py) {
+		asyncio_found(in, p, rt);
+		return;
+	}
 	if (!rt)
 		return;
 	p->py = rt;
 	hashmap_free(&p->stack_memo); /* stacks seen before now get Python names */
 	in->c.py_processes++;
-	memset(&pp, 0, sizeof(pp));
-	pp.runtime_addr = rt->runtime_addr;
-	pp.off = rt->off;
-	if (in->be.py_add && in->be.py_add(in->be.ctx, p->pid, &pp, rt->path))
-		log_warn("python: pid %u: could not enable Python frames", p->pid);
+	publish_python(in, p, rt->path);
 	log_info("python: pid %u runs CPython %d.%d (%s)", p->pid, rt->major, rt->minor, rt->path);
 }
 

@@ -29,6 +29,7 @@ static void proc_destroy(struct proctable *pt, struct proc *p)
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
 	hashmap_free(&p->py_code_checked);
+	hashmap_free(&p->py_task_names);
 	free(p->py);
 	free(p->exe);
 	free(p);
@@ -385,6 +386,7 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
 	hashmap_free(&p->py_code_checked);
+	hashmap_free(&p->py_task_names);
 	free(p->py);
 	p->py = NULL;
 	p->py_checked = false;

@@ -66,6 +66,8 @@ struct proc {
 	 * process's memory: one read per code object per check, however many
 	 * instructions of it were sampled. */
 	struct hashmap py_code_checked;
+	/* Hashes of the asyncio task names given frames (bounded). */
+	struct hashmap py_task_names;
 	struct proc_profile *profile; /* owned by the aggregator */
 };
 

@@ -188,10 +188,13 @@ const char *proto_type_name(uint16_t type);
 /* The selected processes and every descendant the daemon knows of (by
  * parent pid and start time), a root frame per process. */
 #define PROTO_DUMP_SUBPROCESSES (1u << 3)
+/* Each asyncio task's samples under a frame of its own ("[task NAME]"). */
+#define PROTO_DUMP_BY_TASK (1u << 4)
 /* Decoders keep unknown flag bits; the daemon refuses them so a newer
  * profctl is told instead of silently ignored. */
 #define PROTO_DUMP_KNOWN_FLAGS \
-	(PROTO_DUMP_BY_THREAD | PROTO_DUMP_PYTHON_ONLY | PROTO_DUMP_ALL | PROTO_DUMP_SUBPROCESSES)
+	(PROTO_DUMP_BY_THREAD | PROTO_DUMP_PYTHON_ONLY | PROTO_DUMP_ALL | PROTO_DUMP_SUBPROCESSES | \
+	 PROTO_DUMP_BY_TASK)
 
 struct proto_dump_req {
 	uint32_t *pids;

@@ -15,25 +15,9 @@
 #define MAX_SET_SLOTS 256 /* awaited_by sets bigger than this are skipped */
 #define OBJ_ALIGN_MASK (~(uint64_t)PYOFF_STACKREF_TAG)
 
-/* Py_AsyncioModuleDebugOffsets as _asyncio lays it out: all uint64_t,
- * offsets from the start of the task, the interpreter state and the
- * thread state. */
-struct asyncio_dbg {
-	struct {
-		uint64_t size, name, awaited_by, is_task, awaited_by_is_set, coro, node;
-	} task;
-	struct {
-		uint64_t size, tasks_head;
-	} interp;
-	struct {
-		uint64_t size, running_loop, running_task, tasks_head;
-	} tstate;
-};
-
 struct walk {
 	const struct pyruntime *rt;
-	struct asyncio_dbg ad;
-	struct pyoff_async po;
+	struct pyasync_layout a;
 	pyasync_fn fn;
 	void *arg;
 	size_t ntasks;
@@ -46,14 +30,13 @@ static bool in_struct(uint64_t off, uint64_t width, uint64_t size)
 	return size > 0 && size <= MAX_OBJECT && off + width <= size;
 }
 
-static int read_asyncio_dbg(struct walk *w)
+static int read_asyncio_dbg(const struct pyruntime *rt, struct pyasync_dbg *a)
 {
-	struct asyncio_dbg *a = &w->ad;
 	uint64_t addr;
-	int err = pyruntime_asyncio_debug(w->rt, &addr);
+	int err = pyruntime_asyncio_debug(rt, &addr);
 
 	if (!err)
-		err = pymem_read(w->rt->pid, addr, a, sizeof(*a));
+		err = pymem_read(rt->pid, addr, a, sizeof(*a));
 	if (err)
 		return err;
 	if (!in_struct(a->task.name, 8, a->task.size) ||
@@ -67,14 +50,28 @@ static int read_asyncio_dbg(struct walk *w)
 	return 0;
 }
 
-static int read_debug_offsets(struct walk *w)
+static int read_debug_offsets(const struct pyruntime *rt, struct pyoff_async *po)
 {
 	uint8_t head[PYOFF_DEBUG_READ_SIZE];
-	int err = pymem_read(w->rt->pid, w->rt->runtime_addr, head, sizeof(head));
+	int err = pymem_read(rt->pid, rt->runtime_addr, head, sizeof(head));
 
 	if (!err)
-		err = pyoffsets_async_from_debug(head, sizeof(head), &w->po);
-	return !err && w->po.gen_size > MAX_OBJECT ? -EINVAL : err;
+		err = pyoffsets_async_from_debug(head, sizeof(head), po);
+	return !err && po->gen_size > MAX_OBJECT ? -EINVAL : err;
+}
+
+int pyasync_layout_read(const struct pyruntime *rt, struct pyasync_layout *out)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (rt->major != 3 || rt->minor < 14)
+		return -EPROTONOSUPPORT;
+	err = read_debug_offsets(rt, &out->po);
+	if (!err)
+		err = read_asyncio_dbg(rt, &out->dbg);
+	out->known = !err;
+	return err;
 }
 
 static uint64_t get_u64(const uint8_t *buf, uint64_t off)
@@ -85,35 +82,36 @@ static uint64_t get_u64(const uint8_t *buf, uint64_t off)
 	return v;
 }
 
-static uint64_t type_of(const struct walk *w, uint64_t obj)
+static uint64_t type_of(const struct pyruntime *rt, uint64_t obj)
 {
 	uint64_t type = 0;
 
-	if (pymem_read_u64(w->rt->pid, obj + w->rt->off.object_type, &type))
+	if (pymem_read_u64(rt->pid, obj + rt->off.object_type, &type))
 		return 0;
 	return type;
 }
 
 /* "str", "int", ...: the type's tp_name, at most size - 1 bytes. */
-static int type_name(const struct walk *w, uint64_t obj, char *buf, size_t size)
+static int type_name(const struct pyruntime *rt, uint64_t obj, char *buf, size_t size)
 {
-	uint64_t type = type_of(w, obj), name;
+	uint64_t type = type_of(rt, obj), name;
 
 	memset(buf, 0, size);
-	if (!type || pymem_read_u64(w->rt->pid, type + w->rt->off.type_name, &name) ||
-	    pymem_read(w->rt->pid, name, buf, size - 1))
+	if (!type || pymem_read_u64(rt->pid, type + rt->off.type_name, &name) ||
+	    pymem_read(rt->pid, name, buf, size - 1))
 		return -EFAULT;
 	return 0;
 }
 
 /* A small non-negative int (3.12+ layout: lv_tag = digits << 3 | sign). */
-static int read_small_int(const struct walk *w, uint64_t obj, uint64_t *v)
+static int read_small_int(const struct pyruntime *rt, const struct pyoff_async *po, uint64_t obj,
+			  uint64_t *v)
 {
 	uint64_t tag;
 	uint32_t digits[2] = {0, 0};
 	unsigned int n;
 
-	if (pymem_read_u64(w->rt->pid, obj + w->po.lng[1], &tag))
+	if (pymem_read_u64(rt->pid, obj + po->lng[1], &tag))
 		return -EFAULT;
 	n = (unsigned int)(tag >> 3);
 	if ((tag & 3) == 1) { /* zero */
@@ -121,7 +119,7 @@ static int read_small_int(const struct walk *w, uint64_t obj, uint64_t *v)
 		return 0;
 	}
 	if ((tag & 3) || n == 0 || n > 2 ||
-	    pymem_read(w->rt->pid, obj + w->po.lng[2], digits, n * sizeof(digits[0])))
+	    pymem_read(rt->pid, obj + po->lng[2], digits, n * sizeof(digits[0])))
 		return -EINVAL;
 	*v = (uint64_t)digits[0] | (uint64_t)digits[1] << 30;
 	return 0;
@@ -129,18 +127,35 @@ static int read_small_int(const struct walk *w, uint64_t obj, uint64_t *v)
 
 /* A task's name is a str, or an int _asyncio formats as "Task-N" when
  * asked (the name is made lazily). */
-static void task_name(const struct walk *w, uint64_t obj, char *buf, size_t size)
+static void task_name(const struct pyruntime *rt, const struct pyoff_async *po, uint64_t obj,
+		      char *buf, size_t size, bool *named)
 {
 	char tn[16];
 	uint64_t n;
 
 	snprintf(buf, size, "?");
-	if (!obj || type_name(w, obj, tn, sizeof(tn)))
+	*named = false;
+	if (!obj || type_name(rt, obj, tn, sizeof(tn)))
 		return;
-	if (!strcmp(tn, "str"))
-		pycode_read_str(w->rt->pid, &w->rt->off, obj, buf, size);
-	else if (!strcmp(tn, "int") && !read_small_int(w, obj, &n))
+	if (!strcmp(tn, "str")) {
+		pycode_read_str(rt->pid, &rt->off, obj, buf, size);
+		*named = true;
+	} else if (!strcmp(tn, "int") && !read_small_int(rt, po, obj, &n)) {
 		snprintf(buf, size, "Task-%llu", (unsigned long long)n);
+	}
+}
+
+int pyasync_task_name(const struct pyruntime *rt, uint64_t task, char *buf, size_t size,
+		      bool *named)
+{
+	uint64_t name;
+
+	if (!rt->async.known)
+		return -ENOENT;
+	if (pymem_read_u64(rt->pid, task + rt->async.dbg.task.name, &name))
+		return -EFAULT;
+	task_name(rt, &rt->async.po, name & OBJ_ALIGN_MASK, buf, size, named);
+	return 0;
 }
 
 /* The object a generator suspended in `await` / `yield from` waits on:
@@ -149,13 +164,13 @@ static void task_name(const struct walk *w, uint64_t obj, char *buf, size_t size
  * there. */
 static uint64_t awaited_coro(const struct walk *w, uint64_t frame, uint64_t gen_type)
 {
-	uint64_t sp, obj, depth = w->po.await_depth;
+	uint64_t sp, obj, depth = w->a.po.await_depth;
 
-	if (pymem_read_u64(w->rt->pid, frame + w->po.frame_stackpointer, &sp) || sp < 16 ||
+	if (pymem_read_u64(w->rt->pid, frame + w->a.po.frame_stackpointer, &sp) || sp < 16 ||
 	    pymem_read_u64(w->rt->pid, sp - 8 * depth, &obj))
 		return 0;
 	obj &= OBJ_ALIGN_MASK;
-	return obj && type_of(w, obj) == gen_type ? obj : 0;
+	return obj && type_of(w->rt, obj) == gen_type ? obj : 0;
 }
 
 /* The coroutine chain from the task's coroutine inwards. */
@@ -166,20 +181,20 @@ static void coro_chain(struct walk *w, uint64_t coro)
 	uint8_t *g = w->obj;
 
 	while (coro && t->nframes < PYASYNC_MAX_CHAIN) {
-		uint64_t frame = coro + w->po.gen_iframe, code, instr;
+		uint64_t frame = coro + w->a.po.gen_iframe, code, instr;
 		int8_t state;
 
-		if (pymem_read(w->rt->pid, coro, g, w->po.gen_size))
+		if (pymem_read(w->rt->pid, coro, g, w->a.po.gen_size))
 			return;
-		state = (int8_t)g[w->po.gen_frame_state];
-		if (state >= w->po.state_done ||
+		state = (int8_t)g[w->a.po.gen_frame_state];
+		if (state >= w->a.po.state_done ||
 		    pymem_read_u64(w->rt->pid, frame + off->frame_code, &code) ||
 		    pymem_read_u64(w->rt->pid, frame + off->frame_instr, &instr))
 			return;
 		code &= OBJ_ALIGN_MASK;
 		t->code[t->nframes] = code;
 		t->instr[t->nframes++] = pycode_offset_from_frame(off, code, instr);
-		coro = state == w->po.state_yield_from
+		coro = state == w->a.po.state_yield_from
 			   ? awaited_coro(w, frame, get_u64(g, off->object_type))
 			   : 0;
 	}
@@ -196,7 +211,7 @@ static void add_awaiter(struct pyasync_task *t, uint64_t obj)
 static void awaiters(struct walk *w, uint64_t obj, bool is_set)
 {
 	uint64_t table, mask, i, slots[2 * MAX_SET_SLOTS];
-	const uint64_t *so = w->po.set;
+	const uint64_t *so = w->a.po.set;
 
 	if (!obj || !is_set) {
 		add_awaiter(&w->t, obj);
@@ -212,7 +227,8 @@ static void awaiters(struct walk *w, uint64_t obj, bool is_set)
 
 static int one_task(struct walk *w, uint64_t task, uint64_t running)
 {
-	const struct asyncio_dbg *a = &w->ad;
+	const struct pyasync_dbg *a = &w->a.dbg;
+	bool named;
 	int err;
 
 	memset(&w->t, 0, sizeof(w->t));
@@ -227,7 +243,7 @@ static int one_task(struct walk *w, uint64_t task, uint64_t running)
 		uint64_t name = get_u64(w->obj, a->task.name) & OBJ_ALIGN_MASK;
 		uint64_t coro = get_u64(w->obj, a->task.coro) & OBJ_ALIGN_MASK;
 
-		task_name(w, name, w->t.name, sizeof(w->t.name));
+		task_name(w->rt, &w->a.po, name, w->t.name, sizeof(w->t.name), &named);
 		coro_chain(w, coro);
 	}
 	w->t.tid = (uint32_t)running;
@@ -246,7 +262,7 @@ static int each_in_list(struct walk *w, uint64_t head, uint64_t running_task, ui
 	if (pymem_read_u64(w->rt->pid, head, &node))
 		return 0;
 	while (!err && node && node != head && w->ntasks < PYASYNC_MAX_TASKS) {
-		uint64_t task = node - w->ad.task.node;
+		uint64_t task = node - w->a.dbg.task.node;
 
 		err = one_task(w, task, task == running_task ? tid : 0);
 		if (!err && pymem_read_u64(w->rt->pid, node, &node))
@@ -265,16 +281,16 @@ static int each_thread(struct walk *w, uint64_t interp)
 	if (pymem_read_u64(w->rt->pid, interp + off->interp_tstate_head, &ts))
 		return 0;
 	for (; !err && ts && n < MAX_THREADS; n++) {
-		if (pymem_read_u64(w->rt->pid, ts + w->ad.tstate.running_task, &running) ||
+		if (pymem_read_u64(w->rt->pid, ts + w->a.dbg.tstate.running_task, &running) ||
 		    pymem_read_u64(w->rt->pid, ts + off->tstate_native_thread_id, &tid))
 			break;
-		err = each_in_list(w, ts + w->ad.tstate.tasks_head, running & OBJ_ALIGN_MASK,
+		err = each_in_list(w, ts + w->a.dbg.tstate.tasks_head, running & OBJ_ALIGN_MASK,
 				   (uint32_t)tid);
 		if (!err && pymem_read_u64(w->rt->pid, ts + off->tstate_next, &ts))
 			break;
 	}
 	if (!err) /* tasks of threads that have exited */
-		err = each_in_list(w, interp + w->ad.interp.tasks_head, 0, 0);
+		err = each_in_list(w, interp + w->a.dbg.interp.tasks_head, 0, 0);
 	return err;
 }
 
@@ -293,9 +309,9 @@ int pyasync_tasks(const struct pyruntime *rt, pyasync_fn fn, void *arg)
 	w->rt = rt;
 	w->fn = fn;
 	w->arg = arg;
-	err = read_debug_offsets(w);
-	if (!err)
-		err = read_asyncio_dbg(w);
+	/* Read afresh: a listing is rare, and _asyncio may have been
+	 * imported since the process was first looked at. */
+	err = pyasync_layout_read(rt, &w->a);
 	if (!err)
 		err = pymem_read_u64(rt->pid, rt->runtime_addr + rt->off.runtime_interp_head,
 				     &interp);

@@ -10,6 +10,7 @@
 #ifndef PROFD_PYASYNC_H
 #define PROFD_PYASYNC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pyruntime.h"
@@ -40,5 +41,15 @@ typedef int (*pyasync_fn)(const struct pyasync_task *t, void *arg);
  * imported), -EPROTONOSUPPORT (before 3.14), -EINVAL (implausible
  * offsets), -ESRCH, -EFAULT, -EPERM. */
 int pyasync_tasks(const struct pyruntime *rt, pyasync_fn fn, void *arg);
+
+/* Fill out from the process (its _asyncio's .AsyncioDebug section and
+ * _Py_DebugOffsets): 0 with out->known, or the errors above. */
+int pyasync_layout_read(const struct pyruntime *rt, struct pyasync_layout *out);
+
+/* The name of the task at address task, with rt->async known: its own
+ * (*named) or "Task-N" made from its number.  0, -ENOENT (layout not
+ * known), -EFAULT, -ESRCH. */
+int pyasync_task_name(const struct pyruntime *rt, uint64_t task, char *buf, size_t size,
+		      bool *named);
 
 #endif

@@ -14,6 +14,7 @@
 #include "elffile.h"
 #include "hashmap.h"
 #include "log.h"
+#include "pyasync.h"
 #include "pymem.h"
 #include "rootfs.h"
 
@@ -479,8 +480,13 @@ struct pyruntime *pyruntime_find(int pid)
 	if (!rt)
 		return NULL;
 	err = pyruntime_detect(pid, rt);
-	if (!err)
+	if (!err) {
+		/* 3.15 has _asyncio built in; 3.14 once it is imported (a
+		 * later maps reload asks again). */
+		if (rt->minor >= 14)
+			pyasync_layout_read(rt, &rt->async);
 		return rt;
+	}
 	if (err != -ENOENT)
 		log_info("python: pid %d: %s", pid, strerror(-err));
 	free(rt);

@@ -7,11 +7,35 @@
 #ifndef PROFD_PYRUNTIME_H
 #define PROFD_PYRUNTIME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pyoffsets.h"
 
 #define PYRUNTIME_NO_TLS UINT64_MAX
+
+/* Py_AsyncioModuleDebugOffsets as _asyncio lays it out (3.14+): all
+ * uint64_t, offsets from the start of the task, the interpreter state
+ * and the thread state. */
+struct pyasync_dbg {
+	struct {
+		uint64_t size, name, awaited_by, is_task, awaited_by_is_set, coro, node;
+	} task;
+	struct {
+		uint64_t size, tasks_head;
+	} interp;
+	struct {
+		uint64_t size, running_loop, running_task, tasks_head;
+	} tstate;
+};
+
+/* What reading asyncio tasks takes: _asyncio's offsets and the object
+ * layouts _Py_DebugOffsets gives (pyasync.h reads them). */
+struct pyasync_layout {
+	bool known; /* false before 3.14 or while _asyncio is not loaded */
+	struct pyasync_dbg dbg;
+	struct pyoff_async po;
+};
 
 struct pyruntime {
 	int pid;
@@ -25,6 +49,7 @@ struct pyruntime {
 	uint64_t tls_block_size; /* PT_TLS p_memsz of that module, or 0 */
 	struct profd_pyoffsets off;	 /* copy: built-in table or the process's */
 	char path[256];		 /* the module, as /proc/PID/maps names it (may be cut) */
+	struct pyasync_layout async; /* found with the runtime, or later */
 };
 
 /* 0; -ENOENT when the process has no CPython; -EPROTONOSUPPORT for a

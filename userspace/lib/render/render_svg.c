@@ -47,11 +47,12 @@ static const char *const kind_label[FRAME_KIND_MAX] = {
 	[FRAME_ROOT] = "root",
 	[FRAME_GPU] = "GPU",
 	[FRAME_WAIT] = "wait",
+	[FRAME_TASK] = "asyncio task",
 };
 
 /* Hue range, saturation and lightness per kind: kernel orange (the
- * flamegraph.pl habit), native red, Python blue, GPU green, unknown grey,
- * root lilac.  The name's hash picks the hue and nudges the lightness. */
+ * flamegraph.pl habit), native red, Python blue, GPU green, wait yellow,
+ * asyncio task teal, unknown grey, root lilac.  The name's hash picks the hue and nudges the lightness. */
 static const struct {
 	double h0, h1, s, l;
 } palette[FRAME_KIND_MAX] = {
@@ -62,6 +63,7 @@ static const struct {
 	[FRAME_ROOT] = { 262, 282, 0.22, 0.78 },
 	[FRAME_GPU] = { 88, 128, 0.55, 0.56 },
 	[FRAME_WAIT] = { 50, 58, 0.90, 0.62 },
+	[FRAME_TASK] = { 160, 176, 0.45, 0.64 },
 };
 
 static uint32_t node_kind(const struct svg_ctx *c, const struct render_node *n)
@@ -265,7 +267,8 @@ static void put_legend(struct svg_ctx *c, double y)
 {
 	/* Display order: most common kinds first. */
 	static const uint32_t order[] = { FRAME_PYTHON, FRAME_NATIVE,  FRAME_KERNEL,
-					  FRAME_GPU,	FRAME_WAIT,    FRAME_UNKNOWN, FRAME_ROOT };
+					  FRAME_GPU,	FRAME_WAIT,    FRAME_TASK,    FRAME_UNKNOWN,
+					  FRAME_ROOT };
 	double x = 130;
 	size_t i;
 
