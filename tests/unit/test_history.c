@@ -284,6 +284,53 @@ static void test_prune_age(void **state)
 	history_close(h);
 }
 
+/* history_procs() hands each process's RSS points, oldest first. */
+static int rss_of_a(const struct history_proc *p, uint64_t samples, void *ctx)
+{
+	uint64_t *out = ctx;
+	uint32_t i;
+
+	(void)samples;
+	if (p->pid != proc_a.pid || p->start_time != proc_a.start_time)
+		return 0;
+	out[0] = p->nrss;
+	for (i = 0; i < p->nrss && i < 8; i++)
+		out[1 + i] = p->rss[2 * i + 1];
+	return 0;
+}
+
+/* RSS points: stored with their process, read back oldest first, pruned
+ * with the buckets as old as they are. */
+static void test_rss_points(void **state)
+{
+	struct history_opts o = { .mark_every_ns = 1 };
+	struct history *h = open_hist(&o);
+	struct history_prune_stats ps;
+	uint64_t got[9] = { 0 };
+	int i;
+
+	(void)state;
+	assert_int_equal(history_begin(h), 0);
+	for (i = 0; i < 10; i++) {
+		add(h, &proc_a, (struct history_row)ROW(T0 + (uint64_t)i * W, 100, "t", k1, n1, 1));
+		assert_int_equal(history_add_rss(h, &proc_a, T0 + (uint64_t)i * W + 1,
+						 (uint64_t)i << 20), 0);
+	}
+	assert_int_equal(history_add_rss(h, &proc_a, T0, (uint64_t)INT64_MAX + 1), -ERANGE);
+	assert_int_equal(history_commit(h), 0);
+	assert_int_equal(history_procs(h, 0, rss_of_a, got), 0);
+	assert_int_equal(got[0], 10);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(got[1 + i], (uint64_t)i << 20);
+	/* Buckets that ended by T0 + 5W go, and the points of their time. */
+	assert_int_equal(history_prune(h, T0 + 5 * W, 0, &ps), 0);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(history_procs(h, 0, rss_of_a, got), 0);
+	assert_int_equal(got[0], 5);
+	assert_int_equal(got[1], 5ull << 20);
+	history_close(h);
+}
+
 static void test_prune_size_cap(void **state)
 {
 	const uint64_t cap = 512 * 1024;
@@ -507,6 +554,7 @@ int main(void)
 		HISTTEST(test_dedupe),
 		HISTTEST(test_prune_age),
 		HISTTEST(test_prune_size_cap),
+		HISTTEST(test_rss_points),
 		HISTTEST(test_modules_roundtrip),
 		HISTTEST(test_prune_modules),
 	};

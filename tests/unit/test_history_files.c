@@ -194,7 +194,7 @@ static void test_upgrade_v1(void **state)
 	assert_int_equal(ss->nstacks, 2);
 	stackset_free(ss);
 	history_close(h);
-	assert_int_equal(file_int("PRAGMA user_version"), 2);
+	assert_int_equal(file_int("PRAGMA user_version"), 3);
 	assert_int_equal(file_int("SELECT count(*) FROM frames WHERE module = 0"), 2);
 }
 

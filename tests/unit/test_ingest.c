@@ -369,6 +369,48 @@ static void test_bad_events_counted(void **state)
 	assert_int_equal(f->in.c.samples, 0);
 }
 
+/* RSS points: asked for a live process that was active since its last
+ * point and a bucket after it, from /proc (this very process), in the
+ * ring; an idle process or one asked too soon gets none; the ring keeps
+ * the newest PROC_RSS_POINTS. */
+static void test_rss_points(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t now = mono_now(), t, bytes, want;
+	const uint64_t bucket = 1000000000ull;
+	struct proc *p;
+	uint32_t i;
+
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	p = proctable_find_live(&f->pt, (uint32_t)getpid());
+	assert_non_null(p);
+	assert_null(p->rss);
+	ingest_rss_step(&f->in, now, bucket, 64);
+	assert_non_null(p->rss);
+	assert_int_equal(p->rss->n, 1);
+	proctable_rss_point(p, 0, &t, &bytes);
+	assert_int_equal(proc_read_rss("/proc", p->pid, p->start_time, &want), 0);
+	assert_true(bytes > 0 && bytes <= want + (16u << 20) && want <= bytes + (16u << 20));
+	/* Idle since: nothing more, however late. */
+	ingest_rss_step(&f->in, now + 5 * bucket, bucket, 64);
+	assert_int_equal(p->rss->n, 1);
+	/* Active again, but asked too soon; then a bucket later. */
+	send_sample(f, f->src.id, 0, 100);
+	ingest_rss_step(&f->in, now + bucket / 2, bucket, 64);
+	assert_int_equal(p->rss->n, 1);
+	ingest_rss_step(&f->in, now + 7 * bucket, bucket, 64);
+	assert_int_equal(p->rss->n, 2);
+	/* The ring: the oldest give way. */
+	for (i = 0; i < PROC_RSS_POINTS + 3; i++)
+		assert_int_equal(proctable_add_rss(p, 1000 + i, i), 0);
+	assert_int_equal(p->rss->n, PROC_RSS_POINTS);
+	proctable_rss_point(p, 0, &t, &bytes);
+	assert_true(t == 1003 && bytes == 3);
+	proctable_rss_point(p, PROC_RSS_POINTS - 1, &t, &bytes);
+	assert_true(t == 1000 + PROC_RSS_POINTS + 2 && bytes == PROC_RSS_POINTS + 2);
+}
+
 static void test_exit_keeps_profile(void **state)
 {
 	struct fixture *f = *state;
@@ -990,6 +1032,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_record_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_by_thread_and_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_events_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rss_points, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_keeps_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_cap_counts_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_late_mapping_gets_named, setup, teardown),

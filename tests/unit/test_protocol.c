@@ -102,6 +102,16 @@ static void test_list_roundtrip(void **state)
 		in.procs[i].comm = i % 3 ? "worker" : NULL;
 		in.procs[i].exe = i == 5 ? exe : i % 2 ? "/bin/sh" : NULL;
 	}
+	/* RSS points: none, one, and the most a decoder takes. */
+	uint64_t *hist = calloc(2 * PROTO_RSS_POINTS_MAX, sizeof(*hist));
+
+	assert_non_null(hist);
+	for (i = 0; i < 2 * PROTO_RSS_POINTS_MAX; i++)
+		hist[i] = i % 2 ? (i << 20) : 1700000000000000000ull + i;
+	in.procs[1].rss_history = hist;
+	in.procs[1].nrss = 1;
+	in.procs[2].rss_history = hist;
+	in.procs[2].nrss = PROTO_RSS_POINTS_MAX;
 	assert_int_equal(proto_encode_list(&b, &in), 0);
 	assert_int_equal(proto_decode_list(b.data, b.len, &out), 0);
 	assert_int_equal(out.n, in.n);
@@ -114,8 +124,23 @@ static void test_list_roundtrip(void **state)
 		assert_true(o->start_time == a->start_time && o->samples == a->samples);
 		assert_str_or_null(o->comm, a->comm);
 		assert_str_or_null(o->exe, a->exe);
+		assert_int_equal(o->nrss, a->nrss);
+		if (a->nrss)
+			assert_memory_equal(o->rss_history, a->rss_history,
+					    2 * a->nrss * sizeof(*a->rss_history));
 	}
 	proto_list_free(&out);
+	/* One point more than a decoder takes is refused. */
+	in.procs[2].nrss = PROTO_RSS_POINTS_MAX + 1;
+	hist = realloc(hist, 2 * (PROTO_RSS_POINTS_MAX + 1) * sizeof(*hist));
+	assert_non_null(hist);
+	hist[2 * PROTO_RSS_POINTS_MAX] = hist[2 * PROTO_RSS_POINTS_MAX + 1] = 1;
+	in.procs[1].rss_history = in.procs[2].rss_history = hist;
+	buf_reset(&b);
+	assert_int_equal(proto_encode_list(&b, &in), 0);
+	assert_int_equal(proto_decode_list(b.data, b.len, &out), -EMSGSIZE);
+	assert_int_equal(out.n, 0);
+	free(hist);
 	proto_list_free(NULL);
 	free(in.procs);
 	free(exe);

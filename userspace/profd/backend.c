@@ -31,6 +31,11 @@ static void be_identify(void *ctx, uint32_t pid, uint64_t start_time, uint32_t r
 	worker_identify(((struct daemon *)ctx)->worker, pid, start_time, req);
 }
 
+static void be_rss(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	worker_rss(((struct daemon *)ctx)->worker, pid, start_time, req);
+}
+
 static void be_maps(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
 {
 	worker_maps(((struct daemon *)ctx)->worker, pid, start_time, req);
@@ -75,6 +80,7 @@ void daemon_ingest_backend(struct daemon *d, struct ingest_backend *be)
 	*be = (struct ingest_backend){
 		.stack_gen = be_stack_gen, .py_add = be_py_add, .py_del = be_py_del,
 		.py_detect = be_py_detect, .identify = be_identify, .maps = be_maps,
+		.rss = be_rss,
 		.proc_event = be_proc_event, .ctx = d,
 	};
 }

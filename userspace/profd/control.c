@@ -129,7 +129,25 @@ static int list_add(struct list_ctx *x, uint32_t pid, uint32_t uid, uint32_t fla
 	e->start_time = start_time;
 	e->samples = samples;
 	e->rss_bytes = 0;
+	e->rss_history = NULL;
+	e->nrss = 0;
 	x->l->n++;
+	return 0;
+}
+
+/* p's RSS points, copied under the lock. */
+static int list_rss_history(struct proto_proc *e, const struct proc *p)
+{
+	uint32_t i;
+
+	if (!p->rss || !p->rss->n)
+		return 0;
+	e->rss_history = malloc(2 * p->rss->n * sizeof(*e->rss_history));
+	if (!e->rss_history)
+		return -ENOMEM;
+	for (i = 0; i < p->rss->n; i++)
+		proctable_rss_point(p, i, &e->rss_history[2 * i], &e->rss_history[2 * i + 1]);
+	e->nrss = p->rss->n;
 	return 0;
 }
 
@@ -154,10 +172,23 @@ static int list_history_proc(const struct history_proc *hp, uint64_t samples, vo
 {
 	struct list_ctx *x = ctx;
 
+	struct proto_proc *e;
+	size_t n = x->l->n;
+	int err;
+
 	if (x->c->uid != 0 && hp->uid != x->c->uid)
 		return 0;
-	return list_add(x, hp->pid, hp->uid, hp->exited_ns ? PROTO_PROC_EXITED : 0,
-			hp->start_time, samples, hp->comm, hp->exe);
+	err = list_add(x, hp->pid, hp->uid, hp->exited_ns ? PROTO_PROC_EXITED : 0,
+		       hp->start_time, samples, hp->comm, hp->exe);
+	if (err || x->l->n == n || !hp->nrss)
+		return err;
+	e = &x->l->procs[n];
+	e->rss_history = malloc(2 * hp->nrss * sizeof(*e->rss_history));
+	if (!e->rss_history)
+		return -ENOMEM;
+	memcpy(e->rss_history, hp->rss, 2 * hp->nrss * sizeof(*e->rss_history));
+	e->nrss = hp->nrss;
+	return 0;
 }
 
 static int handle_list(struct daemon *d, struct buf *out, const struct caller *c)
@@ -173,10 +204,14 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 	daemon_lock_other(d);
 	for (i = 0; i < d->pt.n && !err; i++) {
 		const struct proc *p = d->pt.all[i];
+		size_t n = l.n;
 
-		if (may_see(c, p) && has_data(p))
+		if (may_see(c, p) && has_data(p)) {
 			err = list_add(&x, p->pid, p->uid, p->exited ? PROTO_PROC_EXITED : 0,
 				       p->start_time, p->samples, p->comm, p->exe);
+			if (!err && l.n > n)
+				err = list_rss_history(&l.procs[n], p);
+		}
 	}
 	retention = d->cfg.retention_ns;
 	daemon_unlock(d);

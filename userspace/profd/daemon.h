@@ -144,6 +144,7 @@ struct worker *worker_new(struct unwinder *u);
 void worker_free(struct worker *w);
 void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
+void worker_rss(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 struct procmap;
 void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m);

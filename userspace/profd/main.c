@@ -724,7 +724,7 @@ static void daemon_stop(struct daemon *d)
 
 /* Processes whose exit was never seen are ended from /proc: a sweep starts
  * at once (next tick) after BPF lost a lifecycle event, else once a
- * minute, and goes on a step per tick. */
+ * minute, and goes on a step per tick.  The RSS pass likewise. */
 static void sweep_if_due(struct daemon *d)
 {
 	uint64_t lost_cnt, now = daemon_mono_ns();
@@ -738,6 +738,8 @@ static void sweep_if_due(struct daemon *d)
 		ingest_sweep_start(&d->in);
 	}
 	ingest_sweep_step(&d->in, now, SWEEP_STEP);
+	/* A point of RSS per bucket for each running process. */
+	ingest_rss_step(&d->in, now, d->cfg.bucket_ns, SWEEP_STEP);
 }
 
 /* Once a second.  History first, under its lock (taken before d->lock);

@@ -31,6 +31,7 @@ enum job_kind {
 	JOB_MAPS,
 	JOB_SYMBOLS, /* a file's symbols, for the symbolizer's cache */
 	JOB_KALLSYMS, /* kallsyms again (map.path: the file) */
+	JOB_RSS,      /* a process's resident set now */
 };
 
 struct job {
@@ -48,6 +49,8 @@ struct result {
 	int maps_err;
 	struct symcache_loaded syms;
 	struct kallsyms *ks;
+	uint64_t rss;
+	int rss_err;
 };
 
 /* Lanes, each a thread with its queue: the quick jobs (a process's
@@ -142,6 +145,11 @@ void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint3
 	enqueue(w, job(JOB_PY_DETECT, pid, req, start_time));
 }
 
+void worker_rss(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
+{
+	enqueue(w, job(JOB_RSS, pid, req, start_time));
+}
+
 void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
 {
 	enqueue(w, job(JOB_IDENTITY, pid, req, start_time));
@@ -225,6 +233,10 @@ static void run_job(struct worker *w, const struct job *j)
 		break;
 	case JOB_MAPS:
 		r.maps_err = procmaps_read((int)j->pid, &r.maps);
+		add_result(w, &r);
+		break;
+	case JOB_RSS:
+		r.rss_err = proc_read_rss("/proc", j->pid, j->start_time, &r.rss);
 		add_result(w, &r);
 		break;
 	case JOB_SYMBOLS: /* the path goes back with the answer */
@@ -379,6 +391,9 @@ void worker_publish(struct worker *w, struct ingest *in)
 			symbolizer_file_loaded(in->sym, &j->map, &res[i].syms);
 		else if (j->kind == JOB_KALLSYMS)
 			symbolizer_kallsyms_loaded(in->sym, res[i].ks);
+		else if (j->kind == JOB_RSS)
+			ingest_rss_found(in, j->pid, j->start_time, j->req, res[i].rss_err,
+					 res[i].rss);
 		else
 			ingest_python_found(in, j->pid, j->start_time, j->req, res[i].rt);
 		free(res[i].job.map.path);

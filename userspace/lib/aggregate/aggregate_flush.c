@@ -14,6 +14,7 @@
 
 static void fill_proc(const struct proc *p, struct history_proc *hp)
 {
+	memset(hp, 0, sizeof(*hp));
 	hp->pid = p->pid;
 	hp->uid = p->uid;
 	hp->start_time = p->start_time;
@@ -22,6 +23,21 @@ static void fill_proc(const struct proc *p, struct history_proc *hp)
 	hp->first_ns = p->first_ns;
 	hp->last_ns = p->last_ns;
 	hp->exited_ns = p->exited ? p->exit_ns : 0;
+}
+
+/* p's RSS points history does not hold yet. */
+static int flush_rss(struct history *h, const struct proc *p, const struct history_proc *hp)
+{
+	uint64_t t, bytes;
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; p->rss && i < p->rss->n && !err; i++) {
+		proctable_rss_point(p, i, &t, &bytes);
+		if (t > p->rss_flushed_ns)
+			err = history_add_rss(h, hp, t, bytes);
+	}
+	return err == -ERANGE ? 0 : err; /* refused alone, as a malformed row */
 }
 
 /* Per-frame arrays of one row, sized once for the deepest stack. */
@@ -77,16 +93,23 @@ static int flush_proc(struct aggregate *a, struct history *h, const struct proc 
 			return err;
 		st->rows++;
 	}
-	return 0;
+	return flush_rss(h, p, &hp);
 }
 
-/* After a commit: history holds every count in full. */
-static void mark_flushed(struct proc_profile *pp)
+/* After a commit: history holds every count in full, and every RSS
+ * point. */
+static void mark_flushed(struct proc *p)
 {
+	struct proc_profile *pp = p->profile;
+	uint64_t t, bytes;
 	size_t i;
 
 	for (i = 0; i < pp->ncells; i++)
 		pp->cells[i].flushed = pp->cells[i].count;
+	if (p->rss && p->rss->n) {
+		proctable_rss_point(p, p->rss->n - 1, &t, &bytes);
+		p->rss_flushed_ns = t;
+	}
 }
 
 /* Drop fully flushed cells of buckets before `keep_from`, rebuilding the
@@ -160,7 +183,7 @@ int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h
 	for (i = 0; i < pt->n; i++) {
 		if (!pt->all[i]->profile)
 			continue;
-		mark_flushed(pt->all[i]->profile);
+		mark_flushed(pt->all[i]);
 		st->cells_dropped += drop_old_cells(pt->all[i]->profile, keep_from);
 	}
 	a->cells -= st->cells_dropped;

@@ -49,7 +49,12 @@ struct history_proc {
 	const char *comm, *exe;
 	uint64_t first_ns, last_ns;	/* first/last sample, CLOCK_REALTIME */
 	uint64_t exited_ns;		/* 0 = running */
+	/* history_procs() only: its RSS points, (CLOCK_REALTIME ns, bytes)
+	 * pairs, oldest first, the newest HISTORY_RSS_POINTS_MAX at most. */
+	const uint64_t *rss;
+	uint32_t nrss;
 };
+#define HISTORY_RSS_POINTS_MAX 1024
 
 /* One count: frames root first, by kind and name (and binary: see
  * history_add_in()). */
@@ -124,6 +129,10 @@ int history_add(struct history *h, const struct history_proc *p, const struct hi
  * caller that fills rows field by field cannot pass garbage. */
 int history_add_in(struct history *h, const struct history_proc *p, const struct history_row *r,
 		   const struct ss_module *const *modules);
+/* One point of a process's resident set (in the flush's transaction,
+ * under the same rules as history_add()). */
+int history_add_rss(struct history *h, const struct history_proc *p, uint64_t t_ns,
+		    uint64_t bytes);
 int history_commit(struct history *h);
 void history_rollback(struct history *h);
 
@@ -131,7 +140,8 @@ void history_rollback(struct history *h);
 int history_query(struct history *h, const struct history_query *q, struct stackset *out);
 
 /* Calls fn for each stored process whose last sample is at or after
- * since_ns, newest first, with the samples stored for it; a non-zero
+ * since_ns, newest first, with the samples stored for it (and its RSS
+ * points in p->rss); a non-zero
  * return from fn stops and is returned.  Strings live until fn returns. */
 typedef int (*history_proc_fn)(const struct history_proc *p, uint64_t samples, void *ctx);
 int history_procs(struct history *h, uint64_t since_ns, history_proc_fn fn, void *ctx);

@@ -12,7 +12,7 @@
 #include "history.h"
 
 /* The schema this code writes; PRAGMA user_version holds the file's. */
-#define HIST_SCHEMA_VERSION 2
+#define HIST_SCHEMA_VERSION 3
 /* PRAGMA application_id: "prof", so a foreign SQLite file is recognized. */
 #define HIST_APPLICATION_ID 0x70726f66
 /* Deeper rows are refused (-ERANGE): the BPF side walks far fewer. */
@@ -61,6 +61,9 @@ enum hist_stmt {
 	HS_FREELIST,
 	HS_INCR_VACUUM,
 	HS_COUNT_TABLES,
+	HS_RSS_INSERT,
+	HS_RSS_OF_PROC,
+	HS_RSS_UNUSED,
 	HS_NSTMT
 };
 

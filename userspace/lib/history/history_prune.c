@@ -150,11 +150,13 @@ static int delete_unused(struct history *h, enum hist_stmt which, uint64_t cut_n
  * this, so the write caches start over. */
 static int collect_garbage(struct history *h, uint64_t cut_ns, struct history_prune_stats *st)
 {
-	uint64_t frames = st->frames_deleted, before = st->stacks_deleted + frames;
+	uint64_t frames = st->frames_deleted, before = st->stacks_deleted + frames, rss_rows = 0;
 	int err;
 
 	err = delete_unused(h, HS_PROCS_EMPTY, 0, &st->procs_deleted,
 			    "deleting processes without samples");
+	if (!err) /* RSS points as old as the buckets gone, or of a process gone */
+		err = delete_unused(h, HS_RSS_UNUSED, cut_ns, &rss_rows, "deleting RSS points");
 	if (err || cut_ns <= h->o.mark_every_ns)
 		return err;
 	cut_ns -= h->o.mark_every_ns;

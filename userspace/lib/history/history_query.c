@@ -439,7 +439,35 @@ int history_query(struct history *h, const struct history_query *q, struct stack
 	return err;
 }
 
-static int proc_row(sqlite3_stmt *s, history_proc_fn fn, void *ctx)
+/* The newest RSS points of process row id into buf (pairs, oldest
+ * first): how many. */
+static uint32_t rss_of(struct history *h, int64_t id, uint64_t *buf)
+{
+	sqlite3_stmt *s = hist_stmt(h, HS_RSS_OF_PROC);
+	uint32_t n = 0, i;
+	int rc;
+
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, HISTORY_RSS_POINTS_MAX);
+	while (n < HISTORY_RSS_POINTS_MAX && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		buf[2 * n] = (uint64_t)sqlite3_column_int64(s, 0);
+		buf[2 * n + 1] = (uint64_t)sqlite3_column_int64(s, 1);
+		n++;
+	}
+	sqlite3_reset(s);
+	for (i = 0; i < n / 2; i++) { /* newest first -> oldest first */
+		uint64_t t = buf[2 * i], b = buf[2 * i + 1];
+
+		buf[2 * i] = buf[2 * (n - 1 - i)];
+		buf[2 * i + 1] = buf[2 * (n - 1 - i) + 1];
+		buf[2 * (n - 1 - i)] = t;
+		buf[2 * (n - 1 - i) + 1] = b;
+	}
+	return n;
+}
+
+static int proc_row(struct history *h, sqlite3_stmt *s, uint64_t *rss, history_proc_fn fn,
+		    void *ctx)
 {
 	struct history_proc p = {
 		.pid = (uint32_t)sqlite3_column_int64(s, 0),
@@ -450,25 +478,33 @@ static int proc_row(sqlite3_stmt *s, history_proc_fn fn, void *ctx)
 		.first_ns = (uint64_t)sqlite3_column_int64(s, 5),
 		.last_ns = (uint64_t)sqlite3_column_int64(s, 6),
 		.exited_ns = (uint64_t)sqlite3_column_int64(s, 7),
+		.rss = rss,
 	};
 
+	p.nrss = rss_of(h, sqlite3_column_int64(s, 9), rss);
 	return fn(&p, (uint64_t)sqlite3_column_int64(s, 8), ctx);
 }
 
 int history_procs(struct history *h, uint64_t since_ns, history_proc_fn fn, void *ctx)
 {
+	uint64_t *rss = malloc(2 * HISTORY_RSS_POINTS_MAX * sizeof(*rss));
 	sqlite3_stmt *s;
 	int rc, ret = 0;
 
-	if ((ret = read_begin(h)) != 0)
+	if (!rss)
+		return -ENOMEM;
+	if ((ret = read_begin(h)) != 0) {
+		free(rss);
 		return ret;
+	}
 	s = hist_stmt(h, HS_PROC_LIST);
 	sqlite3_bind_int64(s, 1, since_ns > INT64_MAX ? INT64_MAX : (int64_t)since_ns);
 	while (!ret && (rc = sqlite3_step(s)) == SQLITE_ROW)
-		ret = proc_row(s, fn, ctx);
+		ret = proc_row(h, s, rss, fn, ctx);
 	sqlite3_reset(s);
 	if (!ret && rc != SQLITE_DONE)
 		ret = hist_fail(h, rc, "listing processes");
 	read_end(h);
+	free(rss);
 	return ret;
 }

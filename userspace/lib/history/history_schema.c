@@ -18,7 +18,9 @@
  * live once in modules and a frame holds an id (0, no module, takes no
  * space in a row); v1 rows read the column's default, nothing is
  * rewritten.  frames.hash stays hash(kind, name), so v1 rows still match
- * and module is compared alongside name. */
+ * and module is compared alongside name.
+ * Version 3: each process's resident set over time, a point per bucket
+ * while it ran (pruned with the samples: by age, and with its process). */
 const char *const hist_migrations[HIST_SCHEMA_VERSION + 1] = {
 	[1] = "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
 	      "INSERT INTO meta VALUES('sample_rows', 0), ('samples', 0);"
@@ -42,6 +44,8 @@ const char *const hist_migrations[HIST_SCHEMA_VERSION + 1] = {
 	[2] = "CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
 	      " build_id TEXT NOT NULL, UNIQUE(path, build_id));"
 	      "ALTER TABLE frames ADD COLUMN module INTEGER NOT NULL DEFAULT 0;",
+	[3] = "CREATE TABLE rss(proc INTEGER NOT NULL, t INTEGER NOT NULL,"
+	      " bytes INTEGER NOT NULL, PRIMARY KEY(proc, t)) WITHOUT ROWID;",
 };
 
 const char *const hist_sql[HS_NSTMT] = {
@@ -77,7 +81,7 @@ const char *const hist_sql[HS_NSTMT] = {
 	[HS_PROC_BY_PID] = "SELECT id, pid, comm, uid, start_time FROM procs WHERE pid = ?1",
 	[HS_PROC_ALL] = "SELECT id, pid, comm, uid, start_time FROM procs",
 	[HS_PROC_LIST] = "SELECT pid, uid, start_time, comm, exe, first_ns, last_ns, exited_ns,"
-			 " samples FROM procs WHERE last_ns >= ?1 ORDER BY last_ns DESC",
+			 " samples, id FROM procs WHERE last_ns >= ?1 ORDER BY last_ns DESC",
 	[HS_SERIES_FIND] = "SELECT id FROM series WHERE type = ?1 AND bucket_ns = ?2",
 	[HS_SERIES_INSERT] = "INSERT INTO series(type, bucket_ns) VALUES(?1, ?2)",
 	[HS_SERIES_BY_TYPE] = "SELECT id, bucket_ns FROM series WHERE type = ?1",
@@ -106,4 +110,7 @@ const char *const hist_sql[HS_NSTMT] = {
 	[HS_INCR_VACUUM] = "PRAGMA incremental_vacuum",
 	[HS_COUNT_TABLES] = "SELECT (SELECT count(*) FROM stacks), (SELECT count(*) FROM frames),"
 			    " (SELECT count(*) FROM procs), (SELECT count(*) FROM modules)",
+	[HS_RSS_INSERT] = "INSERT OR REPLACE INTO rss(proc, t, bytes) VALUES(?1, ?2, ?3)",
+	[HS_RSS_OF_PROC] = "SELECT t, bytes FROM rss WHERE proc = ?1 ORDER BY t DESC LIMIT ?2",
+	[HS_RSS_UNUSED] = "DELETE FROM rss WHERE t < ?1 OR proc NOT IN (SELECT id FROM procs)",
 };

@@ -567,6 +567,34 @@ int history_add(struct history *h, const struct history_proc *p, const struct hi
 	return history_add_in(h, p, r, NULL);
 }
 
+int history_add_rss(struct history *h, const struct history_proc *p, uint64_t t_ns,
+		    uint64_t bytes)
+{
+	struct hist_txproc *tp;
+	sqlite3_stmt *s;
+	int err = 0;
+
+	if (!h->in_txn)
+		return -EINVAL;
+	if (h->txn_err)
+		return h->txn_err;
+	if (t_ns > INT64_MAX || bytes > INT64_MAX) {
+		h->s.rows_refused++;
+		return -ERANGE;
+	}
+	tp = txn_proc(h, p, &err);
+	if (tp) {
+		s = hist_stmt(h, HS_RSS_INSERT);
+		sqlite3_bind_int64(s, 1, tp->id);
+		sqlite3_bind_int64(s, 2, (int64_t)t_ns);
+		sqlite3_bind_int64(s, 3, (int64_t)bytes);
+		err = hist_step_done(h, HS_RSS_INSERT, "storing an RSS point");
+	}
+	if (err)
+		h->txn_err = err;
+	return err;
+}
+
 static int write_totals(struct history *h)
 {
 	size_t i;

@@ -49,6 +49,9 @@ struct ingest_backend {
 	/* Read a process's maps off the sample path; the answer comes back
 	 * through ingest_maps_found().  NULL: read inline (tests). */
 	void (*maps)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
+	/* Read a process's resident set off the sample path; the answer
+	 * comes back through ingest_rss_found().  NULL: read inline (tests). */
+	void (*rss)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
 	/* A process appeared, exec'ed, needs its native unwind tables
 	 * refreshed (new mappings), or exited. */
 	void (*proc_event)(void *ctx, uint32_t pid, enum ingest_proc_event what);
@@ -121,6 +124,7 @@ struct ingest {
 	struct ingest_pending *pending;
 	size_t npending;
 	size_t sweep_at; /* a sweep's next entry + 1 (0: none under way) */
+	size_t rss_at;	 /* the RSS pass's next entry + 1 (0: start over) */
 	struct hashmap kernel_frames; /* kernel ip -> global frame id + 1 */
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
@@ -145,6 +149,13 @@ int ingest_scan_python(struct ingest *in);
  * program, by start time): exit events lost or never seen.  It reads /proc
  * once per process, so it runs from a timer in steps of `budget`
  * processes; a step returns how many are left (0: the sweep is done). */
+/* RSS over time (ingest_rss.c): a step of the pass that asks, for each
+ * live process active since its last point and at least every_ns after
+ * it, its resident set; budget entries looked at per step.  Answers come
+ * back through ingest_rss_found() and become the process's points. */
+void ingest_rss_step(struct ingest *in, uint64_t mono_ns, uint64_t every_ns, size_t budget);
+void ingest_rss_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
+		      uint64_t bytes);
 void ingest_sweep_start(struct ingest *in);
 size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget);
 /* Re-read the clock offset (NTP steps); call now and then. */

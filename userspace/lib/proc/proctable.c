@@ -25,6 +25,7 @@ static void proc_destroy(struct proctable *pt, struct proc *p)
 	if (pt->on_free)
 		pt->on_free(p);
 	procmaps_free(&p->maps);
+	free(p->rss);
 	hashmap_free(&p->user_frames);
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
@@ -330,6 +331,32 @@ void proctable_set_identity(struct proc *p, uint32_t uid, char *exe)
 	p->exe = exe;
 	p->uid = uid;
 	p->identity_pending = false;
+}
+
+int proctable_add_rss(struct proc *p, uint64_t t_ns, uint64_t bytes)
+{
+	struct proc_rss *r = p->rss;
+	uint32_t i;
+
+	if (!r && !(r = p->rss = calloc(1, sizeof(*r))))
+		return -ENOMEM;
+	if (r->n < PROC_RSS_POINTS) {
+		i = (r->head + r->n++) % PROC_RSS_POINTS;
+	} else {
+		i = r->head;
+		r->head = (r->head + 1) % PROC_RSS_POINTS;
+	}
+	r->t_ns[i] = t_ns;
+	r->bytes[i] = bytes;
+	return 0;
+}
+
+void proctable_rss_point(const struct proc *p, uint32_t i, uint64_t *t_ns, uint64_t *bytes)
+{
+	uint32_t k = (p->rss->head + i) % PROC_RSS_POINTS;
+
+	*t_ns = p->rss->t_ns[k];
+	*bytes = p->rss->bytes[k];
 }
 
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid)

@@ -16,6 +16,15 @@ struct pyruntime;
 
 #define PROC_UID_UNKNOWN UINT32_MAX
 
+/* A process's resident set over time: one point per bucket while it
+ * runs (read on the worker), oldest overwritten first. */
+#define PROC_RSS_POINTS 64
+struct proc_rss {
+	uint64_t t_ns[PROC_RSS_POINTS]; /* CLOCK_REALTIME */
+	uint64_t bytes[PROC_RSS_POINTS];
+	uint32_t head, n; /* the oldest point, how many */
+};
+
 struct proc {
 	size_t slot;         /* index in proctable.all */
 	uint64_t exit_ticket; /* place in proctable.exited (exited only) */
@@ -34,6 +43,11 @@ struct proc {
 	uint64_t first_ns, last_ns; /* first and last sample, CLOCK_REALTIME */
 	uint64_t samples;    /* CPU samples */
 	uint64_t events;     /* weights of other profile types (GPU, CUDA) */
+	struct proc_rss *rss; /* NULL until the first point */
+	uint64_t rss_asked_mono_ns; /* when its RSS was last asked for */
+	uint64_t rss_activity; /* samples + events then: idle ones are not asked again */
+	uint32_t rss_req;      /* requests made: an old answer is ignored */
+	uint64_t rss_flushed_ns; /* the newest point history holds */
 
 	struct procmaps maps;
 	bool maps_loaded;
@@ -107,6 +121,10 @@ struct proc *proctable_add(struct proctable *pt, uint32_t pid, uint64_t start_ti
 			   const char *comm);
 /* uid and exe (owned by p from here) as read from /proc. */
 void proctable_set_identity(struct proc *p, uint32_t uid, char *exe);
+/* One more RSS point (t_ns: CLOCK_REALTIME): 0 or -ENOMEM. */
+int proctable_add_rss(struct proc *p, uint64_t t_ns, uint64_t bytes);
+/* Its i-th point, oldest first (i < p->rss->n). */
+void proctable_rss_point(const struct proc *p, uint32_t i, uint64_t *t_ns, uint64_t *bytes);
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid);
 /* The latest exited process with this pid and start time, or NULL. */
 struct proc *proctable_find_exited(struct proctable *pt, uint32_t pid, uint64_t start_time);

@@ -99,6 +99,7 @@ enum proto_proc_attr {
 	PROTO_PROC_A_COMM = 6,
 	PROTO_PROC_A_EXE = 7,
 	PROTO_PROC_A_RSS = 8,        /* u64 bytes, live processes; absent: unknown */
+	PROTO_PROC_A_RSS_HISTORY = 9, /* u64 pairs (CLOCK_REALTIME ns, bytes), oldest first */
 };
 
 enum proto_stats_attr {
@@ -218,9 +219,15 @@ struct proto_proc {
 	uint64_t start_time; /* boot ticks from /proc/PID/stat */
 	uint64_t samples;
 	uint64_t rss_bytes; /* resident now (live processes); 0 unknown */
+	/* Resident set over time: nrss pairs (CLOCK_REALTIME ns, bytes),
+	 * oldest first; NULL when none. */
+	uint64_t *rss_history;
+	uint32_t nrss;
 	char *comm; /* NULL when unknown */
 	char *exe;  /* NULL when unknown */
 };
+
+#define PROTO_RSS_POINTS_MAX 1024 /* a decoder refuses more per process */
 
 struct proto_list {
 	struct proto_proc *procs;

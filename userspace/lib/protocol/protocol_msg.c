@@ -115,6 +115,8 @@ static int encode_proc(struct buf *b, const struct proto_proc *p)
 	proto_tlv_put_u64(b, PROTO_PROC_A_SAMPLES, p->samples);
 	if (p->rss_bytes)
 		proto_tlv_put_u64(b, PROTO_PROC_A_RSS, p->rss_bytes);
+	if (p->nrss)
+		proto_tlv_put_u64_array(b, PROTO_PROC_A_RSS_HISTORY, p->rss_history, 2 * p->nrss);
 	err = proto_tlv_put_str(b, PROTO_PROC_A_COMM, p->comm);
 	if (!err)
 		err = proto_tlv_put_str(b, PROTO_PROC_A_EXE, p->exe);
@@ -139,6 +141,26 @@ struct proc_ctx {
 	uint64_t seen;
 };
 
+static int get_rss_history(const struct proto_attr *a, struct proc_ctx *ctx)
+{
+	struct proto_proc *p = ctx->p;
+	struct cursor c;
+	uint32_t i, n = a->len / 16;
+
+	if (a->len % 16 || !n || proto_tlv_once(&ctx->seen, a->tag))
+		return -EPROTO;
+	if (n > PROTO_RSS_POINTS_MAX)
+		return -EMSGSIZE;
+	p->rss_history = malloc((size_t)n * 2 * sizeof(*p->rss_history));
+	if (!p->rss_history)
+		return -ENOMEM;
+	cursor_init(&c, a->val, a->len);
+	for (i = 0; i < 2 * n; i++)
+		p->rss_history[i] = cursor_u64(&c);
+	p->nrss = n;
+	return 0;
+}
+
 static int proc_attr(const struct proto_attr *a, void *arg)
 {
 	struct proc_ctx *ctx = arg;
@@ -157,6 +179,8 @@ static int proc_attr(const struct proto_attr *a, void *arg)
 		return proto_tlv_get_u64(a, &ctx->seen, &p->samples);
 	case PROTO_PROC_A_RSS:
 		return proto_tlv_get_u64(a, &ctx->seen, &p->rss_bytes);
+	case PROTO_PROC_A_RSS_HISTORY:
+		return get_rss_history(a, ctx);
 	case PROTO_PROC_A_COMM:
 		return proto_tlv_get_str(a, &ctx->seen, &p->comm);
 	case PROTO_PROC_A_EXE:
@@ -215,6 +239,7 @@ void proto_list_free(struct proto_list *l)
 	for (i = 0; i < l->n; i++) {
 		free(l->procs[i].comm);
 		free(l->procs[i].exe);
+		free(l->procs[i].rss_history);
 	}
 	free(l->procs);
 	memset(l, 0, sizeof(*l));

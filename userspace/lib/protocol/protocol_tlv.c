@@ -51,6 +51,17 @@ void proto_tlv_put_u32_array(struct buf *b, uint16_t tag, const uint32_t *v, uin
 		buf_put_u32(b, v[i]);
 }
 
+void proto_tlv_put_u64_array(struct buf *b, uint16_t tag, const uint64_t *v, uint32_t n)
+{
+	uint32_t i;
+
+	put_attr_hdr(b, tag, n * 8);
+	if (!buf_reserve(b, (size_t)n * 8))
+		return;
+	for (i = 0; i < n; i++)
+		buf_put_u64(b, v[i]);
+}
+
 size_t proto_tlv_nest_start(struct buf *b, uint16_t tag)
 {
 	size_t start = b->len;

@@ -25,6 +25,7 @@ void proto_tlv_put_u64(struct buf *b, uint16_t tag, uint64_t v);
 int proto_tlv_put_str(struct buf *b, uint16_t tag, const char *s);
 /* n is at most PROTO_MAX_DEPTH, so n * 4 cannot overflow. */
 void proto_tlv_put_u32_array(struct buf *b, uint16_t tag, const uint32_t *v, uint32_t n);
+void proto_tlv_put_u64_array(struct buf *b, uint16_t tag, const uint64_t *v, uint32_t n);
 /* A nested attribute: start returns its offset, end patches its length. */
 size_t proto_tlv_nest_start(struct buf *b, uint16_t tag);
 int proto_tlv_nest_end(struct buf *b, size_t start);
