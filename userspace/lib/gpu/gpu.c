@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "bpfcount.h"
 #include "gpu_int.h"
 #include "log.h"
 #include "sample.skel.h"
@@ -591,20 +592,8 @@ const char *gpu_counter_name(int which)
 
 static void sum_bpf_counters(const struct gpu *g, uint64_t out[PROFD_GPU_CNT_MAX])
 {
-	int ncpu = libbpf_num_possible_cpus(), i;
-	uint64_t *percpu;
-	__u32 k;
-
-	if (!g->skel || ncpu <= 0 || !(percpu = calloc((size_t)ncpu, sizeof(uint64_t))))
-		return;
-	for (k = 0; k < PROFD_GPU_CNT_MAX; k++) {
-		if (bpf_map__lookup_elem(g->skel->maps.gpu_counters, &k, sizeof(k), percpu,
-					 sizeof(uint64_t) * (size_t)ncpu, 0))
-			continue;
-		for (i = 0; i < ncpu; i++)
-			out[k] += percpu[i];
-	}
-	free(percpu);
+	if (g->skel)
+		bpfcount_sum(bpf_map__fd(g->skel->maps.gpu_counters), PROFD_GPU_CNT_MAX, out);
 }
 
 void gpu_get_stats(const struct gpu *g, struct gpu_stats *out)

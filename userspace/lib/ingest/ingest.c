@@ -262,14 +262,20 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 static int64_t stack_index(struct ingest *in, struct proc *p, const struct profd_sample *e,
 			   bool final)
 {
-	uint64_t key = memo_key(e), v;
+	uint64_t key = memo_key(e), v, epoch = e->time_ns >> INGEST_PY_RECHECK_SHIFT;
 
-	if (hashmap_get(&p->stack_memo, key, &v) &&
-	    (!e->pystack_id || (v >> 32) == (uint32_t)(e->time_ns >> INGEST_PY_RECHECK_SHIFT))) {
-		in->c.memo_hits++;
-		return (int64_t)(uint32_t)v - 1;
+	if (!hashmap_get(&p->stack_memo, key, &v))
+		return symbolize_sample(in, p, e, key, final);
+	/* A Python stack is checked once an epoch: its code objects' names,
+	 * without building the rest of it again. */
+	if (e->pystack_id && (v >> 32) != (uint32_t)epoch) {
+		if (!ingest_python_names_same(in, p, e->pystack_id, e->time_ns))
+			return symbolize_sample(in, p, e, key, final);
+		v = (uint32_t)v | (epoch << 32);
+		hashmap_put(&p->stack_memo, key, v);
 	}
-	return symbolize_sample(in, p, e, key, final);
+	in->c.memo_hits++;
+	return (int64_t)(uint32_t)v - 1;
 }
 
 /* Keep an event for the end of the batch; false when there is no room

@@ -209,6 +209,11 @@ struct proc *ingest_sample_proc(struct ingest *in, const struct profd_sample *e,
  * stack of an ID (NULL: unknown), and the native unwind tables kept for
  * the process. */
 const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, uint32_t kind);
+/* Whether every frame of Python stack pystack_id still has the name it
+ * had (each code object re-checked once an epoch, as python frames are):
+ * a memoized stack due for its check is then still right. */
+bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystack_id,
+			      uint64_t mono);
 /* The three raw stacks an event names (NULL where it names none); false
  * when one it names has not come (yet). */
 bool ingest_sample_stacks(struct ingest *in, const struct profd_sample *e,

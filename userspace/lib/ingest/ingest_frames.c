@@ -233,7 +233,31 @@ static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, in
 	return id;
 }
 
-/* Python frames, root first.  Raw pairs come leaf first. */
+/* Each frame's code object is re-read at most once an epoch (python_frame),
+ * so an unchanged stack costs hash lookups. */
+bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystack_id,
+			      uint64_t mono)
+{
+	const struct raw_stack *py = ingest_resolve_stack(in, pystack_id, PROFD_STACK_PYTHON);
+	uint64_t v;
+	uint32_t i;
+
+	if (!py || !p->py)
+		return false;
+	for (i = 0; i < py->nr / 2; i++) {
+		uint64_t code = py->ips[2 * i], word = py->ips[2 * i + 1];
+		int64_t off = (int32_t)(uint32_t)word;
+
+		/* A task's name is checked by building the stack again. */
+		if ((word >> 32) & PROFD_PYFRAME_TASK)
+			return false;
+		if (!hashmap_get(&p->py_frames, hash64_mix(code ^ hash64_mix((uint64_t)off)), &v) ||
+		    python_frame(in, p, code, off, mono) != (int64_t)(uint32_t)v - 1)
+			return false;
+	}
+	return true;
+}
+
 /* The label of a task's frame: its name, one frame for all unnamed tasks
  * (their coroutines below tell them apart), one for the names past
  * TASK_NAMES_MAX. */
@@ -272,6 +296,7 @@ static int64_t task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint
 	return id;
 }
 
+/* Python frames, root first.  Raw pairs come leaf first. */
 static int python_frames(struct ingest *in, struct proc *p, const struct raw_stack *py,
 			 uint64_t mono, uint32_t *ids, bool *entry, uint32_t *n, int64_t *task,
 			 bool *stable)

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpfcount.h"
 #include "gpu.h"
 #include "hashmap.h"
 #include "log.h"
@@ -579,12 +580,7 @@ int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out)
 
 int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX])
 {
-	__u32 k;
-
-	for (k = 0; k < PROFD_CNT_MAX; k++)
-		if (sampler_counter(s, k, &out[k]) == -ENOMEM)
-			return -ENOMEM;
-	return 0;
+	return bpfcount_sum(bpf_map__fd(s->skel->maps.counters), PROFD_CNT_MAX, out);
 }
 
 int sampler_ncpus(const struct sampler *s)

@@ -25,6 +25,7 @@ struct ksym {
 struct kallsyms {
 	struct ksym *syms;
 	size_t n;
+	size_t named; /* entries with a name (stats read it every tick) */
 	char *names;
 };
 
@@ -133,6 +134,8 @@ static void sort_and_fold(struct kallsyms *ks)
 		if (!out || ks->syms[out - 1].addr != ks->syms[i].addr)
 			ks->syms[out++] = ks->syms[i];
 	ks->n = out;
+	for (i = ks->named = 0; i < ks->n; i++)
+		ks->named += ks->syms[i].name != NO_NAME;
 }
 
 /* Returns whether l was a text symbol. */
@@ -259,11 +262,7 @@ const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, uint64_t *
 
 size_t kallsyms_count(const struct kallsyms *ks)
 {
-	size_t i, n = 0;
-
-	for (i = 0; i < ks->n; i++)
-		n += ks->syms[i].name != NO_NAME;
-	return n;
+	return ks->named;
 }
 
 void kallsyms_free(struct kallsyms *ks)

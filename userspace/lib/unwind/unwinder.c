@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bpfcount.h"
 #include "log.h"
 #include "rootfs.h"
 #include "unwinder_int.h"
@@ -483,30 +484,10 @@ void unwinder_for_each_file(const struct unwinder *u, unwinder_file_fn fn, void 
 
 int unwinder_counters(const struct unwinder *u, uint64_t out[PROFD_UNWIND_CNT_MAX])
 {
-	int ncpus = libbpf_num_possible_cpus(), err = 0;
-	uint64_t *vals;
-	uint32_t i;
-
 	memset(out, 0, sizeof(uint64_t) * PROFD_UNWIND_CNT_MAX);
 	if (!u->maps.counters)
 		return -ENOENT;
-	if (ncpus <= 0)
-		return ncpus ? ncpus : -EINVAL;
-	vals = calloc((size_t)ncpus, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (i = 0; i < PROFD_UNWIND_CNT_MAX && !err; i++) {
-		int c;
-
-		if (bpf_map_lookup_elem(bpf_map__fd(u->maps.counters), &i, vals)) {
-			err = -errno;
-			break;
-		}
-		for (c = 0; c < ncpus; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-	return err;
+	return bpfcount_sum(bpf_map__fd(u->maps.counters), PROFD_UNWIND_CNT_MAX, out);
 }
 
 const char *unwinder_counter_name(int which)
