@@ -487,10 +487,19 @@ static void collect_stats(struct daemon *d, struct proto_stats *s)
 	add_push_stats(d, s);
 }
 
+/* Figures are collected every tick while someone asks for them (a
+ * minute after the last request), else every 10th: an idle daemon's tick
+ * stays cheap and a snapshot is never more than 10 s old. */
+#define STATS_WATCHED_NS (60ull * 1000000000ull)
+
 void control_publish_stats(struct daemon *d)
 {
 	struct proto_stats s = { 0 }, old;
+	uint64_t now = daemon_mono_ns();
 
+	if (d->stats_pub.n && now - d->stats_pub_mono_ns < 10ull * 1000000000ull &&
+	    now - atomic_load(&d->stats_asked_mono_ns) > STATS_WATCHED_NS)
+		return;
 	collect_stats(d, &s);
 	pthread_mutex_lock(&d->stats_mu);
 	old = d->stats_pub;
@@ -529,6 +538,7 @@ static int handle_stats(struct daemon *d, struct buf *out)
 	struct buf b;
 	int err;
 
+	atomic_store(&d->stats_asked_mono_ns, daemon_mono_ns());
 	if (daemon_lock_other_within(d, STATS_LOCK_WAIT_NS) == 0) {
 		collect_stats(d, &s);
 		daemon_unlock(d);
