@@ -4,9 +4,10 @@
  * profd_abi.h; bump PROFD_ABI_VERSION there when anything here changes.
  *
  * Three maps, all sized by userspace before load:
- *   unwind_rows      ARRAY (mmapable) of struct profd_unwind_row: the
- *                    tables of every ELF file, each file one contiguous,
- *                    sorted slice.
+ *   unwind_rows      ARRAY (mmapable) of struct profd_unwind_words: the
+ *                    tables of every ELF file as 32-bit words, each file
+ *                    one contiguous slice: its page index, its rules, its
+ *                    rows (see "Packed tables" below).
  *   unwind_mappings  ARRAY (mmapable) of struct profd_unwind_mapping: the
  *                    executable mappings of every process, each process
  *                    one contiguous slice sorted by start.
@@ -28,6 +29,13 @@
 #define PROFD_UNWIND_ROW_BITS 24
 #define PROFD_UNWIND_MAPPING_BITS 12
 #define PROFD_UNWIND_MAX_FILE_ROWS (1u << PROFD_UNWIND_ROW_BITS)
+/* A table's pcs are split in pages of 2^PROFD_UNWIND_PAGE_BITS bytes:
+ * a row stores its pc's low bits only, and a lookup searches the rows of
+ * one page (at most 2^PROFD_UNWIND_PAGE_BITS + 1 of them). */
+#define PROFD_UNWIND_PAGE_BITS 16
+#define PROFD_UNWIND_PAGE_MASK ((1u << PROFD_UNWIND_PAGE_BITS) - 1)
+/* A file may have at most this many distinct rules (16-bit index). */
+#define PROFD_UNWIND_MAX_FILE_RULES (1u << 16)
 #define PROFD_UNWIND_MAX_PROC_MAPPINGS (1u << PROFD_UNWIND_MAPPING_BITS)
 
 /* How the CFA (the caller's stack pointer before the call) is found. */
@@ -43,15 +51,44 @@ enum profd_unwind_cfa {
 	PROFD_UNWIND_CFA_RSP_X8 = 7,	/* CFA = rsp + 8 * cfa_off: frames over 32 KiB */
 };
 
-/* One row: from pc on (to the next row's pc) these rules hold.  The
- * return address is always at CFA - 8 (x86_64 SysV); the builder turns
- * anything else into a STOP row.  pc is the ELF vaddr minus the file's
- * pc_base, folded into profd_unwind_mapping.bias. */
+/* One row as userspace builds it: from pc on (to the next row's pc)
+ * these rules hold.  The return address is always at CFA - 8 (x86_64
+ * SysV); the builder turns anything else into a STOP row.  pc is the ELF
+ * vaddr minus the file's pc_base, folded into profd_unwind_mapping.bias.
+ * The BPF map holds rows packed (below), not this. */
 struct profd_unwind_row {
 	__u32 pc;
 	__s16 cfa_off; /* bytes; see enum profd_unwind_cfa */
 	__u8 cfa_type; /* enum profd_unwind_cfa */
 	__s8 rbp_off;  /* caller's rbp saved at CFA + 8 * rbp_off; 0: rbp unchanged */
+};
+
+/* Packed tables.  A file has a few hundred distinct rules but up to
+ * millions of rows (libtorch_cpu: 650 rules, 1.4 million rows), so its
+ * slice of unwind_rows holds, as 32-bit words:
+ *   pages: npages words; word p is the index (in rows) of the first row
+ *          whose pc is >= p << PROFD_UNWIND_PAGE_BITS; the last word is
+ *          the row count;
+ *   rules: one struct profd_unwind_rule a word;
+ *   rows:  one word a row, PROFD_UNWIND_ENTRY(pc low bits, rule index).
+ * A pc in page p is in effect in the rows [first(p) - 1, first(p + 1)):
+ * a short binary search over the rows of one page, whose first row (the
+ * one in effect at the page's start) it never has to compare.  Row 0 has
+ * pc 0, so page 0 starts its search at row 0. */
+struct profd_unwind_rule {
+	__s16 cfa_off;
+	__u8 cfa_type;
+	__s8 rbp_off;
+};
+
+#define PROFD_UNWIND_ENTRY(pc_low, rule) ((__u32)(pc_low) | ((__u32)(rule) << 16))
+#define PROFD_UNWIND_ENTRY_PC(e) ((e) & PROFD_UNWIND_PAGE_MASK)
+#define PROFD_UNWIND_ENTRY_RULE(e) ((e) >> 16)
+
+/* A value of unwind_rows: array map values are 8-byte aligned, so each
+ * holds two words; word w is value w / 2, slot w % 2. */
+struct profd_unwind_words {
+	__u32 w[2];
 };
 
 /* profd_unwind_mapping.flags */
@@ -63,15 +100,18 @@ struct profd_unwind_row {
 #define PROFD_UNWIND_ANON_MAX_STACK (8u << 20)
 
 /* One executable mapping of a process.  A pc in [start, end) is looked
- * up as row pc (ip - bias) in rows [row_start, row_start + row_count). */
+ * up as row pc (ip - bias) in the file's packed table, whose parts start
+ * at these word indexes of unwind_rows. */
 struct profd_unwind_mapping {
 	__u64 start;
 	__u64 end;
-	__u64 bias; /* load bias + the file's pc_base */
-	__u32 row_start;
-	__u32 row_count; /* 0 with PROFD_UNWIND_MAP_FP or _ANON */
-	__u32 file_id;	 /* userspace's id of the file (0: anonymous), for diagnostics */
-	__u32 flags;	 /* PROFD_UNWIND_MAP_* */
+	__u64 bias;   /* load bias + the file's pc_base */
+	__u32 pages;  /* word index of the page index */
+	__u32 npages; /* its words (pages + 1); 0 with PROFD_UNWIND_MAP_FP or _ANON */
+	__u32 rules;  /* word index of the rules */
+	__u32 rows;   /* word index of the rows */
+	__u32 file_id; /* userspace's id of the file (0: anonymous), for diagnostics */
+	__u32 flags;   /* PROFD_UNWIND_MAP_* */
 };
 
 /* Value of unwind_procs: the process's slice of unwind_mappings.

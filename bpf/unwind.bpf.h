@@ -1,8 +1,9 @@
 /* unwind.bpf.h: native user stacks without frame pointers.  Userspace
  * (userspace/lib/unwinder.c) turns each ELF file's .eh_frame into sorted
- * rows and each process's executable mappings into a sorted list; here we
- * walk the stack with them: find the mapping of the pc, binary-search the
- * row, compute the CFA, read the return address at CFA - 8 and the saved
+ * rows, packed (profd_abi_unwind.h), and each process's executable
+ * mappings into a sorted list; here we walk the stack with them: find the
+ * mapping of the pc, its page in the file's page index, binary-search
+ * that page's rows, compute the CFA, read the return address at CFA - 8 and the saved
  * rbp, repeat.  Mappings without a table fall back to frame pointers, and
  * so does anonymous executable memory (JIT code), where each frame must
  * pass sanity checks first; the walk goes back to the tables when it
@@ -27,7 +28,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE); /* userspace writes rows without syscalls */
 	__uint(max_entries, 1);		   /* sized by userspace */
 	__type(key, __u32);
-	__type(value, struct profd_unwind_row);
+	__type(value, struct profd_unwind_words);
 } unwind_rows SEC(".maps");
 
 struct {
@@ -133,23 +134,58 @@ __noinline __u32 unwind_mapping_index(__u32 lo, __u32 n, __u64 ip)
 	return lo;
 }
 
-/* Index of the last row in [lo, lo + n) with pc <= tpc. */
-__noinline __u32 unwind_row_index(__u32 lo, __u32 n, __u32 tpc)
+/* Word w of unwind_rows (two a map value); -1 when out of the map. */
+static __always_inline long unwind_word(__u32 w, __u32 *out)
 {
-	struct profd_unwind_row *r;
-	__u32 i, half, mid;
+	__u32 key = w / 2;
+	struct profd_unwind_words *v = bpf_map_lookup_elem(&unwind_rows, &key);
 
-	for (i = 0; i < PROFD_UNWIND_ROW_BITS + 1 && n > 1; i++) {
+	if (!v)
+		return -1;
+	*out = v->w[w & 1];
+	return 0;
+}
+
+/* Word index of the last row in [lo, lo + n) whose pc's low bits are
+ * <= low; row lo itself is never compared (it is in effect at the page's
+ * start).  Rows of one page: n <= 2^PROFD_UNWIND_PAGE_BITS + 1. */
+__noinline __u32 unwind_row_index(__u32 lo, __u32 n, __u32 low)
+{
+	__u32 i, half, mid, e;
+
+	for (i = 0; i < PROFD_UNWIND_PAGE_BITS + 2 && n > 1; i++) {
 		half = n / 2;
 		mid = lo + half;
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!r)
+		if (unwind_word(mid, &e))
 			return (__u32)-1;
-		if (r->pc <= tpc)
+		if (PROFD_UNWIND_ENTRY_PC(e) <= low)
 			lo = mid;
 		n -= half;
 	}
-	return lo;
+	return n > 1 ? (__u32)-1 : lo;
+}
+
+/* The rule in effect at row pc tpc of mapping m's table: the page index
+ * narrows the search to one page's rows, then the row names its rule.
+ * userspace's unwind_packed_lookup() is the reference.  0 or -1 (past the
+ * table, or a damaged one). */
+static __always_inline long unwind_lookup_rule(const struct profd_unwind_mapping *m, __u32 tpc,
+					       struct profd_unwind_rule *rule)
+{
+	__u32 page = tpc >> PROFD_UNWIND_PAGE_BITS, first, next, lo, row, e, w;
+
+	if (page + 1 >= m->npages || unwind_word(m->pages + page, &first) ||
+	    unwind_word(m->pages + page + 1, &next))
+		return -1;
+	lo = first ? first - 1 : 0;
+	if (next <= lo)
+		return -1;
+	row = unwind_row_index(m->rows + lo, next - lo, tpc & PROFD_UNWIND_PAGE_MASK);
+	if (row == (__u32)-1 || unwind_word(row, &e) ||
+	    unwind_word(m->rules + PROFD_UNWIND_ENTRY_RULE(e), &w))
+		return -1;
+	__builtin_memcpy(rule, &w, sizeof(w));
+	return 0;
 }
 
 /* The mapping of s->ip among the process's mappings, into s->m. */
@@ -166,17 +202,6 @@ static __always_inline int unwind_find_mapping(struct unwind_walk *s)
 		return -1;
 	s->m = *m;
 	return 0;
-}
-
-/* The last row with pc <= tpc in the mapping's table. */
-static __always_inline struct profd_unwind_row *unwind_find_row(struct unwind_walk *s, __u32 tpc)
-{
-	__u32 idx = unwind_row_index(s->m.row_start, s->m.row_count, tpc);
-	struct profd_unwind_row *r = bpf_map_lookup_elem(&unwind_rows, &idx);
-
-	if (!r || r->pc > tpc)
-		return NULL;
-	return r;
 }
 
 static __always_inline long unwind_stop(struct unwind_walk *s, __u32 flag)
@@ -249,7 +274,7 @@ static __always_inline long unwind_anon_step(struct unwind_walk *s, __u32 i, __u
 }
 
 /* The CFA of the current frame from its row; 1 (and flags) to stop. */
-static __always_inline long unwind_cfa(struct unwind_walk *s, const struct profd_unwind_row *r,
+static __always_inline long unwind_cfa(struct unwind_walk *s, const struct profd_unwind_rule *r,
 				       __u64 *cfa)
 {
 	switch (r->cfa_type) {
@@ -282,22 +307,21 @@ static __always_inline long unwind_cfa(struct unwind_walk *s, const struct profd
 static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, __u64 *cfa,
 					      __u64 *bp)
 {
-	struct profd_unwind_row *r;
+	struct profd_unwind_rule r;
 	__u64 tpc = pc - s->m.bias;
 
 	if (pc < s->m.bias || tpc > 0xffffffffULL)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_GAP);
-	r = unwind_find_row(s, (__u32)tpc);
-	if (!r)
+	if (unwind_lookup_rule(&s->m, (__u32)tpc, &r))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_GAP);
-	if (unwind_cfa(s, r, cfa))
+	if (unwind_cfa(s, &r, cfa))
 		return 1;
 	*bp = s->bp;
-	if (r->cfa_type == PROFD_UNWIND_CFA_RBP_DEREF) {
+	if (r.cfa_type == PROFD_UNWIND_CFA_RBP_DEREF) {
 		if (bpf_probe_read_user(bp, sizeof(*bp), (void *)s->bp))
 			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
-	} else if (r->rbp_off &&
-		   bpf_probe_read_user(bp, sizeof(*bp), (void *)(*cfa + (__s64)r->rbp_off * 8))) {
+	} else if (r.rbp_off &&
+		   bpf_probe_read_user(bp, sizeof(*bp), (void *)(*cfa + (__s64)r.rbp_off * 8))) {
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
 	}
 	return 0;

@@ -245,6 +245,20 @@ static bool has_gap_after(const struct ranges *r, size_t i)
 	return i + 1 == r->n || r->v[i + 1].lo > r->v[i].hi;
 }
 
+/* Row 0 at pc 0: the packed lookup (unwind_pack.h) relies on it.  Only
+ * when the first FDE gave no row does it not hold by construction. */
+static void rebase(struct builder *b)
+{
+	uint32_t first = b->rows.n ? b->rows.v[0].pc : 0;
+	size_t i;
+
+	if (!first)
+		return;
+	b->t->pc_base += first;
+	for (i = 0; i < b->rows.n; i++)
+		b->rows.v[i].pc -= first;
+}
+
 static int assemble(struct builder *b, Dwarf_CFI *eh, Dwarf_CFI *dbg)
 {
 	struct ranges *r = &b->ranges;
@@ -283,6 +297,7 @@ static int assemble(struct builder *b, Dwarf_CFI *eh, Dwarf_CFI *dbg)
 	}
 	if (b->rows.n > PROFD_UNWIND_MAX_FILE_ROWS)
 		return -E2BIG;
+	rebase(b);
 	return 0;
 }
 

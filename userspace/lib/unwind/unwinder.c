@@ -20,7 +20,7 @@
 #define DEFAULT_MAX_MAPPINGS 65536u
 #define DEFAULT_MAX_PROCS 8192u
 
-_Static_assert(sizeof(struct profd_unwind_row) == 8, "row stride in the mmapped array");
+_Static_assert(sizeof(struct profd_unwind_words) == 8, "word-pair stride in the mmapped array");
 _Static_assert(sizeof(struct profd_unwind_mapping) % 8 == 0, "mapping stride in the mmapped array");
 
 uint64_t unwinder_now_ns(void)
@@ -48,7 +48,7 @@ static void resolve_opts(const struct unwinder_opts *in, struct unwinder_opts *o
 
 static uint32_t rows_for(const struct unwinder_opts *o)
 {
-	uint64_t n = o->table_bytes / sizeof(struct profd_unwind_row);
+	uint64_t n = o->table_bytes / sizeof(struct profd_unwind_words);
 
 	return n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (n ? (uint32_t)n : 1);
 }
@@ -96,7 +96,7 @@ struct unwinder *unwinder_new(const struct unwinder_opts *opts, const struct unw
 	snprintf(u->proc_root, sizeof(u->proc_root), "%s", o.proc_root);
 	hashmap_init(&u->files);
 	hashmap_init(&u->procs);
-	u->rows_mem = map_mmap(maps->rows, sizeof(struct profd_unwind_row), &u->rows_len);
+	u->rows_mem = map_mmap(maps->rows, sizeof(struct profd_unwind_words), &u->rows_len);
 	u->maps_mem = map_mmap(maps->mappings, sizeof(struct profd_unwind_mapping), &u->maps_len);
 	if (!u->rows_mem || !u->maps_mem) {
 		log_warn("unwinder: cannot mmap the unwind maps: %s", strerror(errno));
@@ -107,7 +107,7 @@ struct unwinder *unwinder_new(const struct unwinder_opts *opts, const struct unw
 		errno = ENOMEM;
 		goto fail;
 	}
-	u->st.table_bytes_limit = (uint64_t)u->rows.size * sizeof(struct profd_unwind_row);
+	u->st.table_bytes_limit = (uint64_t)u->rows.size * sizeof(struct profd_unwind_words);
 	u->st.mappings_limit = u->mappings.size;
 	return u;
 fail:
@@ -203,8 +203,12 @@ static void fill_mapping(struct profd_unwind_mapping *out, const struct uw_file 
 	out->file_id = f->id;
 	if (f->state == FILE_LOADED && mapping_bias(f, m, &bias)) {
 		out->bias = bias;
-		out->row_start = f->row_start;
-		out->row_count = f->nrows;
+		uint32_t base = f->slot_start * 2;
+
+		out->pages = base + f->loc.pages;
+		out->npages = f->loc.npages;
+		out->rules = base + f->loc.rules;
+		out->rows = base + f->loc.rows;
 	} else {
 		out->flags = PROFD_UNWIND_MAP_FP;
 	}
@@ -455,10 +459,11 @@ void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out)
 		out->files_loaded += f->state == FILE_LOADED;
 		out->files_no_cfi += f->state == FILE_NO_CFI;
 		out->files_failed += f->state == FILE_FAILED;
-		if (f->state == FILE_LOADED)
+		if (f->state == FILE_LOADED) {
 			out->rows_loaded += f->nrows;
+			out->table_bytes_used += (uint64_t)f->nslots * sizeof(struct profd_unwind_words);
+		}
 	}
-	out->table_bytes_used = out->rows_loaded * sizeof(struct profd_unwind_row);
 }
 
 void unwinder_for_each_file(const struct unwinder *u, unwinder_file_fn fn, void *ctx)
@@ -477,7 +482,7 @@ void unwinder_for_each_file(const struct unwinder *u, unwinder_file_fn fn, void 
 		    .state = uwfile_state_name(f->state),
 		};
 
-		fi.bytes = (uint64_t)fi.rows * sizeof(struct profd_unwind_row);
+		fi.bytes = fi.rows ? (uint64_t)f->nslots * sizeof(struct profd_unwind_words) : 0;
 		fn(ctx, &fi);
 	}
 }

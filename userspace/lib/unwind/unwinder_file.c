@@ -73,9 +73,9 @@ static bool evict_one(struct unwinder *u)
 	/* A walk that started before the last process let go of the file
 	 * may still read its rows. */
 	if (victim->unref_ns + UNWINDER_GRACE_NS <= unwinder_now_ns())
-		rangealloc_free(&u->rows, victim->row_start, victim->nrows);
+		rangealloc_free(&u->rows, victim->slot_start, victim->nslots);
 	else
-		rangealloc_free_later(&u->rows, victim->row_start, victim->nrows,
+		rangealloc_free_later(&u->rows, victim->slot_start, victim->nslots,
 				      victim->unref_ns + UNWINDER_GRACE_NS);
 	u->st.evictions++;
 	file_forget(u, victim);
@@ -91,12 +91,13 @@ static uint64_t evictable_rows(const struct unwinder *u)
 		const struct uw_file *f = (const struct uw_file *)(uintptr_t)v;
 
 		if (f->state == FILE_LOADED && !f->refs)
-			sum += f->nrows;
+			sum += f->nslots;
 	}
 	return sum;
 }
 
-/* Whether n rows fit once every unused table is evicted. */
+/* Whether n values of unwind_rows fit once every unused table is
+ * evicted. */
 static bool rows_could_fit(struct unwinder *u, uint32_t n)
 {
 	uint64_t held = 0;
@@ -108,7 +109,7 @@ static bool rows_could_fit(struct unwinder *u, uint32_t n)
 	return (uint64_t)u->rows.size - u->rows.used + held + evictable_rows(u) >= n;
 }
 
-/* Room for n rows: evict unused tables until it fits.  0 or -ENOSPC;
+/* Room for n values: evict unused tables until it fits.  0 or -ENOSPC;
  * a table that cannot fit even then evicts nothing. */
 static int rows_reserve(struct unwinder *u, uint32_t n, uint32_t *start)
 {
@@ -166,9 +167,12 @@ static int build_table(struct unwinder *u, struct uw_file *f, int pid, const str
 	return err;
 }
 
-static void note_build(struct unwinder *u, struct uw_file *f, const struct unwind_table *t)
+static void note_build(struct unwinder *u, struct uw_file *f, const struct unwind_table *t,
+		       const struct unwind_packed *p)
 {
 	f->nrows = (uint32_t)t->nrows;
+	f->nslots = (p->nwords + 1) / 2;
+	f->loc = (struct unwind_packed_loc){0, p->npages, p->rules, p->rows};
 	f->pc_base = t->pc_base;
 	f->nsegs = t->nsegs;
 	memcpy(f->segs, t->segs, sizeof(f->segs));
@@ -177,23 +181,30 @@ static void note_build(struct unwinder *u, struct uw_file *f, const struct unwin
 	u->st.build_ns_total += t->stats.build_ns;
 	if (t->stats.build_ns > u->st.build_ns_max)
 		u->st.build_ns_max = t->stats.build_ns;
-	log_debug("unwinder: %s: %zu rows (%u FDEs, %u skipped, %u stop) in %.1f ms", f->path,
-		  t->nrows, t->stats.fdes, t->stats.fdes_skipped, t->stats.rows_stop,
-		  (double)t->stats.build_ns / 1e6);
+	log_debug("unwinder: %s: %zu rows, %u rules, %u pages (%u FDEs, %u skipped, %u stop) in "
+		  "%.1f ms",
+		  f->path, t->nrows, p->nrules, p->npages, t->stats.fdes, t->stats.fdes_skipped,
+		  t->stats.rows_stop, (double)t->stats.build_ns / 1e6);
 }
 
 /* Build f's table and put its rows into the BPF map, or settle on
  * frame pointers for it. */
 static void file_load(struct unwinder *u, struct uw_file *f, int pid, const struct procmap *m)
 {
+	struct unwind_packed p = {0};
 	struct unwind_table t;
 	uint32_t start;
 	int err;
 
 	/* A table already known not to fit is not rebuilt in vain. */
-	if (f->state == FILE_REFUSED && !rows_could_fit(u, f->nrows))
+	if (f->state == FILE_REFUSED && !rows_could_fit(u, f->nslots))
 		return;
 	err = build_table(u, f, pid, m, &t);
+	if (!err && t.nrows) {
+		err = unwind_pack(&t, &p);
+		if (err)
+			unwind_table_free(&t);
+	}
 	if (err == -ENOENT && f->key.dev != UINT64_MAX) {
 		/* The file could not be opened through pid: it exited (or
 		 * execed) after its maps were read.  Not the file's fault:
@@ -207,20 +218,22 @@ static void file_load(struct unwinder *u, struct uw_file *f, int pid, const stru
 		f->state = FILE_FAILED;
 		return;
 	}
-	note_build(u, f, &t);
+	note_build(u, f, &t, &p);
 	if (!t.nrows) {
 		f->state = FILE_NO_CFI;
-	} else if (rows_reserve(u, f->nrows, &start)) {
+	} else if (rows_reserve(u, f->nslots, &start)) {
 		if (f->state != FILE_REFUSED)
-			log_info("unwinder: no room for the %u rows of %s (limit %llu bytes)",
-				 f->nrows, f->path, (unsigned long long)u->st.table_bytes_limit);
+			log_info("unwinder: no room for the %u rows of %s (%u bytes packed, limit %llu "
+				 "bytes)",
+				 f->nrows, f->path, f->nslots * 8, (unsigned long long)u->st.table_bytes_limit);
 		f->state = FILE_REFUSED;
 		u->st.refusals++;
 	} else {
-		memcpy(u->rows_mem + start, t.rows, unwind_table_bytes(&t));
-		f->row_start = start;
+		memcpy(u->rows_mem + start, p.words, (size_t)p.nwords * sizeof(uint32_t));
+		f->slot_start = start;
 		f->state = FILE_LOADED;
 	}
+	unwind_packed_free(&p);
 	unwind_table_free(&t);
 }
 

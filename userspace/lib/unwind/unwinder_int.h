@@ -10,6 +10,7 @@
 #include "hashmap.h"
 #include "procmaps.h"
 #include "rangealloc.h"
+#include "unwind_pack.h"
 #include "unwind_table.h"
 #include "unwinder.h"
 
@@ -33,8 +34,10 @@ struct uw_file {
 	uint32_t id;
 	enum file_state state;
 	uint32_t refs;	    /* mappings of live processes using it */
-	uint32_t row_start; /* valid when LOADED */
-	uint32_t nrows;	    /* known once built, kept when evicted/refused */
+	uint32_t slot_start; /* first unwind_rows value of the packed table, when LOADED */
+	uint32_t nslots;     /* its values (two words each); known once built, kept */
+	uint32_t nrows;	     /* rows of the table */
+	struct unwind_packed_loc loc; /* word indexes relative to slot_start * 2 */
 	uint64_t pc_base;
 	struct unwind_segment segs[UNWIND_TABLE_MAX_SEGMENTS];
 	size_t nsegs;
@@ -54,7 +57,7 @@ struct uw_proc {
 struct unwinder {
 	struct unwinder_maps maps;
 	char proc_root[256];
-	struct profd_unwind_row *rows_mem;
+	struct profd_unwind_words *rows_mem;
 	struct profd_unwind_mapping *maps_mem;
 	size_t rows_len, maps_len; /* mmapped bytes */
 	struct rangealloc rows, mappings;
