@@ -181,4 +181,14 @@ struct profd_unwind_test_event {
 	__u64 fp_ips[PROFD_UNWIND_MAX_FRAMES];
 };
 
+/* Context of unwind_test.bpf.c's unwind_lookup program (run with
+ * BPF_PROG_TEST_RUN by tests/bpf/test_unwind_lookup.c): the rule the
+ * BPF lookup finds at row pc tpc of unwind_mappings[mapping]. */
+struct profd_unwind_lookup_test {
+	__u32 mapping;
+	__u32 tpc;
+	__s32 rc; /* 0, or -1: no rule (past the table, or no such mapping) */
+	struct profd_unwind_rule rule;
+};
+
 #endif

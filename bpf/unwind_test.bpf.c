@@ -2,7 +2,8 @@
 /* unwind_test.bpf.c: the .eh_frame unwinder on its own, for
  * tests/bpf/test_unwind.c.  A perf_event program on every CPU walks the
  * user stack of one target process with unwind_user() and sends each walk
- * to a ringbuf, with the frame-pointer walk of the same sample beside it. */
+ * to a ringbuf, with the frame-pointer walk of the same sample beside it.
+ * unwind_lookup runs one table lookup on demand (BPF_PROG_TEST_RUN). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -54,5 +55,18 @@ int on_unwind_sample(struct bpf_perf_event_data *ctx)
 	e->fp_nr = n > 0 ? (__u32)n / sizeof(__u64) : 0;
 	if (bpf_ringbuf_output(&unwind_events, e, sizeof(*e), 0))
 		__sync_fetch_and_add(&lost, 1);
+	return 0;
+}
+
+SEC("syscall")
+int unwind_lookup(struct profd_unwind_lookup_test *a)
+{
+	struct profd_unwind_mapping *m;
+	struct profd_unwind_rule rule = {};
+	__u32 idx = a->mapping;
+
+	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
+	a->rc = !m || unwind_lookup_rule(m, a->tpc, &rule) ? -1 : 0;
+	a->rule = rule;
 	return 0;
 }

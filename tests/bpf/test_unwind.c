@@ -370,7 +370,7 @@ static bool expect(bool ok, const char *what)
 	return ok;
 }
 
-static uint64_t rows_of_process(pid_t pid)
+static uint64_t table_bytes_of_process(pid_t pid)
 {
 	struct unwind_test_bpf *skel = NULL;
 	struct unwinder *u = NULL;
@@ -380,7 +380,7 @@ static uint64_t rows_of_process(pid_t pid)
 		unwinder_stats(u, &st);
 	unwinder_free(u);
 	unwind_test_bpf__destroy(skel);
-	return st.rows_loaded;
+	return st.table_bytes_used;
 }
 
 /* A cap exactly as large as the tables of one process of the C program
@@ -405,7 +405,7 @@ static int check_limits(const struct uw_env *env, const char *exe)
 
 	snprintf(copy, sizeof(copy), "%s.copy", exe);
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", exe, copy);
-	o.table_bytes = a > 0 ? rows_of_process(a) * sizeof(struct profd_unwind_row) : 0;
+	o.table_bytes = a > 0 ? table_bytes_of_process(a) : 0;
 	printf("memory cap of %llu KiB (one C program's tables):\n",
 	       (unsigned long long)o.table_bytes >> 10);
 	if (!o.table_bytes || system(cmd) || uw_open(&o, 0, &skel, &u) ||

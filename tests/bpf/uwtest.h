@@ -309,7 +309,7 @@ static int uw_on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static int uw_drop_event(void *ctx, void *data, size_t len)
+static inline int uw_drop_event(void *ctx, void *data, size_t len)
 {
 	(void)ctx;
 	(void)data;
