@@ -165,26 +165,39 @@ __noinline __u32 unwind_row_index(__u32 lo, __u32 n, __u32 low)
 	return n > 1 ? (__u32)-1 : lo;
 }
 
-/* The rule in effect at row pc tpc of mapping m's table: the page index
- * narrows the search to one page's rows, then the row names its rule.
- * userspace's unwind_packed_lookup() is the reference.  0 or -1 (past the
- * table, or a damaged one). */
-static __always_inline long unwind_lookup_rule(const struct profd_unwind_mapping *m, __u32 tpc,
-					       struct profd_unwind_rule *rule)
+/* The rule in effect at row pc tpc of a packed table (word indexes as in
+ * struct profd_unwind_mapping): the page index narrows the search to one
+ * page's rows, then the row names its rule.  Returns the rule's word, or
+ * -1 (past the table, or a damaged one).  Global, like the searches: the
+ * verifier checks it once, not for each state of the walk around it.
+ * userspace's unwind_packed_lookup() is the reference. */
+__noinline __s64 unwind_rule_word(__u32 pages, __u32 npages, __u32 rules, __u32 rows, __u32 tpc)
 {
 	__u32 page = tpc >> PROFD_UNWIND_PAGE_BITS, first, next, lo, row, e, w;
 
-	if (page + 1 >= m->npages || unwind_word(m->pages + page, &first) ||
-	    unwind_word(m->pages + page + 1, &next))
+	if (page + 1 >= npages || unwind_word(pages + page, &first) ||
+	    unwind_word(pages + page + 1, &next))
 		return -1;
 	lo = first ? first - 1 : 0;
 	if (next <= lo)
 		return -1;
-	row = unwind_row_index(m->rows + lo, next - lo, tpc & PROFD_UNWIND_PAGE_MASK);
+	row = unwind_row_index(rows + lo, next - lo, tpc & PROFD_UNWIND_PAGE_MASK);
 	if (row == (__u32)-1 || unwind_word(row, &e) ||
-	    unwind_word(m->rules + PROFD_UNWIND_ENTRY_RULE(e), &w))
+	    unwind_word(rules + PROFD_UNWIND_ENTRY_RULE(e), &w))
 		return -1;
-	__builtin_memcpy(rule, &w, sizeof(w));
+	return w;
+}
+
+/* The rule in effect at row pc tpc of mapping m's table.  0 or -1. */
+static __always_inline long unwind_lookup_rule(const struct profd_unwind_mapping *m, __u32 tpc,
+					       struct profd_unwind_rule *rule)
+{
+	__s64 w = unwind_rule_word(m->pages, m->npages, m->rules, m->rows, tpc);
+	__u32 v = (__u32)w;
+
+	if (w < 0)
+		return -1;
+	__builtin_memcpy(rule, &v, sizeof(v));
 	return 0;
 }
 

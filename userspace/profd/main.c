@@ -54,7 +54,7 @@ static void usage(FILE *out)
 		"      --stack-map-entries N stack IDs BPF remembers as sent (default 65536)\n"
 		"      --python-uprobe      also find Python threads with a uprobe on the eval\n"
 		"                           loop (costs the program ~1us per C->Python call)\n"
-		"      --unwind-table-bytes N memory for .eh_frame unwind tables (default 32M)\n"
+		"      --unwind-table-bytes N memory for .eh_frame unwind tables (default 64M)\n"
 		"      --gpu auto|on|off    GPU driver calls and CUDA entry points: auto traces\n"
 		"                           the accelerator drivers loaded (CUDA with NVIDIA's),\n"
 		"                           on also probes CUDA libraries without a driver\n"

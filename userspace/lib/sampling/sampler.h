@@ -23,7 +23,7 @@ struct sampler_opts {
 	uint32_t ringbuf_bytes;     /* power of two; default 4 MiB */
 	uint32_t stack_map_entries; /* stack IDs BPF remembers as sent; default 65536 */
 	bool python_uprobe;         /* also attach the eval-loop uprobe */
-	uint64_t unwind_table_bytes; /* cap on .eh_frame tables; default 32 MiB */
+	uint64_t unwind_table_bytes; /* cap on .eh_frame tables; default 64 MiB */
 	struct gpu *gpu;            /* GPU tracing (gpu.h); NULL: off */
 	bool offcpu;                /* off-CPU time through sched_switch */
 	uint64_t offcpu_min_ns;     /* shortest block sent; default 1 ms */

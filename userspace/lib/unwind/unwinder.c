@@ -16,7 +16,9 @@
 #include "rootfs.h"
 #include "unwinder_int.h"
 
-#define DEFAULT_TABLE_BYTES (32ull << 20)
+/* A PyTorch process's tables take 22 MiB packed (its CUDA libraries 6 MiB
+ * more), and everything else a training host runs shares the rest. */
+#define DEFAULT_TABLE_BYTES (64ull << 20)
 #define DEFAULT_MAX_MAPPINGS 65536u
 #define DEFAULT_MAX_PROCS 8192u
 

@@ -20,7 +20,7 @@ struct bpf_map;
 struct unwinder;
 
 struct unwinder_opts {
-	uint64_t table_bytes;  /* cap on row memory (the unwind_rows map); default 32 MiB */
+	uint64_t table_bytes;  /* cap on row memory (the unwind_rows map); default 64 MiB */
 	uint32_t max_mappings; /* executable mappings of all processes together; default 65536 */
 	uint32_t max_procs;    /* processes with tables at once; default 8192 */
 	const char *proc_root; /* default "/proc" */
