@@ -1,0 +1,72 @@
+# Native stacks of a PyTorch training step (Debian's python3-torch, CPU,
+# 4 intra-op threads): ~300 files, 5.8 million unwind rows, libtorch_cpu
+# alone 1.4 million.  Between the Python line and the BLAS leaf every
+# native frame must come from the tables: at most 5% of the training
+# step's samples may hold a frame-pointer guess ([anon], [heap], [stack],
+# [unknown]), >= 90% of the backward pass's native samples must pass
+# through THPEngine_run_backward (libtorch_python, the Python -> C++ edge
+# perf --call-graph dwarf shows), and >= 90% of those in sgemm_ must reach
+# libtorch_python on the way up.  Skips only without python3-torch.
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+"$PY" -c 'import torch' 2>/dev/null || skip "python3-torch is not installed (apt-get install python3-torch)"
+
+start_profd --rate 199
+run_bg "$PY" "$SRC/tests/workloads/py_torch_train.py" 90 >"$T/train.out"
+W=${CHILDREN[-1]}
+for _ in $(seq 1 120); do grep -q ready "$T/train.out" && break; kill -0 "$W" || fail "training died"; sleep 1; done
+grep -q ready "$T/train.out" || fail "torch did not start within 120 s"
+# The ~300 tables are built once the process is first sampled and after
+# each dlopen (seconds for libtorch_cpu, longer on a loaded machine): judge
+# the steady state once no table has been built for 3 s.
+built() { ctl stats | awk '$1 == "unwind_tables_built" { print $2 }'; }
+prev=$(built); still=0
+for _ in $(seq 1 60); do
+	sleep 1
+	now=$(built)
+	if [ "$now" = "$prev" ]; then still=$((still + 1)); else still=0; prev=$now; fi
+	[ "$still" -ge 3 ] && break
+done
+sleep 10
+kill -0 "$W" || fail "training ended before the samples were taken"
+ctl dump --pid "$W" --since 10s -o "$T/t.folded" || fail "dump failed"
+ctl stats >"$T/stats.txt"
+grep -E '^unwind_(table_bytes|tables_refused|tables_evicted|rows|files_with)' "$T/stats.txt"
+
+# One stack a line, count last.  Python frames are "name (file:line)".
+awk -v out="$T" '
+function has(re) { return stack ~ re }
+{
+	n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack)
+	if (!has("step \\([^;]*py_torch_train\\.py:")) next
+	train += n
+	if (has("(^|;)\\[(anon|heap|stack|unknown)[^;]*\\]")) { guess += n; if (guess_ex == "") guess_ex = stack }
+	if (has("Tensor\\.backward \\(") && has("torch::autograd::Engine")) {
+		bw += n
+		if (has(";THPEngine_run_backward")) bw_ok += n
+		else if (bw_ex == "") bw_ex = stack
+	}
+	if (has(";sgemm_")) {
+		gemm += n
+		if (has(";(THPEngine_run_backward|THPVariable_|\\[libtorch_python)")) gemm_ok += n
+		else if (gemm_ex == "") gemm_ex = stack
+	}
+}
+END {
+	printf "train=%d guess=%d bw=%d bw_ok=%d gemm=%d gemm_ok=%d\n", train, guess, bw, bw_ok, gemm, gemm_ok > (out "/counts")
+	printf "guess: %s\nbackward without THPEngine_run_backward: %s\nsgemm_ without libtorch_python: %s\n", guess_ex, bw_ex, gemm_ex > (out "/examples")
+}' "$T/t.folded"
+read -r counts <"$T/counts"
+echo "$counts"
+eval "$counts"
+[ "$train" -ge 200 ] || fail "only $train samples of the training step in 10 s (199 Hz, 4 threads)"
+[ "$gemm" -ge $((train / 10)) ] || fail "the BLAS leaf (sgemm_) is in only $gemm of $train samples"
+[ "$bw" -ge 30 ] || fail "only $bw backward samples with autograd's engine"
+sed 's/;/\n    /g' "$T/examples" | head -c 6000 >"$T/examples.txt"
+[ $((guess * 100)) -le $((train * 5)) ] || { cat "$T/examples.txt" >&2; fail "$guess of $train training samples hold frame-pointer guesses"; }
+[ $((bw_ok * 100)) -ge $((bw * 90)) ] || { cat "$T/examples.txt" >&2; fail "only $bw_ok of $bw backward samples pass THPEngine_run_backward"; }
+[ $((gemm_ok * 100)) -ge $((gemm * 90)) ] || { cat "$T/examples.txt" >&2; fail "only $gemm_ok of $gemm sgemm_ samples reach libtorch_python"; }
+grep -qE '^unwind_tables_refused +0$' "$T/stats.txt" || echo "note: some tables refused (other processes on this machine)"
+ok "torch: $guess/$train guessed, $bw_ok/$bw backward through THPEngine_run_backward, $gemm_ok/$gemm sgemm_ reach libtorch_python"
+stop_profd
