@@ -11,9 +11,13 @@
  *  - a switch-out is walked unless the thread is in a storm: its last 8
  *    blocks were all shorter than the threshold, it ran for less than the
  *    threshold since it came back, and it was walked less than
- *    offcpu_rewalk_ns ago.  A storm costs two task-storage lookups per
- *    switch, not a walk.  A long block right out of a storm is sent
- *    without stacks ("[off-cpu: stack not walked]");
+ *    offcpu_rewalk_ns ago.  A storm costs one task-storage lookup per
+ *    task per switch, not a walk.  A long block right out of a storm is
+ *    sent without stacks ("[off-cpu: stack not walked]");
+ *  - the time is the scheduler's own clock, read for this very switch
+ *    (offcpu_now): reading the clocksource again cost more than all the
+ *    rest of a storm switch on a paravirtualized clock (bench/RESULTS.md);
+ *  - switches of kernel threads and the idle task return before any of it.
  *  - walks and events each have a per-CPU budget per 10 ms window; a
  *    thread's first walk has a budget of its own, so a busy machine's
  *    rewalks never starve a new thread (which may block once, forever).
@@ -51,9 +55,13 @@ struct {
 	__type(value, struct profd_stack);
 } offcpu_scratch SEC(".maps");
 
+/* Per CPU: the budgets of the current window, and the offset from the
+ * scheduler's clock to CLOCK_MONOTONIC (offcpu_now). */
 struct offcpu_budget {
 	__u64 window; /* ktime / OFFCPU_WINDOW_NS */
 	__u32 walks, first_walks, events, _pad;
+	__u64 clock_off;   /* ktime - rq->clock at clock_at (mod 2^64) */
+	__u64 clock_at;    /* rq->clock then */
 };
 
 enum offcpu_spend { OFFCPU_EVENT, OFFCPU_WALK, OFFCPU_FIRST_WALK };
@@ -65,11 +73,47 @@ struct {
 	__type(value, struct offcpu_budget);
 } offcpu_budgets SEC(".maps");
 
-/* Take one event or walk from this CPU's budget. */
-static __always_inline int offcpu_take(__u64 now, enum offcpu_spend what)
+#define OFFCPU_CALIB_NS 10000000ull /* rq->clock -> ktime offset refreshed this often */
+
+static __always_inline struct offcpu_budget *offcpu_cpu(void)
 {
 	__u32 zero = 0;
-	struct offcpu_budget *b = bpf_map_lookup_elem(&offcpu_budgets, &zero);
+
+	return bpf_map_lookup_elem(&offcpu_budgets, &zero);
+}
+
+/* Now, in CLOCK_MONOTONIC ns (as bpf_ktime_get_ns, which userspace
+ * compares off_ns with), from the clock the scheduler read at the start
+ * of this switch (rq->clock, sched_clock): a bpf_ktime_get_ns() call per
+ * switch was the largest part of a storm switch's cost on a
+ * paravirtualized clocksource.  The offset between the two clocks is
+ * measured again every 10 ms per CPU, so the error stays within their
+ * drift over that time (ns); a switch-out and a switch-in on different
+ * CPUs may then disagree by that much, which only a block of a few ns
+ * could notice (offcpu_switch_in clamps it at 0).  Kernels without
+ * cfs_rq->rq (no group scheduling) read the clocksource. */
+static __always_inline __u64 offcpu_now(struct task_struct *t, struct offcpu_budget *b)
+{
+	__u64 sc = 0;
+
+	if (bpf_core_field_exists(struct cfs_rq, rq)) {
+		struct cfs_rq *cfs = t->se.cfs_rq;
+
+		sc = cfs ? cfs->rq->clock : 0;
+	}
+	if (!sc || !b)
+		return bpf_ktime_get_ns();
+	if (sc - b->clock_at >= OFFCPU_CALIB_NS || !b->clock_at) {
+		b->clock_off = bpf_ktime_get_ns() - sc;
+		b->clock_at = sc;
+	}
+	return sc + b->clock_off;
+}
+
+/* Take one event or walk from this CPU's budget. */
+static __always_inline int offcpu_take(struct offcpu_budget *b, __u64 now,
+				       enum offcpu_spend what)
+{
 	__u64 w = now / OFFCPU_WINDOW_NS;
 
 	if (!b)
@@ -121,18 +165,17 @@ static __always_inline void offcpu_walk(void *ctx, struct task_struct *prev,
 	count(PROFD_CNT_OFFCPU_CAPTURES);
 }
 
-/* prev leaves the CPU: note when, walk its stacks if worth it. */
+/* prev leaves the CPU: note when, walk its stacks if worth it.  One
+ * task-storage lookup: a thread's storage is zeroed when created, and
+ * one never walked (new, or created by a CPU sample) is "fresh". */
 static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev,
-					      unsigned int state, __u64 now)
+					      unsigned int state, __u64 now,
+					      struct offcpu_budget *b)
 {
 	struct profd_thread_state *ts;
 	int fresh;
 
-	ts = bpf_task_storage_get(&thread_states, prev, 0, 0);
-	fresh = !ts;
-	if (!ts)
-		ts = bpf_task_storage_get(&thread_states, prev, 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ts = bpf_task_storage_get(&thread_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
 		count(PROFD_CNT_OFFCPU_NO_STORAGE);
 		return;
@@ -141,14 +184,14 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	ts->off_ns = now;
 	ts->state = state;
 	ts->captured = 0;
-	if (!fresh && !ts->captured_ns)
-		fresh = 1; /* created by a CPU sample, never walked */
-	if (fresh)
-		ts->long_hist = 0xff; /* no history yet: not a storm */
+	fresh = !ts->captured_ns;
+	/* The storm test first: most switches of a busy machine end here. */
 	if (!fresh && !(ts->long_hist & 0xff) && now - ts->on_ns < offcpu_min_ns &&
 	    now - ts->captured_ns < offcpu_rewalk_ns)
 		return;
-	if (!offcpu_take(now, fresh ? OFFCPU_FIRST_WALK : OFFCPU_WALK)) {
+	if (fresh)
+		ts->long_hist = 0xff; /* no history yet: not a storm */
+	if (!offcpu_take(b, now, fresh ? OFFCPU_FIRST_WALK : OFFCPU_WALK)) {
 		count(PROFD_CNT_OFFCPU_CAPTURE_LIMITED);
 		return;
 	}
@@ -156,7 +199,8 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 }
 
 /* next comes back: send its block if it was long enough. */
-static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now)
+static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now,
+					     struct offcpu_budget *b)
 {
 	struct profd_thread_state *ts = bpf_task_storage_get(&thread_states, next, 0, 0);
 	struct profd_offcpu_event *e;
@@ -168,14 +212,18 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 	if (!ts->off_ns)
 		return;
 	d = now - ts->off_ns;
+	if ((__s64)d < 0)
+		d = 0; /* out and in on two CPUs whose clocks disagree by a few ns */
 	ts->off_ns = 0;
 	ts->last_block_ns = d;
 	ts->long_hist = ts->long_hist << 1 | (d >= offcpu_min_ns);
 	if (d < offcpu_min_ns) {
 		count(PROFD_CNT_OFFCPU_SHORT);
+		if (ts->captured)
+			count(PROFD_CNT_OFFCPU_WALK_UNUSED); /* what the storm test missed */
 		return;
 	}
-	if (!offcpu_take(now, OFFCPU_EVENT)) {
+	if (!offcpu_take(b, now, OFFCPU_EVENT)) {
 		count(PROFD_CNT_OFFCPU_RATE_LIMITED);
 		return;
 	}
@@ -229,17 +277,26 @@ static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 /* Fires in prev's context with interrupts off.  A preempted thread
  * (preempt, or prev_state TASK_RUNNING) is off CPU too, runnable and
  * waiting for one (state 0): on a busy machine that is part of its wall
- * time. */
+ * time.  Every switch on the machine runs this: the cheap tests come
+ * first, and a switch between kernel threads or the idle task reads
+ * neither the clock nor any map. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
+	int out = offcpu_user_task(prev) && selected(prev->tgid);
+	int in = offcpu_user_task(next) && selected(next->tgid);
+	struct offcpu_budget *b;
+	__u64 now;
 
-	if (offcpu_user_task(prev) && selected(prev->tgid))
-		offcpu_switch_out(ctx, prev, preempt ? 0 : prev_state, now);
-	if (offcpu_user_task(next) && selected(next->tgid))
-		offcpu_switch_in(next, now);
+	if (!out && !in)
+		return 0;
+	b = offcpu_cpu();
+	now = offcpu_now(prev, b);
+	if (out)
+		offcpu_switch_out(ctx, prev, preempt ? 0 : prev_state, now, b);
+	if (in)
+		offcpu_switch_in(next, now, b);
 	return 0;
 }
 

@@ -206,6 +206,7 @@ enum profd_counter {
 	PROFD_CNT_MEMORY_WALKS,        /* page faults that crossed a sampling threshold */
 	PROFD_CNT_MEMORY_SENT,         /* memory events sent */
 	PROFD_CNT_MEMORY_RB_FULL,      /* memory events dropped: ringbuf full (their bytes lost) */
+	PROFD_CNT_OFFCPU_WALK_UNUSED,  /* walks whose block ended under the threshold (not sent) */
 	PROFD_CNT_MAX
 };
 

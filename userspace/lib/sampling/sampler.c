@@ -85,6 +85,7 @@ static const char *const counter_names[PROFD_CNT_MAX] = {
 	[PROFD_CNT_OFFCPU_RATE_LIMITED] = "bpf_offcpu_events_dropped_budget",
 	[PROFD_CNT_OFFCPU_RB_FULL] = "bpf_offcpu_events_dropped_ringbuf_full",
 	[PROFD_CNT_OFFCPU_NO_STORAGE] = "bpf_offcpu_thread_state_failed",
+	[PROFD_CNT_OFFCPU_WALK_UNUSED] = "bpf_offcpu_walks_unused",
 };
 
 const char *sampler_counter_name(int which)
