@@ -23,10 +23,13 @@ Measures, per condition and round:
   - BPF ns per switch (run_time_ns / run_cnt, kernel.bpf_stats_enabled
     on for one extra pinned run only: the statistics cost time of their
     own, which the CPU-time runs must not pay).
+With --baseline DIR (another build's profd and profctl), that build's
+profd --off-cpu is one more condition: before/after in the same rounds.
 Prints a Markdown table (medians over rounds; bench/run puts it in
 RESULTS.md), or JSON with --json.  Needs root.
 
-usage: bench/offcpu_tax.py [--build DIR] [--rounds N] [--reps N] [--trips N] [--json]
+usage: bench/offcpu_tax.py [--build DIR] [--baseline DIR] [--rounds N] [--reps N]
+                           [--trips N] [--json]
 """
 import argparse
 import glob
@@ -78,11 +81,15 @@ def prog_runtime(owner, name):
 
 
 class Condition:
-    """One condition running: nothing, the empty program, or a profd."""
+    """One condition running: nothing, the empty program, or a profd
+    (the baseline build's when the label says so)."""
 
     def __init__(self, ctx, label, how):
         self.ctx, self.label, self.how = ctx, label, how
         self.proc, self.prog = None, None
+        base = label.endswith("(baseline)")
+        self.profd = ctx.base_profd if base else ctx.profd
+        self.profctl = ctx.base_profctl if base else ctx.profctl
 
     def start(self):
         if self.how is None:
@@ -95,7 +102,7 @@ class Condition:
             return
         self.sock = os.path.join(self.ctx.tmp, "profd.sock")
         self.log = tempfile.TemporaryFile("w+", dir=self.ctx.tmp)
-        self.proc = subprocess.Popen([self.ctx.profd, "--rate", str(RATE), "--socket", self.sock,
+        self.proc = subprocess.Popen([self.profd, "--rate", str(RATE), "--socket", self.sock,
                                       "--state-dir", os.path.join(self.ctx.tmp, "state")] + self.how,
                                      stdout=subprocess.DEVNULL, stderr=self.log)
         for _ in range(200):
@@ -111,7 +118,7 @@ class Condition:
     def stats(self):
         if not self.how or self.how == "floor":
             return {}
-        r = sh([self.ctx.profctl, "--socket", self.sock, "--json", "stats"])
+        r = sh([self.profctl, "--socket", self.sock, "--json", "stats"])
         return json.loads(r.stdout) if r.returncode == 0 else {}
 
     def stop(self):
@@ -162,10 +169,11 @@ def measure(ctx, c, m):
 
 
 def run(ctx):
-    res = {label: {} for label, _ in CONDS}
+    conds = CONDS + ([("profd --off-cpu (baseline)", CONDS[-1][1])] if ctx.base_profd else [])
+    res = {label: {} for label, _ in conds}
     for r in range(ctx.rounds):
-        k = r % len(CONDS)
-        for label, how in CONDS[k:] + CONDS[:k]:
+        k = r % len(conds)
+        for label, how in conds[k:] + conds[:k]:
             c = Condition(ctx, label, how)
             c.start()
             try:
@@ -176,7 +184,7 @@ def run(ctx):
     rows = []
     base = res["none"]
     med = statistics.median
-    for label, _ in CONDS:
+    for label, _ in conds:
         m = res[label]
         runs = sum(m.get("bpf_runs", []))
         rows.append({
@@ -229,6 +237,7 @@ def report(ctx, rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--baseline", help="another build directory: its profd --off-cpu too")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--reps", type=int, default=3, help="1-CPU runs per condition and round")
     ap.add_argument("--trips", type=int, default=200000, help="round trips of a 1-CPU run")
@@ -244,6 +253,9 @@ def main():
     b = os.path.abspath(a.build)
     ctx.profd, ctx.profctl = os.path.join(b, "profd"), os.path.join(b, "profctl")
     ctx.floor = os.path.join(b, "bench", "switch_floor")
+    base = os.path.abspath(a.baseline) if a.baseline else None
+    ctx.base_profd = os.path.join(base, "profd") if base else None
+    ctx.base_profctl = os.path.join(base, "profctl") if base else None
     ctx.pingpong = os.path.join(b, "tests", "workloads", "pingpong")
     ctx.rounds, ctx.reps, ctx.trips, ctx.trips2 = a.rounds, a.reps, a.trips, a.trips2
     ctx.cpu = os.cpu_count() - 1
