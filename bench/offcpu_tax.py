@@ -192,6 +192,7 @@ def run(ctx):
             "cpu_us_per_trip": 1e6 * med(m["cpu1"]),
             "cpu_pct": 100 * (med(m["cpu1"]) / med(base["cpu1"]) - 1),
             "cpu_ns_per_switch_added": 1e9 * (med(m["cpu1"]) - med(base["cpu1"])) / 2,
+            "cpu_spread_pct": 100 * (max(m["cpu1"]) - min(m["cpu1"])) / med(m["cpu1"]),
             "wall_us_per_trip": 1e6 * med(m["wall1"]),
             "wall_pct": 100 * (med(m["wall1"]) / med(base["wall1"]) - 1),
             "wall2_us_per_trip": 1e6 * med(m["wall2"]),
@@ -216,15 +217,17 @@ def report(ctx, rows):
          "measures how fast an idle CPU wakes more than any hook (sampling interrupts keep CPUs out "
          "of deep idle, which makes profd look faster than no profiler). BPF ns per switch: "
          "`run_time_ns / run_cnt` with `kernel.bpf_stats_enabled` on for one extra 1-CPU run per "
-         "round only (the statistics cost time of their own). The empty program is "
+         "round only (the statistics cost time of their own). Spread: (slowest - fastest round) / "
+         "median of the 1-CPU CPU time, the noise a difference must beat. The empty program is "
          "`bench/switch_floor`: a `tp_btf/sched_switch` program that returns 0, the floor of any "
          "hook there.", "",
-         "| condition | CPU per round trip (1 CPU) | vs none | added per switch | wall per round trip (1 CPU) | vs none | wall per round trip (2 CPUs) | vs none | BPF ns per switch |",
-         "|---|---|---|---|---|---|---|---|---|"]
+         "| condition | CPU per round trip (1 CPU) | vs none | added per switch | spread | wall per round trip (1 CPU) | vs none | wall per round trip (2 CPUs) | vs none | BPF ns per switch |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
     for x in rows:
         bpf = f"{x['bpf_ns_per_switch']:.0f}" if x["switches"] else "-"
         L.append(f"| {x['condition']} | {x['cpu_us_per_trip']:.3f} us | {x['cpu_pct']:+.1f}% | "
-                 f"{x['cpu_ns_per_switch_added']:+.0f} ns | {x['wall_us_per_trip']:.3f} us | "
+                 f"{x['cpu_ns_per_switch_added']:+.0f} ns | {x['cpu_spread_pct']:.0f}% | "
+                 f"{x['wall_us_per_trip']:.3f} us | "
                  f"{x['wall_pct']:+.1f}% | {x['wall2_us_per_trip']:.2f} us | {x['wall2_pct']:+.1f}% | "
                  f"{bpf} |")
     c = next((x["counters"] for x in rows if any(x["counters"].values())), {})
