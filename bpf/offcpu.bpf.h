@@ -88,9 +88,10 @@ static __always_inline struct offcpu_budget *offcpu_cpu(void)
  * switch was the largest part of a storm switch's cost on a
  * paravirtualized clocksource.  The offset between the two clocks is
  * measured again every 10 ms per CPU, so the error stays within their
- * drift over that time (ns); a switch-out and a switch-in on different
- * CPUs may then disagree by that much, which only a block of a few ns
- * could notice (offcpu_switch_in clamps it at 0).  Kernels without
+ * drift over that time (ns with a stable TSC, at most microseconds where
+ * the kernel filters an unstable one); a switch-out and a switch-in on
+ * different CPUs may then disagree by that much, which only a block that
+ * short could notice (offcpu_switch_in clamps it at 0).  Kernels without
  * cfs_rq->rq (no group scheduling) read the clocksource. */
 static __always_inline __u64 offcpu_now(struct task_struct *t, struct offcpu_budget *b)
 {
@@ -213,7 +214,7 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 		return;
 	d = now - ts->off_ns;
 	if ((__s64)d < 0)
-		d = 0; /* out and in on two CPUs whose clocks disagree by a few ns */
+		d = 0; /* out and in on two CPUs whose clocks disagree a little */
 	ts->off_ns = 0;
 	ts->last_block_ns = d;
 	ts->long_hist = ts->long_hist << 1 | (d >= offcpu_min_ns);
