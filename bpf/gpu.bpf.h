@@ -4,9 +4,10 @@
  * so two sources together:
  *  - ioctl, poll and ppoll on accelerator device files: fentry/fexit on
  *    the x86-64 syscall functions, so no other system call pays anything;
- *    the raw sys_enter/sys_exit tracepoints (which run for every system
- *    call) only where BPF trampolines cannot attach (userspace probes
- *    which, gpu.c).  The fd is resolved to its device number here
+ *    where BPF trampolines cannot attach, uprobes on the C library's
+ *    ioctl/poll/ppoll (only their callers pay); the raw sys_enter/sys_exit
+ *    tracepoints (which run for every system call) only when asked for
+ *    (userspace picks, gpu.c).  The fd is resolved to its device number here
  *    (files->fdt->fd[fd]->f_inode->i_rdev) and looked up in gpu_devs;
  *    an fd that is not a watched character device returns at once.
  *  - uprobes on the named CUDA API functions (entry and return); only
