@@ -111,7 +111,8 @@ fi
 
 # What other system calls pay: the run counts of profd's GPU programs
 # (exact, from BPF run statistics) over N getppid() calls.  The
-# tracepoints run twice for each; fentry and uprobes never.
+# tracepoints run twice for each; fentry and uprobes never (what runs
+# then is other programs' ioctls and polls during the loop, far fewer).
 N=200000
 runs=$(python3 "$SRC/tests/e2e/bpf_runs.py" "$PROFD_PID" on_gpu_ "$WORKLOADS/syscall_loop" $N) ||
 	fail "counting BPF program runs failed"
@@ -119,7 +120,7 @@ if [ "$in_use" = tracepoint ]; then
 	[ "$runs" -ge $((2 * N)) ] || fail "tracepoint hook: $runs runs for $N getppid calls, expected >= $((2 * N))"
 	ok "tracepoint hook: the GPU programs ran $runs times for $N getppid calls"
 else
-	[ "$runs" -lt $((N / 100)) ] || fail "$in_use hook: the GPU programs ran $runs times for $N getppid calls"
+	[ "$runs" -lt $((N / 20)) ] || fail "$in_use hook: the GPU programs ran $runs times for $N getppid calls"
 	ok "$in_use hook: the GPU programs ran $runs times for $N getppid calls (other system calls untraced)"
 fi
 
