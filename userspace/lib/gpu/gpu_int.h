@@ -40,6 +40,7 @@ int gpu_uprobe_scan_all(struct gpu *g);
 void gpu_uprobe_free(struct gpu *g);
 struct elfsym *gpu_open_mapped(struct gpu *g, uint32_t pid, const struct procmap *pm, int *fd,
 			       char *fdpath, size_t len);
+void gpu_close_mapped(struct elfsym *es, int fd);
 bool gpu_file_seen(struct gpu *g, const struct procmap *pm, uint64_t *key);
 int gpu_keep_link(struct gpu *g, struct bpf_link *link);
 

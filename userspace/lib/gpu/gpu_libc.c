@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "elfsym.h"
 #include "gpu_int.h"
@@ -129,8 +128,7 @@ int gpu_libc_attach(struct gpu *g, uint32_t pid, const struct procmap *pm)
 	    attach_one(g, g->skel->progs.on_gpu_ldso_state, fdpath, "_dl_debug_state", 0,
 		       false) == 0)
 		n++;
-	elfsym_free(es);
-	close(fd); /* a uprobe holds its inode, not our descriptor */
+	gpu_close_mapped(es, fd);
 	g->st.libc_files++;
 	log_info("gpu: %u functions probed in %s of pid %u", n, pm->path, pid);
 	return 0;

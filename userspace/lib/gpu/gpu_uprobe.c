@@ -102,6 +102,12 @@ struct elfsym *gpu_open_mapped(struct gpu *g, uint32_t pid, const struct procmap
 	return es;
 }
 
+void gpu_close_mapped(struct elfsym *es, int fd)
+{
+	elfsym_free(es);
+	close(fd); /* a uprobe holds its inode, not our descriptor */
+}
+
 /* Probe every entry point of the library's kind that the file exports
  * (checked first, so a missing one is not an error). */
 static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int kind)
@@ -122,8 +128,7 @@ static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int
 		if (attach_fn(g, fdpath, pm->path, fn) == 0)
 			n++;
 	}
-	elfsym_free(es);
-	close(fd); /* a uprobe holds its inode, not our descriptor */
+	gpu_close_mapped(es, fd);
 	g->st.uprobe_files++;
 	log_info("gpu: %u CUDA entry points probed in %s of pid %u", n, pm->path, pid);
 	return 0;
