@@ -24,22 +24,23 @@
 #include "procmaps.h"
 #include "sample.skel.h"
 
-enum libc_kind { LIBC_NONE, LIBC_C, LIBC_LOADER };
+enum { LIBC_C = 1, LIBC_LOADER = 2 };
 
-/* glibc's libc.so.6 (libc-2.x.so before 2.34), musl's libc.so or
- * ld-musl-*.so.1 (its loader and C library are one file); the glibc
- * loaders ld-linux*.so*. */
-static enum libc_kind libc_kind(const char *path)
+/* What the file is (LIBC_* bits): glibc's libc.so.6 (libc-2.x.so
+ * before 2.34) a C library, its ld-linux*.so* a loader, musl's
+ * ld-musl-*.so.1 both in one file. */
+static unsigned libc_kind(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	if (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0 ||
-	    strncmp(base, "ld-musl-", 8) == 0 || strncmp(base, "libc.musl-", 10) == 0)
+	if (strncmp(base, "ld-musl-", 8) == 0 || strncmp(base, "libc.musl-", 10) == 0)
+		return LIBC_C | LIBC_LOADER;
+	if (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0)
 		return LIBC_C;
 	if (strncmp(base, "ld-linux", 8) == 0)
 		return LIBC_LOADER;
-	return LIBC_NONE;
+	return 0;
 }
 
 /* The functions probed, aliases included: a name is probed only if its
@@ -108,23 +109,26 @@ static unsigned attach_c(struct gpu *g, const struct elfsym *es, const char *fdp
 
 int gpu_libc_attach(struct gpu *g, uint32_t pid, const struct procmap *pm)
 {
-	enum libc_kind kind = libc_kind(pm->path);
+	unsigned kind = libc_kind(pm->path);
 	uint64_t addr, size;
 	char fdpath[64];
 	struct elfsym *es;
 	unsigned n = 0;
 	int fd;
 
-	if (kind == LIBC_NONE || (kind == LIBC_LOADER && !g->cuda) ||
-	    (kind == LIBC_C && !g->ndevs && !g->cuda))
+	/* probes on the C library for devices, on the loader for CUDA */
+	if (!g->ndevs)
+		kind &= ~(unsigned)LIBC_C;
+	if (!g->cuda)
+		kind &= ~(unsigned)LIBC_LOADER;
+	if (!kind)
 		return 1;
 	es = gpu_open_mapped(g, pid, pm, &fd, fdpath, sizeof(fdpath));
 	if (!es)
 		return -EIO;
-	if (kind == LIBC_C && g->ndevs)
+	if (kind & LIBC_C)
 		n = attach_c(g, es, fdpath, pm->path);
-	/* musl: loader and C library in one file */
-	if (g->cuda && elfsym_lookup_symbol(es, "_dl_debug_state", &addr, &size) == 0 &&
+	if ((kind & LIBC_LOADER) && elfsym_lookup_symbol(es, "_dl_debug_state", &addr, &size) == 0 &&
 	    attach_one(g, g->skel->progs.on_gpu_ldso_state, fdpath, "_dl_debug_state", 0,
 		       false) == 0)
 		n++;
