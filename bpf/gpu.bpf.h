@@ -4,9 +4,10 @@
  * so two sources together:
  *  - ioctl, poll and ppoll on accelerator device files: fentry/fexit on
  *    the x86-64 syscall functions, so no other system call pays anything;
- *    the raw sys_enter/sys_exit tracepoints (which run for every system
- *    call) only where BPF trampolines cannot attach (userspace probes
- *    which, gpu.c).  The fd is resolved to its device number here
+ *    where BPF trampolines cannot attach, uprobes on the C library's
+ *    ioctl/poll/ppoll (only their callers pay); the raw sys_enter/sys_exit
+ *    tracepoints (which run for every system call) only when asked for
+ *    (userspace picks, gpu.c).  The fd is resolved to its device number here
  *    (files->fdt->fd[fd]->f_inode->i_rdev) and looked up in gpu_devs;
  *    an fd that is not a watched character device returns at once.
  *  - uprobes on the named CUDA API functions (entry and return); only
@@ -86,7 +87,10 @@ struct gpu_call {
 	__u64 sp;  /* CUDA: user sp at entry, tells nested and stale calls apart */
 	__u64 ra;  /* CUDA: the return address at entry */
 	__u64 arg;
-	__u32 source, cls, rdev, nr, cmd, _pad;
+	__u32 source, cls, rdev, nr, cmd;
+	__u32 early; /* the stacks below were taken at entry (uprobe hook) */
+	__u64 ustack_id, pystack_id;
+	__u32 flags, _pad;
 };
 
 /* Syscalls and CUDA calls apart: a CUDA call makes ioctls inside. LRU:
@@ -180,8 +184,27 @@ static __always_inline int gpu_cmd_traced(const struct profd_gpu_dev *d, __u32 c
 	return on && *on;
 }
 
-static __always_inline void gpu_begin_sys(__u32 source, const struct profd_gpu_dev *d, __u32 rdev,
-					  __u32 cmd)
+/* The caller's user and Python stacks into *ustack / *pystack. */
+static __always_inline void gpu_stacks(void *ctx, const struct unwind_regs *regs, int have_regs,
+				       __u64 now, __u64 *ustack, __u64 *pystack, __u32 *flags)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32;
+	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &pid);
+
+	*ustack = stackcap_user(ctx, gpu_scratch_slot(PROFD_STACK_USER), regs, have_regs, pid,
+				flags);
+	*pystack = py ? py_capture_into(py, (__u32)id, gpu_scratch_slot(PROFD_STACK_PYTHON), flags,
+					now, 1)
+		      : 0;
+}
+
+/* A watched call begins.  entry: the user registers at the C library
+ * function's first instruction (uprobe hook), where the stacks are taken
+ * at once: at its return the return address is gone.  NULL: the stacks
+ * are taken from the syscall's saved registers when it returns. */
+static __always_inline void gpu_begin_sys(void *ctx, __u32 source, const struct profd_gpu_dev *d,
+					  __u32 rdev, __u32 cmd, const struct unwind_regs *entry)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct gpu_call c = {
@@ -193,6 +216,11 @@ static __always_inline void gpu_begin_sys(__u32 source, const struct profd_gpu_d
 		.cmd = cmd,
 	};
 
+	if (entry) { /* the call starts after the walk, not before */
+		c.early = 1;
+		gpu_stacks(ctx, entry, 1, c.start_ns, &c.ustack_id, &c.pystack_id, &c.flags);
+		c.start_ns = bpf_ktime_get_ns();
+	}
 	if (bpf_map_update_elem(&gpu_sys_calls, &tid, &c, BPF_ANY))
 		gpu_count(PROFD_GPU_CNT_INFLIGHT_FULL);
 	else
@@ -203,15 +231,10 @@ static __always_inline void gpu_begin_sys(__u32 source, const struct profd_gpu_d
 static __always_inline void gpu_send(void *ctx, struct profd_gpu_event *e,
 				     const struct unwind_regs *regs, int have_regs)
 {
-	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &e->pid);
-
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->kstack_id = 0;
-	e->ustack_id = stackcap_user(ctx, gpu_scratch_slot(PROFD_STACK_USER), regs, have_regs,
-				     e->pid, &e->flags);
-	e->pystack_id = py ? py_capture_into(py, e->tid, gpu_scratch_slot(PROFD_STACK_PYTHON),
-					     &e->flags, e->time_ns + e->duration_ns, 1)
-			   : 0;
+	gpu_stacks(ctx, regs, have_regs, e->time_ns + e->duration_ns, &e->ustack_id,
+		   &e->pystack_id, &e->flags);
 	bpf_ringbuf_submit(e, 0);
 	gpu_count(PROFD_GPU_CNT_SENT);
 }
@@ -261,16 +284,28 @@ static __always_inline int gpu_end_sys(void *ctx, long ret)
 	if (bpf_map_delete_elem(&gpu_sys_calls, &tid) == 0)
 		__sync_fetch_and_add(&gpu_sys_inflight, -1);
 	e = gpu_reserve(&c, now, ret);
-	if (e)
+	if (!e)
+		return 0;
+	if (!c.early) {
 		gpu_send(ctx, e, &regs, stackcap_entry_regs(&regs) == 0);
+		return 0;
+	}
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->kstack_id = 0;
+	e->ustack_id = c.ustack_id;
+	e->pystack_id = c.pystack_id;
+	e->flags = c.flags;
+	bpf_ringbuf_submit(e, 0);
+	gpu_count(PROFD_GPU_CNT_SENT);
 	return 0;
 }
 
-/* ioctl(fd, cmd, arg) on a watched device with a traced command. */
-static __always_inline int gpu_ioctl_begin(const struct pt_regs *regs)
+/* ioctl(fd, cmd, argp) on a watched device with a traced command; entry
+ * as for gpu_begin_sys(). */
+static __always_inline int gpu_ioctl_begin(void *ctx, int fd, __u32 cmd, __u64 argp,
+					   const struct unwind_regs *entry)
 {
-	int fd = (int)BPF_CORE_READ(regs, di);
-	__u32 cmd = (__u32)BPF_CORE_READ(regs, si), rdev = 0, inner;
+	__u32 rdev = 0, inner;
 	struct profd_gpu_dev *d = gpu_watched(fd, &rdev);
 
 	if (!d || !selected(bpf_get_current_pid_tgid() >> 32))
@@ -278,20 +313,20 @@ static __always_inline int gpu_ioctl_begin(const struct pt_regs *regs)
 	/* NV_ESC_IOCTL_XFER_CMD carries the real escape in its argument
 	 * (struct nv_ioctl_xfer: u32 cmd first). */
 	if (d->cls == PROFD_GPU_CLASS_NVIDIA && (cmd & 0xff) == PROFD_GPU_NV_XFER_NR &&
-	    bpf_probe_read_user(&inner, sizeof(inner), (void *)BPF_CORE_READ(regs, dx)) == 0)
+	    bpf_probe_read_user(&inner, sizeof(inner), (void *)argp) == 0)
 		cmd = (cmd & ~0xffu) | (inner & 0xff);
 	if (!gpu_cmd_traced(d, cmd))
 		return 0;
 	gpu_count(PROFD_GPU_CNT_IOCTL_SEEN);
-	gpu_begin_sys(PROFD_GPU_SRC_IOCTL, d, rdev, cmd);
+	gpu_begin_sys(ctx, PROFD_GPU_SRC_IOCTL, d, rdev, cmd, entry);
 	return 0;
 }
 
 /* poll/ppoll(fds, nfds, ...): the first watched fd among the first few. */
-static __always_inline int gpu_poll_begin(const struct pt_regs *regs)
+static __always_inline int gpu_poll_begin(void *ctx, __u64 ufds, __u32 nfds,
+					  const struct unwind_regs *entry)
 {
-	__u64 ufds = BPF_CORE_READ(regs, di);
-	__u32 nfds = (__u32)BPF_CORE_READ(regs, si), i, rdev = 0;
+	__u32 i, rdev = 0;
 	struct profd_gpu_dev *d;
 	struct pollfd pfd;
 
@@ -304,10 +339,22 @@ static __always_inline int gpu_poll_begin(const struct pt_regs *regs)
 		if (!selected(bpf_get_current_pid_tgid() >> 32))
 			return 0;
 		gpu_count(PROFD_GPU_CNT_POLL_SEEN);
-		gpu_begin_sys(PROFD_GPU_SRC_POLL, d, rdev, 0);
+		gpu_begin_sys(ctx, PROFD_GPU_SRC_POLL, d, rdev, 0, entry);
 		return 0;
 	}
 	return 0;
+}
+
+/* The syscall hooks' view: the user registers as the syscall saw them. */
+static __always_inline int gpu_sys_ioctl(void *ctx, const struct pt_regs *regs)
+{
+	return gpu_ioctl_begin(ctx, (int)BPF_CORE_READ(regs, di), (__u32)BPF_CORE_READ(regs, si),
+			       BPF_CORE_READ(regs, dx), NULL);
+}
+
+static __always_inline int gpu_sys_poll(void *ctx, const struct pt_regs *regs)
+{
+	return gpu_poll_begin(ctx, BPF_CORE_READ(regs, di), (__u32)BPF_CORE_READ(regs, si), NULL);
 }
 
 /* Does the file's name start with "libcuda" (libcuda.so*, libcudart.so*)? */
@@ -322,21 +369,13 @@ static __always_inline int gpu_is_cuda_lib(struct file *f)
 	       buf[5] == 'd' && buf[6] == 'a';
 }
 
-/* mmap(addr, len, prot, flags, fd, off) made an executable mapping of a
- * CUDA library: tell userspace to attach the uprobes (once per file),
- * usually long before the first API call. */
-static __always_inline int gpu_mmap_end(const struct pt_regs *regs, long ret)
+/* Tell userspace to look at this process's mappings for CUDA libraries
+ * (and, under the uprobe hook, C libraries) to probe. */
+static __always_inline int gpu_report_libmap(void)
 {
-	int fd = (int)BPF_CORE_READ(regs, r8);
 	struct gpu_call c = { .source = PROFD_GPU_SRC_LIBMAP };
 	struct profd_gpu_event *e;
-	struct file *f;
 
-	if (fd < 0 || ret < 0 || !(BPF_CORE_READ(regs, dx) & GPU_PROT_EXEC))
-		return 0;
-	f = gpu_fd_file(fd);
-	if (!f || !gpu_is_cuda_lib(f) || !selected(bpf_get_current_pid_tgid() >> 32))
-		return 0;
 	gpu_count(PROFD_GPU_CNT_LIBMAP);
 	c.start_ns = bpf_ktime_get_ns();
 	e = gpu_reserve(&c, c.start_ns, 0);
@@ -346,6 +385,22 @@ static __always_inline int gpu_mmap_end(const struct pt_regs *regs, long ret)
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	return 0;
+}
+
+/* mmap(addr, len, prot, flags, fd, off) made an executable mapping of a
+ * CUDA library: tell userspace to attach the uprobes (once per file),
+ * usually long before the first API call. */
+static __always_inline int gpu_mmap_end(const struct pt_regs *regs, long ret)
+{
+	int fd = (int)BPF_CORE_READ(regs, r8);
+	struct file *f;
+
+	if (fd < 0 || ret < 0 || !(BPF_CORE_READ(regs, dx) & GPU_PROT_EXEC))
+		return 0;
+	f = gpu_fd_file(fd);
+	if (!f || !gpu_is_cuda_lib(f) || !selected(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	return gpu_report_libmap();
 }
 
 /* A 32-bit process's syscall: other numbers, other registers. */
@@ -361,7 +416,7 @@ static __always_inline int gpu_compat(const struct pt_regs *regs)
 SEC("fentry/__x64_sys_ioctl")
 int BPF_PROG(on_gpu_ioctl_enter, const struct pt_regs *regs)
 {
-	return gpu_watch_devices ? gpu_ioctl_begin(regs) : 0;
+	return gpu_watch_devices ? gpu_sys_ioctl(ctx, regs) : 0;
 }
 
 SEC("fexit/__x64_sys_ioctl")
@@ -373,7 +428,7 @@ int BPF_PROG(on_gpu_ioctl_exit, const struct pt_regs *regs, long ret)
 SEC("fentry/__x64_sys_poll")
 int BPF_PROG(on_gpu_poll_enter, const struct pt_regs *regs)
 {
-	return gpu_watch_devices ? gpu_poll_begin(regs) : 0;
+	return gpu_watch_devices ? gpu_sys_poll(ctx, regs) : 0;
 }
 
 SEC("fexit/__x64_sys_poll")
@@ -385,7 +440,7 @@ int BPF_PROG(on_gpu_poll_exit, const struct pt_regs *regs, long ret)
 SEC("fentry/__x64_sys_ppoll")
 int BPF_PROG(on_gpu_ppoll_enter, const struct pt_regs *regs)
 {
-	return gpu_watch_devices ? gpu_poll_begin(regs) : 0;
+	return gpu_watch_devices ? gpu_sys_poll(ctx, regs) : 0;
 }
 
 SEC("fexit/__x64_sys_ppoll")
@@ -409,7 +464,7 @@ int BPF_PROG(on_gpu_sys_enter, struct pt_regs *regs, long id)
 	if (!gpu_watch_devices || (id != GPU_NR_IOCTL && id != GPU_NR_POLL && id != GPU_NR_PPOLL) ||
 	    gpu_compat(regs))
 		return 0;
-	return id == GPU_NR_IOCTL ? gpu_ioctl_begin(regs) : gpu_poll_begin(regs);
+	return id == GPU_NR_IOCTL ? gpu_sys_ioctl(ctx, regs) : gpu_sys_poll(ctx, regs);
 }
 
 SEC("tp_btf/sys_exit")
@@ -427,6 +482,49 @@ int BPF_PROG(on_gpu_sys_exit, struct pt_regs *regs, long ret)
 	if ((id == GPU_NR_IOCTL || id == GPU_NR_POLL || id == GPU_NR_PPOLL) && gpu_watch_devices)
 		return gpu_end_sys(ctx, ret);
 	return 0;
+}
+
+/* The uprobe hook, where trampolines are refused: uprobes on the C
+ * library's ioctl, poll and ppoll (gpu_libc.c attaches them per libc
+ * file), so only threads that call those functions trap, and no other
+ * system call pays anything.  The cookie is PROFD_GPU_SRC_IOCTL or
+ * PROFD_GPU_SRC_POLL (poll and ppoll take the fds the same way).  The
+ * stacks are taken here, at the function's first instruction: the ioctl
+ * frame is the leaf, as when the syscall's registers are used. */
+SEC("uprobe")
+int BPF_KPROBE(on_gpu_libc_enter)
+{
+	struct unwind_regs entry = {
+		.ip = PT_REGS_IP(ctx),
+		.sp = PT_REGS_SP(ctx),
+		.bp = PT_REGS_FP(ctx),
+	};
+
+	if (!gpu_watch_devices)
+		return 0;
+	if (bpf_get_attach_cookie(ctx) == PROFD_GPU_SRC_IOCTL)
+		return gpu_ioctl_begin(ctx, (int)PT_REGS_PARM1(ctx), (__u32)PT_REGS_PARM2(ctx),
+				       PT_REGS_PARM3(ctx), &entry);
+	return gpu_poll_begin(ctx, PT_REGS_PARM1(ctx), (__u32)PT_REGS_PARM2(ctx), &entry);
+}
+
+/* Their return: ret is the C library's (-1 and errno on failure). */
+SEC("uretprobe")
+int BPF_KRETPROBE(on_gpu_libc_return, long ret)
+{
+	return gpu_watch_devices ? gpu_end_sys(ctx, ret) : 0;
+}
+
+/* The dynamic loader's _dl_debug_state (the debuggers' hook: it runs
+ * after the loader mapped the program's libraries and around every
+ * dlopen/dlclose): under the uprobe hook, the report of a new CUDA
+ * library the mmap hooks give elsewhere. */
+SEC("uprobe")
+int BPF_KPROBE(on_gpu_ldso_state)
+{
+	if (!gpu_watch_cuda_libs || !selected(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	return gpu_report_libmap();
 }
 
 /* CUDA API entry; the cookie is the enum profd_cuda_fn.  A call made

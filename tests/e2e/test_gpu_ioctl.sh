@@ -4,8 +4,9 @@
 # a Python program makes known numbers of ioctls and polls on them from
 # known lines, and profd must count each call once, under the right
 # command name and the calling Python line, with the poll time measured.
-# PROFD_TEST_GPU_HOOK (auto, the default, or tracepoint) picks how the
-# syscalls are hooked (test_gpu_ioctl_tracepoint.sh runs the fallback).
+# PROFD_TEST_GPU_HOOK (auto, the default, uprobe or tracepoint) picks how
+# the syscalls are hooked (test_gpu_ioctl_tracepoint.sh runs the
+# tracepoints, which every system call pays for).
 . "$(dirname "$0")/lib.sh"
 
 SCRIPT=$SRC/tests/workloads/gpu_ioctl.py
@@ -87,18 +88,41 @@ grep -qE 'ioctl;AMDKFD_IOC_WAIT_EVENTS [0-9]+$' "$T/native.folded" ||
 	{ grep AMDKFD "$T/native.folded" >&2; fail "no libc ioctl frame under the command"; }
 ok "native stacks end in libc's ioctl"
 
-# Which hook ran: the one asked for; auto is fentry unless the kernel
-# refused trampolines (then profd logged why).
-fentry=$(awk '$1 == "gpu_syscall_hook_fentry" { print $2 }' "$T/stats")
-tp=$(awk '$1 == "gpu_syscall_hook_tracepoint" { print $2 }' "$T/stats")
-case $HOOK:$fentry:$tp in
-tracepoint:0:1) ok "syscalls hooked by the raw tracepoints, as asked" ;;
-auto:1:0) ok "syscalls hooked by fentry/fexit" ;;
-auto:0:1) why='fexit cannot attach\|no kernel BTF\|again with the syscall tracepoints'
-	grep -q "$why" "$T/profd.err" || fail "tracepoints in use but profd did not say why fentry was not"
-	ok "syscalls hooked by the raw tracepoints: $(grep -m1 "$why" "$T/profd.err")" ;;
-*) fail "hook $HOOK: gpu_syscall_hook_fentry=$fentry gpu_syscall_hook_tracepoint=$tp" ;;
+# Which hook ran: the one asked for; auto is fentry where the kernel
+# takes BPF trampolines, else uprobes on the C library (profd logged why).
+hook_is() { awk -v k="gpu_syscall_hook_$1" '$1 == k { print $2 }' "$T/stats"; }
+in_use=
+for h in fentry uprobe tracepoint; do
+	[ "$(hook_is $h)" = 1 ] && in_use="$in_use$h"
+done
+case $HOOK:$in_use in
+tracepoint:tracepoint) ok "syscalls hooked by the raw tracepoints, as asked" ;;
+uprobe:uprobe) ok "syscalls hooked by uprobes on the C library, as asked" ;;
+auto:fentry) ok "syscalls hooked by fentry/fexit" ;;
+auto:uprobe) why='fexit cannot attach\|no kernel BTF\|again with uprobes'
+	grep -q "$why" "$T/profd.err" || fail "uprobes in use but profd did not say why fentry was not"
+	ok "syscalls hooked by uprobes on the C library: $(grep -m1 "$why" "$T/profd.err")" ;;
+*) fail "hook $HOOK: in use '$in_use' ($(grep gpu_syscall_hook "$T/stats" | tr '\n' ' '))" ;;
 esac
+if [ "$in_use" = uprobe ]; then
+	n=$(awk '$1 == "gpu_libc_uprobes" { print $2 }' "$T/stats")
+	[ "${n:-0}" -ge 4 ] || fail "uprobe hook with $n probes on C libraries"
+fi
+
+# What other system calls pay: the run counts of profd's GPU programs
+# (exact, from BPF run statistics) over N getppid() calls.  The
+# tracepoints run twice for each; fentry and uprobes never (what runs
+# then is other programs' ioctls and polls during the loop, far fewer).
+N=200000
+runs=$(python3 "$SRC/tests/e2e/bpf_runs.py" "$PROFD_PID" on_gpu_ "$WORKLOADS/syscall_loop" $N) ||
+	fail "counting BPF program runs failed"
+if [ "$in_use" = tracepoint ]; then
+	[ "$runs" -ge $((2 * N)) ] || fail "tracepoint hook: $runs runs for $N getppid calls, expected >= $((2 * N))"
+	ok "tracepoint hook: the GPU programs ran $runs times for $N getppid calls"
+else
+	[ "$runs" -lt $((N / 20)) ] || fail "$in_use hook: the GPU programs ran $runs times for $N getppid calls"
+	ok "$in_use hook: the GPU programs ran $runs times for $N getppid calls (other system calls untraced)"
+fi
 
 stop_profd
 echo "PASS test_gpu_ioctl ($HOOK)"

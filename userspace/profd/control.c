@@ -400,9 +400,13 @@ static void add_gpu_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "cuda_uprobe_files", gs.uprobe_files);
 	proto_stats_add(s, "cuda_uprobes", gs.uprobes);
 	proto_stats_add(s, "cuda_uprobe_failures", gs.uprobe_failures);
-	/* which syscall hooks GPU tracing runs on (both 0: none attached) */
+	/* which syscall hooks GPU tracing runs on (all 0: none attached) */
 	proto_stats_add(s, "gpu_syscall_hook_fentry", gs.hook == GPU_HOOK_FENTRY);
+	proto_stats_add(s, "gpu_syscall_hook_uprobe", gs.hook == GPU_HOOK_UPROBE);
 	proto_stats_add(s, "gpu_syscall_hook_tracepoint", gs.hook == GPU_HOOK_TRACEPOINT);
+	proto_stats_add(s, "gpu_libc_uprobe_files", gs.libc_files);
+	proto_stats_add(s, "gpu_libc_uprobes", gs.libc_uprobes);
+	proto_stats_add(s, "gpu_libc_uprobe_failures", gs.libc_failures);
 	for (i = 0; i < PROFD_GPU_CNT_MAX; i++)
 		proto_stats_add(s, gpu_counter_name(i), gs.bpf[i]);
 }

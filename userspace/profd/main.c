@@ -60,9 +60,11 @@ static void usage(FILE *out)
 		"                           on also probes CUDA libraries without a driver\n"
 		"      --gpu-device PATH[=CLASS] also watch this character device; CLASS\n"
 		"                           (nvidia, uvm, kfd, drm) names its commands\n"
-		"      --gpu-syscall-hook auto|tracepoint  how ioctl and poll are traced:\n"
-		"                           auto uses fentry/fexit on their kernel functions\n"
-		"                           (tracepoints where that cannot attach), tracepoint\n"
+		"      --gpu-syscall-hook auto|uprobe|tracepoint  how ioctl and poll are\n"
+		"                           traced: auto uses fentry/fexit on their kernel\n"
+		"                           functions, else uprobe; uprobe probes the C\n"
+		"                           library's ioctl/poll/ppoll (only their callers pay;\n"
+		"                           static and Go binaries are not seen); tracepoint\n"
 		"                           the raw syscall tracepoints (every syscall pays)\n"
 		"      --off-cpu, --no-off-cpu  record where threads block and for how long\n"
 		"                           (off-cpu and wall profiles, profctl stacks; off:\n"
@@ -182,12 +184,18 @@ static int opt_gpu(struct daemon_config *c, int opt, const char *arg)
 	int i;
 
 	if (opt == OPT_GPU_HOOK) {
-		if (strcmp(arg, "auto") && strcmp(arg, "tracepoint")) {
-			fprintf(stderr, "profd: --gpu-syscall-hook: '%s' must be auto or tracepoint\n",
+		if (strcmp(arg, "auto") == 0)
+			c->gpu_hook = GPU_HOOK_AUTO;
+		else if (strcmp(arg, "uprobe") == 0)
+			c->gpu_hook = GPU_HOOK_UPROBE;
+		else if (strcmp(arg, "tracepoint") == 0)
+			c->gpu_hook = GPU_HOOK_TRACEPOINT;
+		else {
+			fprintf(stderr,
+				"profd: --gpu-syscall-hook: '%s' must be auto, uprobe or tracepoint\n",
 				arg);
 			return -EINVAL;
 		}
-		c->gpu_hook = strcmp(arg, "auto") ? GPU_HOOK_TRACEPOINT : GPU_HOOK_AUTO;
 		return 0;
 	}
 	if (opt == OPT_GPU_DEVICE) {

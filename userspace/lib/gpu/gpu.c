@@ -1,6 +1,7 @@
 /* gpu.c: which devices to watch, the BPF side's configuration and the
  * syscall hooks (fentry/fexit on the syscall functions where BPF
- * trampolines attach, else the raw syscall tracepoints).  Devices are
+ * trampolines attach, else uprobes on the C library's functions,
+ * gpu_libc.c; the raw syscall tracepoints when asked for).  Devices are
  * found by number, never by path: drivers register their majors in
  * /proc/devices, and --gpu-device adds any character device (a test's
  * stand-in, or a driver this table does not know) by its rdev. */
@@ -249,7 +250,8 @@ struct gpu *gpu_new(const struct gpu_opts *o)
 	if (!g)
 		goto fail;
 	g->mode = o->mode;
-	g->hook = o->hook == GPU_HOOK_TRACEPOINT ? GPU_HOOK_TRACEPOINT : GPU_HOOK_AUTO;
+	g->hook = o->hook == GPU_HOOK_TRACEPOINT || o->hook == GPU_HOOK_UPROBE ? o->hook
+									       : GPU_HOOK_AUTO;
 	g->st.hook = GPU_HOOK_NONE;
 	g->proc_root = strdup(o->proc_root ? o->proc_root : "/proc");
 	g->devs = calloc(GPU_MAX_DEVICES, sizeof(*g->devs));
@@ -368,30 +370,32 @@ static int trampoline_attaches(const struct btf *vmlinux, const char *fn)
 	return err;
 }
 
-/* fentry/fexit when every function wanted takes a trampoline, else the
- * raw tracepoints (which make every system call pay a little). */
+/* fentry/fexit when every function wanted takes a trampoline, else
+ * uprobes on the C library (the raw tracepoints, which put every system
+ * call of the machine on the kernel's traced slow path, only when asked
+ * for). */
 static enum gpu_hook choose_hook(const struct gpu *g, const struct fentry_hook *h)
 {
 	struct btf *vmlinux;
 	size_t i;
 	int err = 0;
 
-	if (g->hook == GPU_HOOK_TRACEPOINT)
-		return GPU_HOOK_TRACEPOINT;
+	if (g->hook == GPU_HOOK_TRACEPOINT || g->hook == GPU_HOOK_UPROBE)
+		return g->hook;
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux) {
-		log_warn("gpu: no kernel BTF: using the sys_enter/sys_exit tracepoints");
-		return GPU_HOOK_TRACEPOINT;
+		log_warn("gpu: no kernel BTF: using uprobes on the C library's ioctl and poll");
+		return GPU_HOOK_UPROBE;
 	}
 	for (i = 0; i < GPU_N_FENTRY && !err; i++)
 		if (h[i].fexit && fentry_wanted(g, &h[i]))
 			err = trampoline_attaches(vmlinux, h[i].fn);
 	btf__free(vmlinux);
 	if (err) {
-		log_warn("gpu: fexit cannot attach to %s (%s): using the sys_enter/sys_exit "
-			 "tracepoints (every system call pays a little)",
+		log_warn("gpu: fexit cannot attach to %s (%s): using uprobes on the C library's "
+			 "ioctl and poll",
 			 h[i - 1].fn, strerror(-err));
-		return GPU_HOOK_TRACEPOINT;
+		return GPU_HOOK_UPROBE;
 	}
 	return GPU_HOOK_FENTRY;
 }
@@ -412,7 +416,7 @@ static size_t sys_progs(struct sample_bpf *skel, struct bpf_program *out[GPU_N_S
 
 void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 {
-	struct bpf_program *progs[GPU_N_SYS_PROGS + 2];
+	struct bpf_program *progs[GPU_N_SYS_PROGS + 5];
 	struct fentry_hook h[GPU_N_FENTRY];
 	size_t i, n = sys_progs(skel, progs);
 
@@ -420,6 +424,9 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 	 * syscall hooks, gpu_uprobe.c the uprobes per library file. */
 	progs[n++] = skel->progs.on_cuda_enter;
 	progs[n++] = skel->progs.on_cuda_return;
+	progs[n++] = skel->progs.on_gpu_libc_enter;
+	progs[n++] = skel->progs.on_gpu_libc_return;
+	progs[n++] = skel->progs.on_gpu_ldso_state;
 	for (i = 0; i < n; i++) {
 		bpf_program__set_autoattach(progs[i], false);
 		bpf_program__set_autoload(progs[i], false);
@@ -435,6 +442,11 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 	if (g->hook == GPU_HOOK_FENTRY) {
 		for (i = 0; i < GPU_N_FENTRY; i++)
 			bpf_program__set_autoload(h[i].prog, fentry_wanted(g, &h[i]));
+	} else if (g->hook == GPU_HOOK_UPROBE) {
+		/* attached per file by gpu_libc.c */
+		bpf_program__set_autoload(skel->progs.on_gpu_libc_enter, g->ndevs > 0);
+		bpf_program__set_autoload(skel->progs.on_gpu_libc_return, g->ndevs > 0);
+		bpf_program__set_autoload(skel->progs.on_gpu_ldso_state, g->cuda);
 	} else {
 		bpf_program__set_autoload(skel->progs.on_gpu_sys_enter, g->ndevs > 0);
 		bpf_program__set_autoload(skel->progs.on_gpu_sys_exit, true);
@@ -447,7 +459,7 @@ bool gpu_bpf_fallback(struct gpu *g)
 {
 	if (!gpu_enabled(g) || g->hook != GPU_HOOK_FENTRY)
 		return false;
-	g->hook = GPU_HOOK_TRACEPOINT;
+	g->hook = GPU_HOOK_UPROBE;
 	return true;
 }
 
@@ -538,9 +550,19 @@ const char *gpu_hook_name(enum gpu_hook h)
 {
 	switch (h) {
 	case GPU_HOOK_FENTRY: return "fentry";
+	case GPU_HOOK_UPROBE: return "uprobe";
 	case GPU_HOOK_TRACEPOINT: return "tracepoint";
 	case GPU_HOOK_NONE: return "none";
 	default: return "auto";
+	}
+}
+
+static const char *hook_description(enum gpu_hook h)
+{
+	switch (h) {
+	case GPU_HOOK_FENTRY: return "fentry/fexit on their kernel functions";
+	case GPU_HOOK_UPROBE: return "uprobes on the C library's ioctl, poll and ppoll";
+	default: return "the sys_enter/sys_exit raw tracepoints";
 	}
 }
 
@@ -553,19 +575,18 @@ int gpu_attach(struct gpu *g)
 	err = attach_sys_hooks(g);
 	if (err) {
 		log_warn("gpu: attaching the syscall %s failed: %s; GPU tracing is off",
-			 g->hook == GPU_HOOK_FENTRY ? "fentry/fexit programs" : "tracepoints",
-			 strerror(-err));
+			 gpu_hook_name(g->hook), strerror(-err));
 		detach_sys_hooks(g);
 		return err;
 	}
 	g->st.hook = g->hook;
 	log_devices(g);
-	if (g->cuda)
+	if (gpu_scans_maps(g))
 		gpu_uprobe_scan_all(g);
+	if (g->hook == GPU_HOOK_UPROBE && g->ndevs && !g->st.libc_uprobes)
+		log_warn("gpu: no C library could be probed: ioctl and poll are not traced");
 	log_info("gpu: tracing %zu device entries%s, system calls hooked by %s", g->ndevs,
-		 g->cuda ? ", CUDA entry points" : "",
-		 g->hook == GPU_HOOK_FENTRY ? "fentry/fexit on their kernel functions"
-					    : "the sys_enter/sys_exit raw tracepoints");
+		 g->cuda ? ", CUDA entry points" : "", hook_description(g->hook));
 	return 0;
 }
 

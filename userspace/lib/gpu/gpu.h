@@ -30,15 +30,16 @@ enum gpu_mode {
 
 /* How ioctl/poll/ppoll (and mmap, for CUDA) are hooked. */
 enum gpu_hook {
-	GPU_HOOK_AUTO = 0,   /* fentry/fexit where trampolines attach, else tracepoints */
+	GPU_HOOK_AUTO = 0,   /* fentry/fexit where trampolines attach, else uprobes */
 	GPU_HOOK_TRACEPOINT, /* always the raw sys_enter/sys_exit tracepoints */
 	GPU_HOOK_FENTRY,     /* in use: fentry/fexit on the syscall functions */
 	GPU_HOOK_NONE,       /* in use: nothing attached */
+	GPU_HOOK_UPROBE,     /* uprobes on the C library's ioctl/poll/ppoll */
 };
 
 struct gpu_opts {
 	enum gpu_mode mode;
-	enum gpu_hook hook;         /* GPU_HOOK_AUTO or GPU_HOOK_TRACEPOINT */
+	enum gpu_hook hook;         /* GPU_HOOK_AUTO, _UPROBE or _TRACEPOINT */
 	const char *const *devices; /* --gpu-device PATH[=CLASS] */
 	size_t ndevices;
 	const char *proc_root;    /* NULL: "/proc" */
@@ -62,7 +63,10 @@ struct gpu_stats {
 	uint64_t uprobe_files;    /* library files with uprobes */
 	uint64_t uprobes;         /* uprobes attached (entry + return) */
 	uint64_t uprobe_failures; /* attach failures */
-	enum gpu_hook hook;       /* syscall hooks in use: FENTRY, TRACEPOINT or NONE */
+	uint64_t libc_files;      /* uprobe hook: C library and loader files probed */
+	uint64_t libc_uprobes;    /* uprobe hook: probes attached (entry + return) */
+	uint64_t libc_failures;   /* uprobe hook: attach failures */
+	enum gpu_hook hook;       /* syscall hooks in use: FENTRY, UPROBE, TRACEPOINT, NONE */
 	uint64_t bpf[PROFD_GPU_CNT_MAX]; /* the BPF counters, summed over CPUs */
 };
 
@@ -75,7 +79,7 @@ bool gpu_enabled(const struct gpu *g);
  * (then the GPU programs are neither loaded nor attached). */
 void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel);
 /* The object failed to load with the fentry/fexit programs chosen: use
- * the tracepoints next time (open the object again and prepare it).
+ * the uprobes next time (open the object again and prepare it).
  * false when there is nothing to fall back to. */
 bool gpu_bpf_fallback(struct gpu *g);
 int gpu_bpf_loaded(struct gpu *g, struct sample_bpf *skel);
@@ -91,7 +95,7 @@ int gpu_scan_maps(struct gpu *g, uint32_t pid, const struct procmaps *m);
 void gpu_get_stats(const struct gpu *g, struct gpu_stats *out);
 struct gpu_stats *gpu_stats_mut(struct gpu *g); /* ingest counts here */
 const char *gpu_counter_name(int which);
-/* "fentry", "tracepoint", "none". */
+/* "fentry", "uprobe", "tracepoint", "none". */
 const char *gpu_hook_name(enum gpu_hook h);
 
 /* ---- Devices (gpu.c) ---- */

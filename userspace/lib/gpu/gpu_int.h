@@ -25,8 +25,28 @@ struct gpu {
 	struct gpu_stats st;
 };
 
+struct elfsym;
+struct procmap;
+
+/* Does any library mapping want probes (CUDA libraries, or the C
+ * libraries under the uprobe hook)? */
+static inline bool gpu_scans_maps(const struct gpu *g)
+{
+	return g->cuda || g->hook == GPU_HOOK_UPROBE;
+}
+
 /* gpu_uprobe.c */
 int gpu_uprobe_scan_all(struct gpu *g);
 void gpu_uprobe_free(struct gpu *g);
+struct elfsym *gpu_open_mapped(struct gpu *g, uint32_t pid, const struct procmap *pm, int *fd,
+			       char *fdpath, size_t len);
+void gpu_close_mapped(struct elfsym *es, int fd);
+bool gpu_file_seen(struct gpu *g, const struct procmap *pm, uint64_t *key);
+int gpu_keep_link(struct gpu *g, struct bpf_link *link);
+
+/* gpu_libc.c: the uprobe hook's probes on one mapped file: ioctl, poll
+ * and ppoll of a C library, _dl_debug_state of a dynamic loader (CUDA
+ * mode).  0 when probed (or tried), 1 when the file is neither. */
+int gpu_libc_attach(struct gpu *g, uint32_t pid, const struct procmap *pm);
 
 #endif

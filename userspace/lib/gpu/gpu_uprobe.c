@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ static int lib_kind(const char *path)
 	return LIB_NONE;
 }
 
-static int keep_link(struct gpu *g, struct bpf_link *link)
+int gpu_keep_link(struct gpu *g, struct bpf_link *link)
 {
 	struct bpf_link **links = realloc(g->links, (g->nlinks + 1) * sizeof(*links));
 
@@ -65,7 +66,7 @@ static int attach_fn(struct gpu *g, const char *path, const char *name, uint32_t
 		bpf_link__destroy(entry);
 		goto fail;
 	}
-	if (keep_link(g, entry) || keep_link(g, ret))
+	if (gpu_keep_link(g, entry) || gpu_keep_link(g, ret))
 		return -ENOMEM;
 	g->st.uprobes += 2;
 	return 0;
@@ -75,32 +76,51 @@ fail:
 	return -errno;
 }
 
+/* The mapped file pm of pid, opened and checked (procfile_open_mapped)
+ * and read as ELF; *fd stays open for the attach through fdpath
+ * (/proc/self/fd/N): the process cannot swap the path between the check
+ * and the attach to plant probes in another binary.  NULL on failure. */
+struct elfsym *gpu_open_mapped(struct gpu *g, uint32_t pid, const struct procmap *pm, int *fd,
+			       char *fdpath, size_t len)
+{
+	char root[PATH_MAX];
+	struct elfsym *es;
+
+	*fd = procfile_open_mapped(g->proc_root, (int)pid, pm);
+	if (*fd < 0) {
+		log_warn("gpu: cannot open %s of pid %u: %s", pm->path, pid, strerror(-*fd));
+		return NULL;
+	}
+	snprintf(root, sizeof(root), "%s/%u/root", g->proc_root, pid);
+	es = elfsym_open_fd(*fd, pm->path, root);
+	if (!es) {
+		log_warn("gpu: cannot read %s: %s", pm->path, strerror(errno));
+		close(*fd);
+		return NULL;
+	}
+	procfile_fd_path(*fd, fdpath, len);
+	return es;
+}
+
+void gpu_close_mapped(struct elfsym *es, int fd)
+{
+	elfsym_free(es);
+	close(fd); /* a uprobe holds its inode, not our descriptor */
+}
+
 /* Probe every entry point of the library's kind that the file exports
- * (checked first, so a missing one is not an error).  The file is the
- * one procfile_open_mapped checked, and the probes go on that open file
- * through /proc/self/fd/N: the process cannot swap the path between the
- * check and the attach to plant them in another binary. */
+ * (checked first, so a missing one is not an error). */
 static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int kind)
 {
-	char root[PATH_MAX], fdpath[64];
+	char fdpath[64];
 	struct elfsym *es;
 	uint32_t fn, n = 0;
 	uint64_t addr, size;
 	int fd;
 
-	fd = procfile_open_mapped(g->proc_root, (int)pid, pm);
-	if (fd < 0) {
-		log_warn("gpu: cannot open %s of pid %u: %s", pm->path, pid, strerror(-fd));
-		return fd;
-	}
-	snprintf(root, sizeof(root), "%s/%u/root", g->proc_root, pid);
-	es = elfsym_open_fd(fd, pm->path, root);
-	if (!es) {
-		log_warn("gpu: cannot read %s: %s", pm->path, strerror(errno));
-		close(fd);
-		return -errno;
-	}
-	procfile_fd_path(fd, fdpath, sizeof(fdpath));
+	es = gpu_open_mapped(g, pid, pm, &fd, fdpath, sizeof(fdpath));
+	if (!es)
+		return -EIO;
 	for (fn = 1; fn < PROFD_CUDA_FN_MAX; fn++) {
 		if (gpu_cuda_fn_runtime(fn) != kind ||
 		    elfsym_lookup_symbol(es, gpu_cuda_fn_name(fn), &addr, &size))
@@ -108,34 +128,50 @@ static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int
 		if (attach_fn(g, fdpath, pm->path, fn) == 0)
 			n++;
 	}
-	elfsym_free(es);
-	close(fd); /* a uprobe holds its inode, not our descriptor */
+	gpu_close_mapped(es, fd);
 	g->st.uprobe_files++;
 	log_info("gpu: %u CUDA entry points probed in %s of pid %u", n, pm->path, pid);
 	return 0;
+}
+
+/* Once per file: hash(dev, inode) of the files already probed. */
+bool gpu_file_seen(struct gpu *g, const struct procmap *pm, uint64_t *key)
+{
+	*key = hash64_mix(((uint64_t)pm->dev_major << 44) ^ ((uint64_t)pm->dev_minor << 32) ^
+			  pm->inode);
+	return hashmap_get(&g->files, *key, NULL);
+}
+
+/* Attach what a mapping wants, once per file: the CUDA entry points of
+ * libcuda/libcudart, the uprobe hook's probes on the C library and the
+ * dynamic loader (gpu_libc.c).  0, or 1 when pm is nothing of these. */
+static int scan_mapping(struct gpu *g, uint32_t pid, const struct procmap *pm)
+{
+	int kind = g->cuda ? lib_kind(pm->path) : LIB_NONE;
+
+	if (kind != LIB_NONE)
+		return attach_lib(g, pid, pm, kind);
+	if (g->hook == GPU_HOOK_UPROBE)
+		return gpu_libc_attach(g, pid, pm);
+	return 1;
 }
 
 int gpu_scan_maps(struct gpu *g, uint32_t pid, const struct procmaps *m)
 {
 	size_t i;
 
-	if (!g || !g->cuda || !g->skel)
+	if (!g || !g->skel || !gpu_scans_maps(g))
 		return 0;
 	for (i = 0; i < m->n; i++) {
 		const struct procmap *pm = &m->maps[i];
-		int kind = lib_kind(pm->path);
 		uint64_t key;
 
-		if (kind == LIB_NONE || !(pm->prot & 4 /* PROT_EXEC */) || pm->deleted)
-			continue;
-		key = hash64_mix(((uint64_t)pm->dev_major << 44) ^ ((uint64_t)pm->dev_minor << 32) ^
-				 pm->inode);
-		if (hashmap_get(&g->files, key, NULL))
+		if (!(pm->prot & 4 /* PROT_EXEC */) || pm->deleted || gpu_file_seen(g, pm, &key))
 			continue;
 		/* Through the process's root: containers have their own.
 		 * A file that could not be read (the process is gone) is
 		 * tried again with the next process that maps it. */
-		if (attach_lib(g, pid, pm, kind) == 0 && hashmap_put(&g->files, key, 1))
+		if (scan_mapping(g, pid, pm) == 0 && hashmap_put(&g->files, key, 1))
 			return -ENOMEM;
 	}
 	return 0;
@@ -146,7 +182,7 @@ int gpu_scan_process(struct gpu *g, uint32_t pid)
 	struct procmaps m = { 0 };
 	int err;
 
-	if (!g || !g->cuda || !g->skel)
+	if (!g || !g->skel || !gpu_scans_maps(g))
 		return 0;
 	err = procmaps_read_at(g->proc_root, (int)pid, &m);
 	if (err)
@@ -156,7 +192,7 @@ int gpu_scan_process(struct gpu *g, uint32_t pid)
 	return err;
 }
 
-/* At start: every running process that already maps a CUDA library. */
+/* At start: every running process, for the libraries it already maps. */
 int gpu_uprobe_scan_all(struct gpu *g)
 {
 	DIR *d = opendir(g->proc_root);

@@ -373,10 +373,10 @@ static const char *load_hint(int err)
 /* The GPU fentry/fexit programs passed gpu.c's probe but the object
  * still failed to load: open it again with the syscall tracepoints
  * rather than fail the daemon for an optional feature. */
-static int reload_gpu_tracepoints(struct sampler *s, const struct sampler_opts *o, int err)
+static int reload_gpu_uprobes(struct sampler *s, const struct sampler_opts *o, int err)
 {
 	log_warn("sampler: loading with the GPU fentry/fexit programs failed (%s); "
-		 "again with the syscall tracepoints", strerror(-err));
+		 "again with uprobes on the C library", strerror(-err));
 	sample_bpf__destroy(s->skel);
 	s->skel = sample_bpf__open();
 	if (!s->skel)
@@ -427,7 +427,7 @@ struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, 
 	gpu_bpf_prepare(s->gpu, s->skel);
 	err = sample_bpf__load(s->skel);
 	if (err && gpu_bpf_fallback(s->gpu))
-		err = reload_gpu_tracepoints(s, o, err);
+		err = reload_gpu_uprobes(s, o, err);
 	if (err) {
 		log_error("sampler: loading BPF programs failed: %s%s", strerror(-err), load_hint(err));
 		goto fail;
