@@ -562,25 +562,24 @@ void sampler_set_stack_gen(struct sampler *s, uint32_t gen)
 	__atomic_store_n(&s->skel->data->stack_gen, gen, __ATOMIC_RELEASE);
 }
 
-int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out)
-{
-	uint64_t *percpu = calloc((size_t)s->npossible, sizeof(uint64_t));
-	int i, err;
-
-	*out = 0;
-	if (!percpu)
-		return -ENOMEM;
-	err = bpf_map__lookup_elem(s->skel->maps.counters, &k, sizeof(k), percpu,
-				   sizeof(uint64_t) * (size_t)s->npossible, 0);
-	for (i = 0; !err && i < s->npossible; i++)
-		*out += percpu[i];
-	free(percpu);
-	return err;
-}
-
 int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX])
 {
-	return bpfcount_sum(bpf_map__fd(s->skel->maps.counters), PROFD_CNT_MAX, out);
+	/* One value (struct profd_counters) holds them all (common.bpf.h). */
+	return bpfcount_sum_value(bpf_map__fd(s->skel->maps.counters), PROFD_CNT_MAX, out);
+}
+
+int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out)
+{
+	uint64_t all[PROFD_CNT_MAX];
+	int err;
+
+	*out = 0;
+	if (k >= PROFD_CNT_MAX)
+		return -EINVAL;
+	err = sampler_counters(s, all);
+	if (!err)
+		*out = all[k];
+	return err;
 }
 
 int sampler_ncpus(const struct sampler *s)
