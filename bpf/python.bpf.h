@@ -449,9 +449,27 @@ static __always_inline void py_tag_task(const struct profd_py_proc *pp, __u64 ts
 	st->nr = n + 2;
 }
 
-/* Capture the Python stack of the current thread into the stacks map,
- * building it in scratch slot st, and return its ID (0: not a Python
- * thread right now).  Sets PROFD_SAMPLE_* bits in *flags. */
+/* The GIL's last holder and locked word: one read of both when locked
+ * follows the holder at +8 or +12 (every CPython so far), else two. */
+static __always_inline int py_gil_read(const struct profd_pyoffsets *o, __u64 gil, __u64 *holder,
+				       __u32 *locked)
+{
+	__u64 both[2] = {};
+	__u32 d = o->gil_locked - o->gil_last_holder;
+
+	if (o->gil_locked > o->gil_last_holder && (d == 8 || d == 12)) {
+		if (bpf_probe_read_user(both, d == 8 ? 12 : 16, (void *)(gil + o->gil_last_holder)))
+			return -1;
+		*holder = both[0];
+		*locked = d == 8 ? (__u32)both[1] : (__u32)(both[1] >> 32);
+		return 0;
+	}
+	if (bpf_probe_read_user(holder, sizeof(*holder), (void *)(gil + o->gil_last_holder)) ||
+	    bpf_probe_read_user(locked, sizeof(*locked), (void *)(gil + o->gil_locked)))
+		return -1;
+	return 0;
+}
+
 /* Whether thread state tstate holds the GIL: the GIL is locked and it was
  * the last to take it.  Sets PROFD_SAMPLE_GIL_KNOWN when the state could
  * be read (offsets known, memory readable). */
@@ -468,14 +486,16 @@ static __always_inline void py_gil(const struct profd_py_proc *pp, __u64 tstate,
 		if (interp)
 			gil = py_read_ptr(interp + o->gil_interp_ptr);
 	}
-	if (!gil || bpf_probe_read_user(&holder, sizeof(holder), (void *)(gil + o->gil_last_holder)) ||
-	    bpf_probe_read_user(&locked, sizeof(locked), (void *)(gil + o->gil_locked)))
+	if (!gil || py_gil_read(o, gil, &holder, &locked))
 		return;
 	*flags |= PROFD_SAMPLE_GIL_KNOWN;
 	if (locked && holder == tstate)
 		*flags |= PROFD_SAMPLE_HOLDS_GIL;
 }
 
+/* Capture the Python stack of the current thread into the stacks map,
+ * building it in scratch slot st, and return its ID (0: not a Python
+ * thread right now).  Sets PROFD_SAMPLE_* bits in *flags. */
 static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u32 tid,
 					     struct profd_stack *st, __u32 *flags, __u64 now,
 					     __u32 rot_slot)
