@@ -168,7 +168,8 @@ struct profd_stack {
 #define PROFD_STACK_HDR_BYTES 24
 #define PROFD_STACK_REC_BYTES(nr) (PROFD_STACK_HDR_BYTES + (nr) * 8)
 
-/* Counters, one slot each in the per-CPU counters map.  Every sample the
+/* Counters, one slot each in the per-CPU counters map's single value
+ * (struct profd_counters).  Every sample the
  * program sees ends in exactly one of SENT, FILTERED or RB_FULL; stack
  * troubles are counted on top. */
 enum profd_counter {
@@ -208,6 +209,11 @@ enum profd_counter {
 	PROFD_CNT_MEMORY_RB_FULL,      /* memory events dropped: ringbuf full (their bytes lost) */
 	PROFD_CNT_OFFCPU_WALK_UNUSED,  /* walks whose block ended under the threshold (not sent) */
 	PROFD_CNT_MAX
+};
+
+/* The counters map's value (key 0), one per CPU. */
+struct profd_counters {
+	__u64 c[PROFD_CNT_MAX];
 };
 
 /* ---- Python ----

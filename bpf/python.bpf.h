@@ -184,33 +184,18 @@ static __always_inline __u64 py_top_frame(const struct profd_pyoffsets *o, __u64
  * starts.  Copy 0 is co_code_adaptive itself; a thread with its own copy
  * runs entries[i] of the code's _PyCodeArray { Py_ssize_t size; char
  * *entries[]; }. */
-static __always_inline __u64 py_bytecode_base(const struct profd_pyoffsets *o, __u64 frame,
+static __always_inline __u64 py_bytecode_base(const struct profd_pyoffsets *o, __s32 idx,
 					      __u64 code)
 {
-	__s32 idx = 0;
 	__u64 arr, base;
 
 	if (o->frame_tlbc_index == PYOFF_NONE || o->code_tlbc == PYOFF_NONE)
 		return code + o->code_adaptive;
-	bpf_probe_read_user(&idx, sizeof(idx), (const void *)(frame + o->frame_tlbc_index));
 	if (idx <= 0 || idx > 4096)
 		return code + o->code_adaptive;
 	arr = py_read_ptr(code + o->code_tlbc);
 	base = arr ? py_read_ptr(arr + 8 + 8 * (__u64)idx) : 0;
 	return base ? base : code + o->code_adaptive;
-}
-
-/* Instruction offset the way userspace's pycode module expects it. */
-static __always_inline __s32 py_instr_offset(const struct profd_pyoffsets *o, __u64 frame,
-					     __u64 code)
-{
-	__s32 lasti = 0;
-
-	if (o->instr_kind == PYOFF_INSTR_LASTI_BYTES || o->instr_kind == PYOFF_INSTR_LASTI_UNITS) {
-		bpf_probe_read_user(&lasti, sizeof(lasti), (const void *)(frame + o->frame_instr));
-		return lasti;
-	}
-	return (__s32)(py_read_ptr(frame + o->frame_instr) - py_bytecode_base(o, frame, code));
 }
 
 static __always_inline __u8 py_read_u8(__u64 addr)
@@ -221,11 +206,138 @@ static __always_inline __u8 py_read_u8(__u64 addr)
 	return v;
 }
 
+/* A frame's fields are read in one probe read of the span holding them
+ * all (a _PyInterpreterFrame's first 72 bytes on 3.11) rather than one
+ * read per field: a read costs far more than the bytes it copies.  Frames
+ * whose fields lie further apart, or whose span cannot be read whole (a
+ * frame at the very end of a mapping), are read field by field. */
+#define PY_FRAME_BYTES 128
+#define PY_FRAME_WORDS (PY_FRAME_BYTES / 8)
+
 struct py_walk_state {
 	const struct profd_pyoffsets *o;
 	struct profd_stack *st; /* the caller's scratch slot */
 	__u64 frame;
+	__u32 span; /* bytes read per frame, 0: field by field */
+	__u64 buf[PY_FRAME_WORDS];
 };
+
+/* What the walk needs of one frame. */
+struct py_frame_fields {
+	__u64 code, instr, previous;
+	__s32 tlbc_index;
+	__u8 owner, is_entry;
+};
+
+static __always_inline int py_instr_is_lasti(const struct profd_pyoffsets *o)
+{
+	return o->instr_kind == PYOFF_INSTR_LASTI_BYTES || o->instr_kind == PYOFF_INSTR_LASTI_UNITS;
+}
+
+/* The span one read must cover for every field the walk uses, or 0 when
+ * no read of at most PY_FRAME_BYTES does (or a field is not aligned as
+ * its type: the copy on the BPF stack is read with aligned loads). */
+static __always_inline __u32 py_frame_span(const struct profd_pyoffsets *o)
+{
+	__u32 end, f, size;
+
+	if ((o->frame_previous | o->frame_code) & 7)
+		return 0;
+	end = o->frame_previous + 8 > o->frame_code + 8 ? o->frame_previous + 8 : o->frame_code + 8;
+	size = py_instr_is_lasti(o) ? 4 : 8;
+	if (o->frame_instr & (size - 1))
+		return 0;
+	f = o->frame_instr + size;
+	end = f > end ? f : end;
+	if (o->frame_owner_cstack != PYOFF_NONE && o->frame_owner + 1 > end)
+		end = o->frame_owner + 1;
+	if (o->frame_is_entry != PYOFF_NONE && o->frame_is_entry + 1 > end)
+		end = o->frame_is_entry + 1;
+	if (o->frame_tlbc_index != PYOFF_NONE) {
+		if (o->frame_tlbc_index & 3)
+			return 0;
+		if (o->frame_tlbc_index + 4 > end)
+			end = o->frame_tlbc_index + 4;
+	}
+	return end <= PY_FRAME_BYTES ? end : 0;
+}
+
+/* Fields from the copy in w->buf; offsets were checked by py_frame_span
+ * (the masks only keep the verifier's bounds). */
+static __always_inline __u64 py_buf_u64(const struct py_walk_state *w, __u32 off)
+{
+	return w->buf[(off / 8) & (PY_FRAME_WORDS - 1)];
+}
+
+static __always_inline __u32 py_buf_u32(const struct py_walk_state *w, __u32 off)
+{
+	return ((const __u32 *)w->buf)[(off / 4) & (PY_FRAME_BYTES / 4 - 1)];
+}
+
+static __always_inline __u8 py_buf_u8(const struct py_walk_state *w, __u32 off)
+{
+	return ((const __u8 *)w->buf)[off & (PY_FRAME_BYTES - 1)];
+}
+
+/* One read of the frame's span into w->buf, then the fields from it.
+ * -1 when the span could not be read. */
+static __always_inline int py_frame_from_span(struct py_walk_state *w, __u64 frame,
+					      struct py_frame_fields *f)
+{
+	const struct profd_pyoffsets *o = w->o;
+	__u32 span = w->span;
+
+	if (!span || span > PY_FRAME_BYTES ||
+	    bpf_probe_read_user(w->buf, span, (const void *)frame))
+		return -1;
+	f->code = py_buf_u64(w, o->frame_code);
+	f->previous = py_buf_u64(w, o->frame_previous);
+	f->instr = py_instr_is_lasti(o) ? py_buf_u32(w, o->frame_instr)
+					: py_buf_u64(w, o->frame_instr);
+	f->owner = o->frame_owner_cstack != PYOFF_NONE ? py_buf_u8(w, o->frame_owner) : 0;
+	f->is_entry = o->frame_is_entry != PYOFF_NONE ? py_buf_u8(w, o->frame_is_entry) : 0;
+	f->tlbc_index = o->frame_tlbc_index != PYOFF_NONE
+			    ? (__s32)py_buf_u32(w, o->frame_tlbc_index)
+			    : 0;
+	return 0;
+}
+
+/* The same, one read per field.  -1 when code or previous (what the walk
+ * cannot do without) could not be read. */
+static __always_inline int py_frame_by_field(const struct profd_pyoffsets *o, __u64 frame,
+					     struct py_frame_fields *f)
+{
+	__u32 lasti = 0;
+
+	if (o->frame_owner_cstack != PYOFF_NONE)
+		f->owner = py_read_u8(frame + o->frame_owner);
+	if (o->frame_is_entry != PYOFF_NONE)
+		f->is_entry = py_read_u8(frame + o->frame_is_entry);
+	if (o->frame_tlbc_index != PYOFF_NONE)
+		bpf_probe_read_user(&f->tlbc_index, sizeof(f->tlbc_index),
+				    (const void *)(frame + o->frame_tlbc_index));
+	if (py_instr_is_lasti(o)) {
+		bpf_probe_read_user(&lasti, sizeof(lasti), (const void *)(frame + o->frame_instr));
+		f->instr = lasti;
+	} else {
+		f->instr = py_read_ptr(frame + o->frame_instr);
+	}
+	if (bpf_probe_read_user(&f->code, sizeof(f->code), (const void *)(frame + o->frame_code)))
+		return -1;
+	return bpf_probe_read_user(&f->previous, sizeof(f->previous),
+				   (const void *)(frame + o->frame_previous))
+		   ? -1
+		   : 0;
+}
+
+/* Instruction offset the way userspace's pycode module expects it. */
+static __always_inline __s32 py_instr_offset(const struct profd_pyoffsets *o,
+					     const struct py_frame_fields *f, __u64 code)
+{
+	if (py_instr_is_lasti(o))
+		return (__s32)f->instr;
+	return (__s32)(f->instr - py_bytecode_base(o, f->tlbc_index, code));
+}
 
 /* One bpf_loop step: emit the current frame (or skip a C-stack shim)
  * into the Python scratch stack and move to the caller.  st->nr counts
@@ -237,43 +349,39 @@ static long py_walk_step(__u32 i, void *ctx)
 	struct py_walk_state *w = ctx;
 	const struct profd_pyoffsets *o = w->o;
 	struct profd_stack *st = w->st;
-	__u64 code, next, frame = w->frame;
+	struct py_frame_fields f = {};
+	__u64 code, frame = w->frame;
 	__u32 flags = 0, n;
 
 	if (!st || !frame)
 		return 1;
+	/* An unreadable frame is counted and ends the walk without its
+	 * root (the sentinel is a frame left), not complete. */
+	if (py_frame_from_span(w, frame, &f) && py_frame_by_field(o, frame, &f))
+		goto unreadable;
 	n = st->nr / 2; /* frames emitted so far */
 	/* 3.12+: shim frames owned by the C stack (3.14+: by the
 	 * interpreter) sit between eval calls; the frame just leafward of
 	 * one starts a C-level call. */
-	if (o->frame_owner_cstack != PYOFF_NONE &&
-	    py_read_u8(frame + o->frame_owner) >= o->frame_owner_cstack) {
+	if (o->frame_owner_cstack != PYOFF_NONE && f.owner >= o->frame_owner_cstack) {
 		__u64 entry = (__u64)PROFD_PYFRAME_ENTRY << 32;
 
 		if (n > 0)
 			st->ips[(2 * n - 1) & PY_RING_MASK] |= entry;
-		w->frame = py_read_ptr(frame + o->frame_previous);
+		w->frame = f.previous;
 		return 0;
 	}
-	/* An unreadable frame is counted and ends the walk without its
-	 * root (the sentinel is a frame left), not complete. */
-	if (bpf_probe_read_user(&code, sizeof(code), (const void *)(frame + o->frame_code)))
-		goto unreadable;
-	code &= ~PYOFF_STACKREF_TAG;
+	code = f.code & ~PYOFF_STACKREF_TAG;
 	if (o->frame_kind == PYOFF_FRAME_OBJECT)
 		flags = PROFD_PYFRAME_ENTRY; /* <= 3.10: one eval call per frame */
-	else if (o->frame_is_entry != PYOFF_NONE && py_read_u8(frame + o->frame_is_entry))
+	else if (o->frame_is_entry != PYOFF_NONE && f.is_entry)
 		flags = PROFD_PYFRAME_ENTRY;
 	/* Past PROFD_MAX_PY_FRAMES the ring overwrites the leafmost frames. */
 	st->ips[(2 * n) & PY_RING_MASK] = code;
 	st->ips[(2 * n + 1) & PY_RING_MASK] =
-	    (__u64)(__u32)py_instr_offset(o, frame, code) | (__u64)flags << 32;
+	    (__u64)(__u32)py_instr_offset(o, &f, code) | (__u64)flags << 32;
 	st->nr = 2 * (n + 1);
-	/* Read into the stack, not through w: the verifier's work on this
-	 * loop body doubled with the latter. */
-	if (bpf_probe_read_user(&next, sizeof(next), (const void *)(frame + o->frame_previous)))
-		goto unreadable;
-	w->frame = next;
+	w->frame = f.previous;
 	return 0;
 unreadable:
 	count(PROFD_CNT_PY_READ_FAIL);
@@ -305,7 +413,7 @@ static __always_inline void py_unring(struct profd_stack *st, __u32 n, __u32 rot
 static __always_inline __u32 py_walk(const struct profd_pyoffsets *o, __u64 frame,
 				     struct profd_stack *st, __u32 rot_slot)
 {
-	struct py_walk_state w = { .o = o, .st = st, .frame = frame };
+	struct py_walk_state w = { .o = o, .st = st, .frame = frame, .span = py_frame_span(o) };
 	__u32 n, lost = 0;
 
 	st->kind = PROFD_STACK_PYTHON;
@@ -341,9 +449,27 @@ static __always_inline void py_tag_task(const struct profd_py_proc *pp, __u64 ts
 	st->nr = n + 2;
 }
 
-/* Capture the Python stack of the current thread into the stacks map,
- * building it in scratch slot st, and return its ID (0: not a Python
- * thread right now).  Sets PROFD_SAMPLE_* bits in *flags. */
+/* The GIL's last holder and locked word: one read of both when locked
+ * follows the holder at +8 or +12 (every CPython so far), else two. */
+static __always_inline int py_gil_read(const struct profd_pyoffsets *o, __u64 gil, __u64 *holder,
+				       __u32 *locked)
+{
+	__u64 both[2] = {};
+	__u32 d = o->gil_locked - o->gil_last_holder;
+
+	if (o->gil_locked > o->gil_last_holder && (d == 8 || d == 12)) {
+		if (bpf_probe_read_user(both, d == 8 ? 12 : 16, (void *)(gil + o->gil_last_holder)))
+			return -1;
+		*holder = both[0];
+		*locked = d == 8 ? (__u32)both[1] : (__u32)(both[1] >> 32);
+		return 0;
+	}
+	if (bpf_probe_read_user(holder, sizeof(*holder), (void *)(gil + o->gil_last_holder)) ||
+	    bpf_probe_read_user(locked, sizeof(*locked), (void *)(gil + o->gil_locked)))
+		return -1;
+	return 0;
+}
+
 /* Whether thread state tstate holds the GIL: the GIL is locked and it was
  * the last to take it.  Sets PROFD_SAMPLE_GIL_KNOWN when the state could
  * be read (offsets known, memory readable). */
@@ -360,14 +486,16 @@ static __always_inline void py_gil(const struct profd_py_proc *pp, __u64 tstate,
 		if (interp)
 			gil = py_read_ptr(interp + o->gil_interp_ptr);
 	}
-	if (!gil || bpf_probe_read_user(&holder, sizeof(holder), (void *)(gil + o->gil_last_holder)) ||
-	    bpf_probe_read_user(&locked, sizeof(locked), (void *)(gil + o->gil_locked)))
+	if (!gil || py_gil_read(o, gil, &holder, &locked))
 		return;
 	*flags |= PROFD_SAMPLE_GIL_KNOWN;
 	if (locked && holder == tstate)
 		*flags |= PROFD_SAMPLE_HOLDS_GIL;
 }
 
+/* Capture the Python stack of the current thread into the stacks map,
+ * building it in scratch slot st, and return its ID (0: not a Python
+ * thread right now).  Sets PROFD_SAMPLE_* bits in *flags. */
 static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u32 tid,
 					     struct profd_stack *st, __u32 *flags, __u64 now,
 					     __u32 rot_slot)

@@ -55,6 +55,13 @@ static __always_inline __u64 capture(void *ctx, __u32 kind, struct profd_sample 
 	return stackcap_get_stack(ctx, stackhash_scratch(kind), kind, &e->flags);
 }
 
+/* Did the sample interrupt user mode?  The context field must be loaded
+ * whole: volatile keeps clang from narrowing the load to one byte. */
+static __always_inline int sample_in_user_mode(struct bpf_perf_event_data *ctx)
+{
+	return (*(volatile __u64 *)&ctx->regs.cs & 3) == 3;
+}
+
 /* The user stack: walked with the .eh_frame tables userspace loaded for
  * this process (unwind.bpf.h), so binaries without frame pointers unwind
  * too; frame pointers when the process has no tables (yet). */
@@ -93,7 +100,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	e.flags = 0;
 	e._pad = 0;
 	bpf_get_current_comm(e.comm, sizeof(e.comm));
-	e.kstack_id = capture(ctx, PROFD_STACK_KERNEL, &e);
+	/* A sample that interrupted user mode has no kernel stack: not even
+	 * asking for one saves setting up a callchain on most samples. */
+	e.kstack_id = sample_in_user_mode(ctx) ? 0 : capture(ctx, PROFD_STACK_KERNEL, &e);
 
 	task = (struct task_struct *)bpf_get_current_task();
 	e.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);

@@ -21,14 +21,24 @@ struct {
 	__uint(max_entries, 1 << 22); /* resized by userspace */
 } events SEC(".maps");
 
-/* ID -> generation it was last sent in.  An LRU: an entry that falls out
- * only means the stack is sent once more. */
+/* Which stacks were sent in which generation: a direct-mapped table,
+ * slot = the ID's low bits, holding the ID's other bits and the
+ * generation's low 16 (stackhash_tag).  One cache line per look-up and
+ * a plain store per new stack, where a hash map cost a bucket, an
+ * element and, for an LRU, list work on every insert: at 99 Hz all of
+ * them are cold at each sample.  Two IDs sharing a slot only push each
+ * other out: a stack is then sent once more, never skipped.  Racing
+ * writers store whole words, each true of its ID in a generation
+ * userspace still holds. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536); /* resized by userspace */
-	__type(key, __u64);
-	__type(value, __u32);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 18); /* resized by userspace: a power of 2, >= 2^16 */
+	__type(key, __u32);
+	__type(value, __u64);
 } stacks_known SEC(".maps");
+
+/* max_entries of stacks_known - 1, set by userspace with the size. */
+const volatile __u32 stacks_known_mask = (1 << 18) - 1;
 
 /* Written by userspace when it drops a generation of stacks. */
 volatile __u32 stack_gen = 1;
@@ -75,7 +85,11 @@ static __always_inline __u64 stackhash_mix(__u64 x)
 /* A global function: the verifier checks it once, on its own.  Inlined,
  * its loop was walked again for every verifier state reaching each of
  * the three call sites (~300k instructions, a third of a second at
- * every daemon start). */
+ * every daemon start).  One multiply and one shift per word, the full
+ * mix once at the end: a stack has up to 256 words, and mixing each in
+ * fully (two multiplies, three shifts) was most of a short stack's cost.
+ * Each step is a bijection of h ^ word, so stacks differing in one word
+ * never collide, and the final mix spreads every bit over the ID. */
 __noinline __u64 stackhash_of(const struct profd_stack *st)
 {
 	__u64 h;
@@ -85,9 +99,22 @@ __noinline __u64 stackhash_of(const struct profd_stack *st)
 		return 1;
 	h = stackhash_mix(((__u64)st->kind << 32) | st->nr);
 
-	for (i = 0; i < PROFD_STACK_WORDS && i < st->nr; i++)
-		h = stackhash_mix(h ^ st->ips[i]) + i;
+	for (i = 0; i < PROFD_STACK_WORDS && i < st->nr; i++) {
+		h = (h ^ st->ips[i]) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	h = stackhash_mix(h);
 	return h ? h : 1; /* 0 means "no stack" */
+}
+
+/* What stacks_known holds for ID h sent in generation gen: the slot
+ * index gives the low 16 bits of h (the table has at least 2^16 slots),
+ * the tag the rest, with the generation in their place.  Generations
+ * 2^16 apart share a tag: a slot untouched that long could skip a send
+ * (bumps come minutes apart: that is months). */
+static __always_inline __u64 stackhash_tag(__u64 h, __u32 gen)
+{
+	return (h & ~0xffffULL) | (gen & 0xffff);
 }
 
 /* The ID of st, sending its frames first when userspace may not hold
@@ -96,11 +123,12 @@ __noinline __u64 stackhash_of(const struct profd_stack *st)
 static __always_inline __u64 stackhash_store(struct profd_stack *st, __u32 *flags, __u32 new_flag,
 					     __u32 full_counter)
 {
-	__u64 h = stackhash_of(st), size;
-	__u32 gen = stack_gen, *known;
+	__u64 h = stackhash_of(st), size, tag;
+	__u32 slot = (__u32)h & stacks_known_mask;
+	__u64 *known = bpf_map_lookup_elem(&stacks_known, &slot);
 
-	known = bpf_map_lookup_elem(&stacks_known, &h);
-	if (known && *known == gen)
+	tag = stackhash_tag(h, stack_gen);
+	if (known && *known == tag)
 		return h;
 	st->type = PROFD_EV_STACK;
 	st->_pad = 0;
@@ -112,7 +140,8 @@ static __always_inline __u64 stackhash_store(struct profd_stack *st, __u32 *flag
 		count(full_counter);
 		return 0;
 	}
-	bpf_map_update_elem(&stacks_known, &h, &gen, BPF_ANY);
+	if (known)
+		*known = tag;
 	count(PROFD_CNT_STACKS_SENT);
 	*flags |= new_flag;
 	return h;

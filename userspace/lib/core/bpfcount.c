@@ -58,3 +58,26 @@ int bpfcount_sum(int map_fd, uint32_t n, uint64_t *out)
 	free(keys);
 	return err;
 }
+
+int bpfcount_sum_value(int map_fd, uint32_t n, uint64_t *out)
+{
+	int possible = libbpf_num_possible_cpus();
+	size_t ncpu = possible > 0 ? (size_t)possible : 0, c;
+	uint64_t *vals;
+	uint32_t zero = 0, k;
+	int err = 0;
+
+	memset(out, 0, n * sizeof(*out));
+	if (!ncpu)
+		return possible ? possible : -EINVAL;
+	vals = calloc((size_t)n * ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(map_fd, &zero, vals))
+		err = -errno;
+	for (c = 0; !err && c < ncpu; c++)
+		for (k = 0; k < n; k++)
+			out[k] += vals[c * n + k];
+	free(vals);
+	return err;
+}

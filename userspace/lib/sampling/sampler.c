@@ -315,12 +315,27 @@ static struct unwinder_maps unwind_maps(const struct sampler *s)
 	return m;
 }
 
+
+/* Slots of stacks_known (stackhash.bpf.h): a power of two, at least 2^16
+ * (its tags leave out the ID's low 16 bits); 2^18 words (2 MiB) unless
+ * asked otherwise, as many stacks as a steady state has and then some. */
+static uint32_t sampler_known_slots(uint32_t asked)
+{
+	uint32_t n = 1u << 16;
+
+	if (!asked)
+		return 1u << 18;
+	while (n < asked && n < (1u << 22))
+		n <<= 1;
+	return n;
+}
+
 static int configure(struct sampler *s, const struct sampler_opts *o)
 {
 	struct unwinder_maps um = unwind_maps(s);
 
 	uint32_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : 4u << 20;
-	uint32_t known = o->stack_map_entries ? o->stack_map_entries : 65536;
+	uint32_t known = sampler_known_slots(o->stack_map_entries);
 
 	if (o->npids > PROFD_MAX_PID_FILTER) {
 		log_error("sampler: at most %d --pid values", PROFD_MAX_PID_FILTER);
@@ -343,10 +358,11 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (bpf_map__set_max_entries(s->skel->maps.events, rb) ||
 	    bpf_map__set_max_entries(s->skel->maps.stacks_known, known))
 		return -EINVAL;
-	/* Rings, the sent-stack LRU (key, value, ~48 bytes of element
-	 * header) and the per-CPU scratch stacks. */
+	s->skel->rodata->stacks_known_mask = known - 1;
+	/* Rings, the sent-stack table (a word per slot) and the per-CPU
+	 * scratch stacks. */
 	s->map_bytes = rb + bpf_map__max_entries(s->skel->maps.proc_events) +
-		       (uint64_t)known * 64 +
+		       (uint64_t)known * 8 +
 		       (o->offcpu ? 6ull : 3ull) * sizeof(struct profd_stack) * (uint64_t)s->npossible;
 	return 0;
 }
@@ -563,25 +579,24 @@ void sampler_set_stack_gen(struct sampler *s, uint32_t gen)
 	__atomic_store_n(&s->skel->data->stack_gen, gen, __ATOMIC_RELEASE);
 }
 
-int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out)
-{
-	uint64_t *percpu = calloc((size_t)s->npossible, sizeof(uint64_t));
-	int i, err;
-
-	*out = 0;
-	if (!percpu)
-		return -ENOMEM;
-	err = bpf_map__lookup_elem(s->skel->maps.counters, &k, sizeof(k), percpu,
-				   sizeof(uint64_t) * (size_t)s->npossible, 0);
-	for (i = 0; !err && i < s->npossible; i++)
-		*out += percpu[i];
-	free(percpu);
-	return err;
-}
-
 int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX])
 {
-	return bpfcount_sum(bpf_map__fd(s->skel->maps.counters), PROFD_CNT_MAX, out);
+	/* One value (struct profd_counters) holds them all (common.bpf.h). */
+	return bpfcount_sum_value(bpf_map__fd(s->skel->maps.counters), PROFD_CNT_MAX, out);
+}
+
+int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out)
+{
+	uint64_t all[PROFD_CNT_MAX];
+	int err;
+
+	*out = 0;
+	if (k >= PROFD_CNT_MAX)
+		return -EINVAL;
+	err = sampler_counters(s, all);
+	if (!err)
+		*out = all[k];
+	return err;
 }
 
 int sampler_ncpus(const struct sampler *s)

@@ -21,7 +21,8 @@ struct sampler_opts {
 	const uint32_t *pids;       /* restrict to these tgids (in-kernel) */
 	size_t npids;
 	uint32_t ringbuf_bytes;     /* power of two; default 4 MiB */
-	uint32_t stack_map_entries; /* stack IDs BPF remembers as sent; default 65536 */
+	uint32_t stack_map_entries; /* slots of the table of stack IDs BPF remembers as sent
+				      * (a power of two >= 65536); 0: 262144 */
 	bool python_uprobe;         /* also attach the eval-loop uprobe */
 	uint64_t unwind_table_bytes; /* cap on .eh_frame tables; default 64 MiB */
 	struct gpu *gpu;            /* GPU tracing (gpu.h); NULL: off */
