@@ -80,7 +80,10 @@ static void put_line(struct buf *out, const struct stackset *ss, const struct ss
 		for (s = frame_text(ss, st->frames[i]); *s; s++)
 			buf_put_u8(out, (uint8_t)folded_char(*s));
 	}
-	buf_printf(out, " %llu\n", (unsigned long long)count);
+	if (stackset_signed(ss)) /* the mmap profile: frees are negative */
+		buf_printf(out, " %lld\n", (long long)(int64_t)count);
+	else
+		buf_printf(out, " %llu\n", (unsigned long long)count);
 }
 
 int render_folded(const struct stackset *ss, struct buf *out)
@@ -97,7 +100,8 @@ int render_folded(const struct stackset *ss, struct buf *out)
 	for (k = 0; k < t.n; k++) {
 		const struct ss_stack *st = &ss->stacks[t.order[k]];
 
-		/* Cannot overflow: render_tree_init checked the total. */
+		/* Cannot overflow: render_tree_init checked the total (or
+		 * the counts are signed and wrap by design). */
 		count += st->count;
 		if (k + 1 < t.n && !cmp_printed(&t.order[k], &t.order[k + 1], (void *)ss))
 			continue;

@@ -1,0 +1,151 @@
+/* mmap.bpf.h: which code maps and unmaps memory.  Uprobes on the C
+ * library's mmap, munmap, mremap and brk (sbrk calls brk), attached once
+ * per library file by userspace (mmap_probe.c), run in the calling
+ * thread; each call becomes one event carrying the signed change in
+ * mapped bytes (page-rounded, frees negative) and the thread's native and
+ * Python stacks.  Uprobes cost only the threads that make these calls,
+ * which are system calls anyway; the raw sys_enter/sys_exit tracepoints
+ * would slow every system call on the machine.
+ *
+ * The change is what the call asks for, read on entry: a call that fails
+ * counts all the same; mmap with MAP_FIXED over a mapping counts its new
+ * bytes without the replaced ones; direct system calls (Go, static
+ * binaries, the dynamic loader's own mmap of libraries) are not seen.
+ *
+ * Events are bounded per CPU (mmap_events_per_window per 10 ms); the rest
+ * are counted, not sent.  Included by sample.bpf.c after memory.bpf.h. */
+#ifndef PROFD_MMAP_BPF_H
+#define PROFD_MMAP_BPF_H
+
+#include "stackcap.bpf.h"
+
+#define MMAP_PYROT_SLOT 4         /* py_rotate slot of this program */
+#define MMAP_WINDOW_NS 10000000ull /* budget window */
+#define MMAP_PAGE 4096ull
+
+const volatile __u32 mmap_events_per_window = 200; /* per CPU per 10 ms */
+
+/* Stacks are built here: a page fault while this program reads user
+ * memory may run the memory program, which has its own slots. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct profd_stack);
+} mmap_scratch SEC(".maps");
+
+struct mmap_budget {
+	__u64 window; /* ktime / MMAP_WINDOW_NS */
+	__u64 events;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mmap_budget);
+} mmap_budgets SEC(".maps");
+
+/* One event from this CPU's budget: 1 if it may be sent. */
+static __always_inline int mmap_take(__u64 now)
+{
+	__u32 zero = 0;
+	struct mmap_budget *b = bpf_map_lookup_elem(&mmap_budgets, &zero);
+	__u64 w = now / MMAP_WINDOW_NS;
+
+	if (!b)
+		return 0;
+	if (b->window != w) {
+		b->window = w;
+		b->events = 0;
+	}
+	if (b->events >= mmap_events_per_window)
+		return 0;
+	b->events++;
+	return 1;
+}
+
+static __always_inline __s64 mmap_pages(__u64 len)
+{
+	return (__s64)((len + MMAP_PAGE - 1) & ~(MMAP_PAGE - 1));
+}
+
+/* The signed change in mapped bytes the call asks for; 0: nothing. */
+static __always_inline __s64 mmap_delta(struct pt_regs *ctx, __u64 fn, struct task_struct *t)
+{
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx);
+	__u64 cur, start;
+
+	switch (fn) {
+	case PROFD_MMAP_FN_MMAP: return mmap_pages(a1);
+	case PROFD_MMAP_FN_MUNMAP: return -mmap_pages(a1);
+	case PROFD_MMAP_FN_MREMAP: return mmap_pages(a2) - mmap_pages(a1);
+	case PROFD_MMAP_FN_BRK:
+		/* brk(0) and anything below the heap's start only ask. */
+		cur = t->mm->brk;
+		start = t->mm->start_brk;
+		if (a0 < start || !cur)
+			return 0;
+		return mmap_pages(a0) - mmap_pages(cur);
+	}
+	return 0;
+}
+
+static __always_inline void mmap_send(void *ctx, struct task_struct *t, __s64 bytes, __u64 addr,
+				      __u64 now)
+{
+	__u32 tgid = t->tgid, tid = t->pid, flags = 0, slot_u = 0, slot_py = 1;
+	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct profd_memory_event e;
+	struct unwind_regs regs;
+	int have_regs = stackcap_entry_regs(&regs) == 0;
+
+	e.type = PROFD_EV_MMAP;
+	e.pid = tgid;
+	e.tid = tid;
+	e.time_ns = now;
+	e.bytes = (__u64)bytes;
+	e.addr = addr;
+	e.kstack_id = 0; /* a uprobe: the thread is in user mode */
+	e.ustack_id = stackcap_user(ctx, bpf_map_lookup_elem(&mmap_scratch, &slot_u), &regs,
+				    have_regs, tgid, &flags);
+	e.pystack_id = py ? py_capture_into(py, tid, bpf_map_lookup_elem(&mmap_scratch, &slot_py),
+					    &flags, now, MMAP_PYROT_SLOT)
+			  : 0;
+	e.flags = flags;
+	e._pad = 0;
+	e._pad2 = 0;
+	e.start_ns = t->group_leader->start_boottime;
+	__builtin_memcpy(e.comm, t->comm, sizeof(e.comm));
+	/* Sent last: the records of new stacks precede it (stackhash.bpf.h). */
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), events_wakeup_flag())) {
+		count(PROFD_CNT_MMAP_RB_FULL);
+		return;
+	}
+	count(PROFD_CNT_MMAP_SENT);
+}
+
+/* Entry of mmap/munmap/mremap/brk; the cookie is the enum profd_mmap_fn. */
+SEC("uprobe")
+int on_libc_mmap(struct pt_regs *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 fn = bpf_get_attach_cookie(ctx), now;
+	__s64 bytes;
+
+	if (!t->mm || !selected(t->tgid))
+		return 0;
+	count(PROFD_CNT_MMAP_CALLS);
+	bytes = mmap_delta(ctx, fn, t);
+	if (!bytes)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (!mmap_take(now)) {
+		count(PROFD_CNT_MMAP_RATE_LIMITED);
+		return 0;
+	}
+	mmap_send(ctx, t, bytes, PT_REGS_PARM1(ctx), now);
+	return 0;
+}
+
+#endif
