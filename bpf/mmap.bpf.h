@@ -91,46 +91,16 @@ static __always_inline __s64 mmap_delta(struct pt_regs *ctx, __u64 fn, struct ta
 	return 0;
 }
 
-static __always_inline void mmap_send(void *ctx, struct task_struct *t, __s64 bytes, __u64 addr,
-				      __u64 now)
-{
-	__u32 tgid = t->tgid, tid = t->pid, flags = 0, slot_u = 0, slot_py = 1;
-	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
-	struct profd_memory_event e;
-	struct unwind_regs regs;
-	int have_regs = stackcap_entry_regs(&regs) == 0;
-
-	e.type = PROFD_EV_MMAP;
-	e.pid = tgid;
-	e.tid = tid;
-	e.time_ns = now;
-	e.bytes = (__u64)bytes;
-	e.addr = addr;
-	e.kstack_id = 0; /* a uprobe: the thread is in user mode */
-	e.ustack_id = stackcap_user(ctx, bpf_map_lookup_elem(&mmap_scratch, &slot_u), &regs,
-				    have_regs, tgid, &flags);
-	e.pystack_id = py ? py_capture_into(py, tid, bpf_map_lookup_elem(&mmap_scratch, &slot_py),
-					    &flags, now, MMAP_PYROT_SLOT)
-			  : 0;
-	e.flags = flags;
-	e._pad = 0;
-	e._pad2 = 0;
-	e.start_ns = t->group_leader->start_boottime;
-	__builtin_memcpy(e.comm, t->comm, sizeof(e.comm));
-	/* Sent last: the records of new stacks precede it (stackhash.bpf.h). */
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), events_wakeup_flag())) {
-		count(PROFD_CNT_MMAP_RB_FULL);
-		return;
-	}
-	count(PROFD_CNT_MMAP_SENT);
-}
-
 /* Entry of mmap/munmap/mremap/brk; the cookie is the enum profd_mmap_fn. */
 SEC("uprobe")
 int on_libc_mmap(struct pt_regs *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	__u64 fn = bpf_get_attach_cookie(ctx), now;
+	__u64 fn = bpf_get_attach_cookie(ctx);
+	struct memory_send_args a = {
+		.type = PROFD_EV_MMAP, .pyrot_slot = MMAP_PYROT_SLOT,
+		.cnt_sent = PROFD_CNT_MMAP_SENT, .cnt_rb_full = PROFD_CNT_MMAP_RB_FULL,
+	};
 	__s64 bytes;
 
 	if (!t->mm || !selected(t->tgid))
@@ -139,12 +109,14 @@ int on_libc_mmap(struct pt_regs *ctx)
 	bytes = mmap_delta(ctx, fn, t);
 	if (!bytes)
 		return 0;
-	now = bpf_ktime_get_ns();
-	if (!mmap_take(now)) {
+	a.now = bpf_ktime_get_ns();
+	if (!mmap_take(a.now)) {
 		count(PROFD_CNT_MMAP_RATE_LIMITED);
 		return 0;
 	}
-	mmap_send(ctx, t, bytes, PT_REGS_PARM1(ctx), now);
+	a.bytes = (__u64)bytes;
+	a.addr = PT_REGS_PARM1(ctx);
+	memory_event_send(ctx, t, &mmap_scratch, &a);
 	return 0;
 }
 

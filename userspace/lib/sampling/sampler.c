@@ -354,7 +354,9 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	 * header) and the per-CPU scratch stacks. */
 	s->map_bytes = rb + bpf_map__max_entries(s->skel->maps.proc_events) +
 		       (uint64_t)known * 64 +
-		       (o->offcpu ? 6ull : 3ull) * sizeof(struct profd_stack) * (uint64_t)s->npossible;
+		       (o->offcpu ? 6ull : 3ull) * sizeof(struct profd_stack) * (uint64_t)s->npossible +
+		       /* memory_scratch and mmap_scratch: created either way */
+		       4ull * sizeof(struct profd_stack) * (uint64_t)s->npossible;
 	return 0;
 }
 
