@@ -12,18 +12,21 @@
  * bytes without the replaced ones; direct system calls (Go, static
  * binaries, the dynamic loader's own mmap of libraries) are not seen.
  *
- * Events are bounded per CPU (mmap_events_per_window per 10 ms); the rest
- * are counted, not sent.  Included by sample.bpf.c after memory.bpf.h. */
+ * An event costs its thread the walk of its stacks (~10-20 us with the
+ * uprobe), so events are bounded per CPU by a token bucket: 2000 a second
+ * with bursts of 256 (a program's start-up, a burst of large buffers), at
+ * most a few percent of a CPU however fast a program maps; the rest are
+ * counted, not sent.  Included by sample.bpf.c after memory.bpf.h. */
 #ifndef PROFD_MMAP_BPF_H
 #define PROFD_MMAP_BPF_H
 
 #include "stackcap.bpf.h"
 
 #define MMAP_PYROT_SLOT 4         /* py_rotate slot of this program */
-#define MMAP_WINDOW_NS 10000000ull /* budget window */
 #define MMAP_PAGE 4096ull
 
-const volatile __u32 mmap_events_per_window = 200; /* per CPU per 10 ms */
+const volatile __u64 mmap_event_ns = 500000; /* credit an event takes: 2000/s per CPU */
+const volatile __u64 mmap_burst = 256;       /* events the credit may add up to */
 
 /* Stacks are built here: a page fault while this program reads user
  * memory may run the memory program, which has its own slots. */
@@ -35,8 +38,8 @@ struct {
 } mmap_scratch SEC(".maps");
 
 struct mmap_budget {
-	__u64 window; /* ktime / MMAP_WINDOW_NS */
-	__u64 events;
+	__u64 last_ns; /* when credit was last added */
+	__u64 credit;  /* ns of credit, at most mmap_burst events' worth */
 };
 
 struct {
@@ -51,17 +54,16 @@ static __always_inline int mmap_take(__u64 now)
 {
 	__u32 zero = 0;
 	struct mmap_budget *b = bpf_map_lookup_elem(&mmap_budgets, &zero);
-	__u64 w = now / MMAP_WINDOW_NS;
+	__u64 cap = mmap_burst * mmap_event_ns;
 
 	if (!b)
 		return 0;
-	if (b->window != w) {
-		b->window = w;
-		b->events = 0;
-	}
-	if (b->events >= mmap_events_per_window)
+	/* The first call finds last_ns 0: a full bucket. */
+	b->credit = now - b->last_ns > cap - b->credit ? cap : b->credit + (now - b->last_ns);
+	b->last_ns = now;
+	if (b->credit < mmap_event_ns)
 		return 0;
-	b->events++;
+	b->credit -= mmap_event_ns;
 	return 1;
 }
 
