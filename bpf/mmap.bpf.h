@@ -12,11 +12,10 @@
  * bytes without the replaced ones; direct system calls (Go, static
  * binaries, the dynamic loader's own mmap of libraries) are not seen.
  *
- * An event costs its thread the walk of its stacks (~10-20 us with the
- * uprobe), so events are bounded per CPU by a token bucket: 2000 a second
- * with bursts of 256 (a program's start-up, a burst of large buffers), at
- * most a few percent of a CPU however fast a program maps; the rest are
- * counted, not sent.  Included by sample.bpf.c after memory.bpf.h. */
+ * An event costs its thread the walk of its stacks, so events are bounded
+ * per CPU by a token bucket: 2000 a second with bursts of 256 (a program's
+ * start-up, a burst of large buffers); the rest are counted, not sent.
+ * The uprobe's trap itself (~20 us a call on a VM) is paid by every call.  Included by sample.bpf.c after memory.bpf.h. */
 #ifndef PROFD_MMAP_BPF_H
 #define PROFD_MMAP_BPF_H
 
