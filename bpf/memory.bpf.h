@@ -29,9 +29,19 @@ struct {
 	__type(value, struct profd_stack);
 } memory_scratch SEC(".maps");
 
-/* The faulting thread's native and Python stacks, sent with weight bytes. */
-static __always_inline void memory_send(void *ctx, struct task_struct *t, __u64 bytes,
-					__u64 addr)
+/* What a struct profd_memory_event says besides its stacks, and where
+ * its sender builds them: memory events here, mmap events (mmap.bpf.h). */
+struct memory_send_args {
+	__u32 type;      /* PROFD_EV_MEMORY or PROFD_EV_MMAP */
+	__u32 pyrot_slot;
+	__u32 cnt_sent, cnt_rb_full;
+	__u64 bytes, addr, now;
+};
+
+/* The current thread's native and Python stacks (built in scratch's two
+ * slots), sent as a memory event with a's weight. */
+static __always_inline void memory_event_send(void *ctx, struct task_struct *t, void *scratch,
+					      const struct memory_send_args *a)
 {
 	__u32 tgid = t->tgid, tid = t->pid, flags = 0, slot_u = 0, slot_py = 1;
 	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
@@ -39,39 +49,46 @@ static __always_inline void memory_send(void *ctx, struct task_struct *t, __u64 
 	struct unwind_regs regs;
 	int have_regs = stackcap_entry_regs(&regs) == 0;
 
-	e.type = PROFD_EV_MEMORY;
+	e.type = a->type;
 	e.pid = tgid;
 	e.tid = tid;
-	e.time_ns = bpf_ktime_get_ns();
-	e.bytes = bytes;
-	e.addr = addr;
-	e.kstack_id = 0; /* always the fault path: nothing to learn */
-	e.ustack_id = stackcap_user(ctx, bpf_map_lookup_elem(&memory_scratch, &slot_u), &regs,
-				    have_regs, tgid, &flags);
-	e.pystack_id = py ? py_capture_into(py, tid, bpf_map_lookup_elem(&memory_scratch, &slot_py),
-					    &flags, e.time_ns, MEMORY_PYROT_SLOT)
+	e.time_ns = a->now;
+	e.bytes = a->bytes;
+	e.addr = a->addr;
+	e.kstack_id = 0; /* the fault path, or user mode (a uprobe): nothing to learn */
+	e.ustack_id = stackcap_user(ctx, bpf_map_lookup_elem(scratch, &slot_u), &regs, have_regs,
+				    tgid, &flags);
+	e.pystack_id = py ? py_capture_into(py, tid, bpf_map_lookup_elem(scratch, &slot_py), &flags,
+					    a->now, a->pyrot_slot)
 			  : 0;
 	e.flags = flags;
 	e._pad = 0;
+	e._pad2 = 0;
 	e.start_ns = t->group_leader->start_boottime;
 	__builtin_memcpy(e.comm, t->comm, sizeof(e.comm));
 	/* Sent last: the records of new stacks precede it (stackhash.bpf.h). */
 	if (bpf_ringbuf_output(&events, &e, sizeof(e), events_wakeup_flag())) {
-		count(PROFD_CNT_MEMORY_RB_FULL);
+		count(a->cnt_rb_full);
 		return;
 	}
-	count(PROFD_CNT_MEMORY_SENT);
+	count(a->cnt_sent);
 }
 
 SEC("perf_event")
 int on_page_faults(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct memory_send_args a = {
+		.type = PROFD_EV_MEMORY, .pyrot_slot = MEMORY_PYROT_SLOT,
+		.cnt_sent = PROFD_CNT_MEMORY_SENT, .cnt_rb_full = PROFD_CNT_MEMORY_RB_FULL,
+		.bytes = ctx->sample_period * 4096, .addr = ctx->addr,
+	};
 
 	count(PROFD_CNT_MEMORY_WALKS);
 	if (!t->mm || (t->flags & PF_KTHREAD) || !selected(t->tgid))
 		return 0;
-	memory_send(ctx, t, ctx->sample_period * 4096, ctx->addr);
+	a.now = bpf_ktime_get_ns();
+	memory_event_send(ctx, t, &memory_scratch, &a);
 	return 0;
 }
 

@@ -30,6 +30,7 @@ enum profd_event_type {
 	PROFD_EV_OFFCPU = 6, /* struct profd_offcpu_event: a thread was off CPU this long */
 	PROFD_EV_MEMORY = 7, /* struct profd_memory_event: bytes made resident by a stack */
 	PROFD_EV_FORK = 8, /* struct profd_proc_event: a new process (pid) forked by ppid */
+	PROFD_EV_MMAP = 9, /* struct profd_memory_event: bytes mapped (>0) or unmapped (<0) */
 };
 
 /* Stack kinds, mixed into the content hash so equal IPs of different
@@ -121,6 +122,17 @@ struct profd_memory_event {
 	__u64 start_ns;    /* the process's start, as in profd_sample */
 };
 
+/* Which C library function a mapping uprobe is on (its BPF cookie); a
+ * PROFD_EV_MMAP event carries the signed byte change in bytes (two's
+ * complement) and the call's address argument in addr (mmap.bpf.h). */
+enum profd_mmap_fn {
+	PROFD_MMAP_FN_MMAP = 1,   /* mmap(addr, len, ...): +len */
+	PROFD_MMAP_FN_MUNMAP = 2, /* munmap(addr, len): -len */
+	PROFD_MMAP_FN_MREMAP = 3, /* mremap(old, old_len, new_len, ...): new_len - old_len */
+	PROFD_MMAP_FN_BRK = 4,    /* brk(end), also under sbrk(): end - the current break */
+	PROFD_MMAP_FN_MAX
+};
+
 /* Per-thread off-CPU state (task storage, readable from userspace with a
  * pidfd of the thread): the stacks of its last walked switch-out and of
  * its last CPU sample, for `profctl stacks`. */
@@ -208,6 +220,10 @@ enum profd_counter {
 	PROFD_CNT_MEMORY_SENT,         /* memory events sent */
 	PROFD_CNT_MEMORY_RB_FULL,      /* memory events dropped: ringbuf full (their bytes lost) */
 	PROFD_CNT_OFFCPU_WALK_UNUSED,  /* walks whose block ended under the threshold (not sent) */
+	PROFD_CNT_MMAP_CALLS,          /* C library mmap/munmap/mremap/brk calls seen (uprobes) */
+	PROFD_CNT_MMAP_SENT,           /* ... sent as mmap events */
+	PROFD_CNT_MMAP_RATE_LIMITED,   /* ... not sent: the CPU's event budget was spent */
+	PROFD_CNT_MMAP_RB_FULL,        /* ... not sent: ringbuf full */
 	PROFD_CNT_MAX
 };
 

@@ -65,7 +65,7 @@ struct py_rotate_buf {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 4); /* sampler, GPU tracer, off-CPU, memory */
+	__uint(max_entries, 5); /* sampler, GPU tracer, off-CPU, memory, mmap */
 	__type(key, __u32);
 	__type(value, struct py_rotate_buf);
 } py_rotate SEC(".maps");

@@ -47,6 +47,7 @@ static __always_inline int selected(__u32 tgid)
 
 #include "offcpu.bpf.h" /* off-CPU time: sched_switch */
 #include "memory.bpf.h" /* resident memory: user page faults */
+#include "mmap.bpf.h" /* mapped memory: the C library's mmap, munmap, mremap, brk */
 
 /* Capture one stack (kernel or user) into the stacks map and return its
  * ID, setting the NEW / TRUNC flags on the event (stackcap.bpf.h). */

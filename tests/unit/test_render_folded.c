@@ -142,7 +142,8 @@ static void test_malformed(void **state)
 	static const char *const bad[] = {
 		"a;b\n",		 /* no count */
 		"a;b x\n",		 /* count not a number */
-		"a;b -1\n",		 /* sign */
+		"a;b +1\n",		 /* plus sign (a minus makes an mmap profile: test_render_signed) */
+		"a;b -\n",		 /* a sign alone */
 		"a;b 1.5\n",		 /* not an integer */
 		"a;b 18446744073709551616\n", /* 2^64 */
 		"a;;b 1\n",		 /* empty frame */

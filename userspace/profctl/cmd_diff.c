@@ -219,7 +219,7 @@ static int run(const struct ctl *ctl, const struct diff_args *a, struct stackset
 {
 	struct diff_options o = a->o;
 	struct diff_summary sum;
-	struct stackset *before, *after;
+	struct stackset *before, *after, *split[2] = { NULL, NULL };
 	char subtitle[512];
 	int err;
 
@@ -238,7 +238,14 @@ static int run(const struct ctl *ctl, const struct diff_args *a, struct stackset
 			 after->title ? after->title : "stdin");
 		o.subtitle = subtitle;
 	}
-	err = render_diff(before, after, &o, out, &sum);
+	/* Signed profiles (mmap): compared as mapped and unmapped side by side. */
+	if (stackset_signed(before) || stackset_signed(after)) {
+		before = split[0] = stackset_split_signs(before);
+		after = split[1] = stackset_split_signs(after);
+	}
+	err = before && after ? render_diff(before, after, &o, out, &sum) : -ENOMEM;
+	stackset_free(split[0]);
+	stackset_free(split[1]);
 	if (err) {
 		fprintf(stderr, "profctl diff: cannot render: %s\n", strerror(-err));
 		return 1;

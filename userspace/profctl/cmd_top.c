@@ -111,10 +111,21 @@ static void print_table(const struct stackset *ss, const char *what, size_t rows
 	double secs;
 	const char *cu = column_unit(ss, &secs);
 	char own[16], tot[16];
+	struct stackset *split = NULL;
 
+	/* A signed profile (mmap): mapped and unmapped bytes as two roots. */
+	if (stackset_signed(ss)) {
+		split = stackset_split_signs(ss);
+		if (!split)
+			return;
+		ss = split;
+		total = ss->total ? (double)ss->total : 1;
+	}
 	st = function_stats(ss, &n);
-	if (!st)
+	if (!st) {
+		stackset_free(split);
 		return;
+	}
 	if (tty)
 		fputs("\033[H\033[2J", stdout); /* home, clear */
 	printf("profd top: %s, %llu %s%s\n\n", what, (unsigned long long)ss->total,
@@ -132,6 +143,7 @@ static void print_table(const struct stackset *ss, const char *what, size_t rows
 	}
 	fflush(stdout);
 	free(st);
+	stackset_free(split);
 }
 
 static size_t terminal_rows(void)

@@ -58,13 +58,16 @@ int fileio_write(const char *path, const struct buf *b)
 	return err;
 }
 
-/* Folded files carry no metadata: name the profile after its file. */
+/* Folded files carry no metadata: name the profile after its file.  A
+ * signed one (negative counts: the mmap profile) keeps the type the
+ * parser gave it, which says how to read its counts. */
 static int describe(struct stackset *ss, const char *path)
 {
 	const char *slash = strrchr(path, '/');
-	int err;
+	int err = 0;
 
-	err = stackset_set_str(&ss->type, NULL);
+	if (!stackset_signed(ss))
+		err = stackset_set_str(&ss->type, NULL);
 	if (!err && strcmp(path, "-"))
 		err = stackset_set_str(&ss->title, slash ? slash + 1 : path);
 	return err;

@@ -59,8 +59,10 @@ static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
 	struct proc *p = what != INGEST_PROC_EXIT ? proctable_find_live(&d->pt, pid) : NULL;
 
 	/* New mappings may be CUDA libraries (the mmap report covers most). */
-	if (p && p->maps_loaded)
+	if (p && p->maps_loaded) {
 		gpu_scan_maps(d->gpu, pid, &p->maps);
+		sampler_mmap_scan(d->sampler, pid, &p->maps); /* a C library not seen yet */
+	}
 	if (what == INGEST_PROC_EXIT)
 		worker_tables_forget(d->worker, pid);
 	else

@@ -293,6 +293,7 @@ static void add_bpf_stats(struct daemon *d, struct proto_stats *s)
 static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 {
 	const struct ingest_counters *c = &d->in.c;
+	uint64_t files, uprobes;
 
 	proto_stats_add(s, "samples_received", c->samples);
 	proto_stats_add(s, "samples_aggregated", c->aggregated);
@@ -301,6 +302,9 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "stacks_lost", c->stack_lost);
 	proto_stats_add(s, "memory_events_received", c->memory_events);
 	proto_stats_add(s, "memory_bytes_counted", c->memory_bytes);
+	proto_stats_add(s, "mmap_events_received", c->mmap_events);
+	proto_stats_add(s, "mmap_bytes_mapped", c->mmap_bytes_mapped);
+	proto_stats_add(s, "mmap_bytes_unmapped", c->mmap_bytes_unmapped);
 	proto_stats_add(s, "stack_records_received", c->stack_records);
 	proto_stats_add(s, "stack_generations_dropped", c->stack_gens);
 	proto_stats_add(s, "samples_deferred", c->deferred);
@@ -321,6 +325,9 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "python_frames_unreadable", c->py_frames_unreadable);
 	proto_stats_add(s, "python_frames_named_after_exit", c->py_frames_named_after_exit);
 	proto_stats_add(s, "python_uprobes", (uint64_t)sampler_py_uprobes(d->sampler));
+	sampler_mmap_counts(d->sampler, &files, &uprobes);
+	proto_stats_add(s, "mmap_uprobe_files", files);
+	proto_stats_add(s, "mmap_uprobes", uprobes);
 	proto_stats_add(s, "offcpu_events_received", c->offcpu_events);
 	proto_stats_add(s, "offcpu_events_aggregated", c->offcpu_aggregated);
 	proto_stats_add(s, "offcpu_gil_waits", c->offcpu_gil_waits);

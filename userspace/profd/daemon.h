@@ -62,6 +62,7 @@ struct daemon_config {
 	uint64_t offcpu_min_ns;    /* --off-cpu-threshold */
 	bool memory;               /* --memory / --no-memory (default) */
 	uint64_t memory_sample_kib; /* --memory-sample-kib */
+	bool mmap;                 /* --mmap / --no-mmap (default) */
 };
 
 struct daemon {

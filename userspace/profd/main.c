@@ -76,6 +76,8 @@ static void usage(FILE *out)
 		"                           type; off: every page fault pays ~85 ns)\n"
 		"      --memory-sample-kib N  mean KiB made resident per memory event\n"
 		"                           (default 512, 4 to 1048576)\n"
+		"      --mmap, --no-mmap    record mmap/munmap/mremap/brk sizes by stack (the\n"
+		"                           mmap profile type; uprobes on the C libraries)\n"
 		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
 		"      --push-interval DUR  how often to send them (default 10s)\n"
 		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
@@ -113,6 +115,8 @@ enum {
 	OPT_MEMORY,
 	OPT_NO_MEMORY,
 	OPT_MEMORY_KIB,
+	OPT_MMAP,
+	OPT_NO_MMAP,
 };
 
 #define SHORT_OPTS "ap:r:s:vh"
@@ -144,6 +148,8 @@ static const struct option long_opts[] = {
 	{ "memory", no_argument, NULL, OPT_MEMORY },
 	{ "no-memory", no_argument, NULL, OPT_NO_MEMORY },
 	{ "memory-sample-kib", required_argument, NULL, OPT_MEMORY_KIB },
+	{ "mmap", no_argument, NULL, OPT_MMAP },
+	{ "no-mmap", no_argument, NULL, OPT_NO_MMAP },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
@@ -299,6 +305,8 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 			break;
 		case OPT_MEMORY: c->memory = true; break;
 		case OPT_NO_MEMORY: c->memory = false; break;
+		case OPT_MMAP: c->mmap = true; break;
+		case OPT_NO_MMAP: c->mmap = false; break;
 		case OPT_MEMORY_KIB:
 			err = optvalue_number("memory-sample-kib", optarg, 4, 1u << 20, &c->memory_sample_kib);
 			break;
@@ -609,6 +617,7 @@ static int daemon_start(struct daemon *d)
 		.offcpu_min_ns = d->cfg.offcpu_min_ns,
 		.memory = d->cfg.memory,
 		.memory_sample_bytes = d->cfg.memory_sample_kib * 1024,
+		.mmap = d->cfg.mmap,
 	};
 	struct symbolizer_opts symo = { 0 };
 	struct ingest_backend be;
@@ -882,6 +891,7 @@ static void daemon_reload(struct daemon *d)
 	keep_setting("off-cpu-threshold", nc.offcpu_min_ns != c->offcpu_min_ns);
 	keep_setting("memory", nc.memory != c->memory);
 	keep_setting("memory-sample-kib", nc.memory_sample_kib != c->memory_sample_kib);
+	keep_setting("mmap", nc.mmap != c->mmap);
 	fprintf(stderr, "profd: reloaded %s\n", args.path ? args.path : "(no config file)");
 	sdnotify_send("READY=1\nSTATUS=configuration reloaded");
 out:

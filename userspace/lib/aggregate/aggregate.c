@@ -19,6 +19,7 @@ static const struct {
 	[AGG_WALL] = { "wall", "nanoseconds" },
 	[AGG_GIL] = { "gil", "samples" },
 	[AGG_MEMORY] = { "memory", "bytes" },
+	[AGG_MMAP] = { "mmap", "bytes" },
 };
 
 int aggregate_type_from_name(const char *name)

@@ -63,6 +63,7 @@ enum agg_type {
 	AGG_WALL,             /* "wall": cpu samples as time plus off-cpu; composed at dump */
 	AGG_GIL,              /* "gil": cpu samples of threads holding the GIL */
 	AGG_MEMORY,           /* "memory": bytes made resident (user page faults) */
+	AGG_MMAP,             /* "mmap": bytes mapped, unmapped as negative weights */
 	AGG_TYPE_MAX
 };
 

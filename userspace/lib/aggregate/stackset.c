@@ -327,7 +327,8 @@ struct stackset *stackset_subtract(const struct stackset *after, const struct st
 		uint64_t was = stackset_count_like(before, after, i);
 		uint32_t ids[st->depth ? st->depth : 1], d;
 
-		if (st->count <= was)
+		/* Signed (mmap): any change, either way, is the window's. */
+		if (stackset_signed(after) ? st->count == was : st->count <= was)
 			continue;
 		for (d = 0; d < st->depth; d++) {
 			int64_t id = stackset_copy_frame(out, after, st->frames[d]);

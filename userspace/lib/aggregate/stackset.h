@@ -4,6 +4,7 @@
 #ifndef PROFD_STACKSET_H
 #define PROFD_STACKSET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,9 @@ struct stackset {
 	char *type;       /* "cpu", "gpu-driver", "cuda" */
 	uint64_t start_ns, end_ns; /* wall-clock window, CLOCK_REALTIME */
 	uint32_t rate_hz;
+	/* Set by stackset_split_signs: a signed profile's stacks under
+	 * "[mapped]" and "[unmapped]", counts made positive. */
+	bool signs_split;
 
 	struct hashmap frame_index; /* hash(kind,name) -> id+1; module compared too */
 	struct hashmap module_index; /* hash(path,build_id) -> index+1 */
@@ -91,6 +95,17 @@ struct stackset *stackset_subtract(const struct stackset *after, const struct st
 /* The count of the stack whose frames (kinds, names and modules) equal
  * those of stack i of other, or 0. */
 uint64_t stackset_count_like(const struct stackset *ss, const struct stackset *other, size_t i);
+
+/* stackset_signed.c.  Whether counts are signed: the mmap profile's
+ * frees are negative, held in two's complement (sums stay exact as
+ * int64); total is then the net change. */
+bool stackset_signed(const struct stackset *ss);
+/* For the formats that draw widths (svg, speedscope, pstats, diff, top):
+ * a copy of a signed profile whose stacks sit under a "[mapped]" or an
+ * "[unmapped]" root frame with positive counts, so the two flows are
+ * drawn side by side instead of cancelling out; total is then the sum of
+ * both.  NULL on allocation failure. */
+struct stackset *stackset_split_signs(const struct stackset *ss);
 
 /* Sort stacks lexicographically by frame names (stable, deterministic
  * output for folded and golden tests). */

@@ -469,7 +469,9 @@ static int check_row(const struct history *h, const struct history_row *r,
 
 	if (r->depth && (!r->kinds || !r->names))
 		return -EINVAL;
-	if (r->bucket_ns > INT64_MAX || r->count > INT64_MAX || r->depth > HIST_MAX_DEPTH)
+	/* The mmap profile's frees are negative: int64 as SQLite stores. */
+	if (r->bucket_ns > INT64_MAX || r->depth > HIST_MAX_DEPTH ||
+	    (r->count > INT64_MAX && !(r->type && !strcmp(r->type, "mmap"))))
 		return -ERANGE;
 	if (r->type && strlen(r->type) >= sizeof(h->series_type))
 		return -ENAMETOOLONG;

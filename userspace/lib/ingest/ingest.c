@@ -477,7 +477,7 @@ static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
 		return ingest_gpu_event(in, &pe->ev.gpu, sizeof(pe->ev.gpu), final);
 	if (e->type == PROFD_EV_OFFCPU)
 		return ingest_offcpu_event(in, &pe->ev.offcpu, sizeof(pe->ev.offcpu), final);
-	if (e->type == PROFD_EV_MEMORY)
+	if (e->type == PROFD_EV_MEMORY || e->type == PROFD_EV_MMAP)
 		return ingest_memory_event(in, &pe->ev.memory, sizeof(pe->ev.memory), final);
 	if (!final && !ingest_sample_stacks(in, e, &k, &u, &py))
 		return -EAGAIN;
@@ -653,7 +653,7 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 	} else if (type == PROFD_EV_OFFCPU) {
 		if (ingest_offcpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
 			defer(in, data, len);
-	} else if (type == PROFD_EV_MEMORY) {
+	} else if (type == PROFD_EV_MEMORY || type == PROFD_EV_MMAP) {
 		if (ingest_memory_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
 			defer(in, data, len);
 	} else if (type == PROFD_EV_GPU) {

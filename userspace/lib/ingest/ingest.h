@@ -90,6 +90,9 @@ struct ingest_counters {
 	uint64_t offcpu_gil_waits;  /* ... of a thread waiting for the GIL */
 	uint64_t memory_events;     /* memory events taken (memory.bpf.h) */
 	uint64_t memory_bytes;      /* ... bytes they counted in profiles */
+	uint64_t mmap_events;       /* mmap events taken (mmap.bpf.h) */
+	uint64_t mmap_bytes_mapped; /* ... bytes they counted as mapped (> 0) */
+	uint64_t mmap_bytes_unmapped; /* ... and as unmapped (< 0) */
 };
 
 /* A deferred event: a sample or a GPU call, as the ring gave it. */
@@ -192,7 +195,8 @@ int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final
 void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
 		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags);
 int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final);
-/* ingest_memory.c: bytes made resident by a stack (memory.bpf.h); -EAGAIN
+/* ingest_memory.c: bytes made resident by a stack (memory.bpf.h), or
+ * mapped and unmapped (mmap.bpf.h, the same event's layout); -EAGAIN
  * when it must wait to the batch end (kept by the caller). */
 int ingest_memory_event(struct ingest *in, const void *data, size_t len, bool final);
 /* The frames (global ids, root first) of a thread's stacks as s names

@@ -294,8 +294,9 @@ static int add_stack(struct ss_decoder *d, const struct stack_ctx *st)
 	uint32_t *ids;
 	int ret = 0;
 
-	/* A wrapped total would turn every percentage into nonsense. */
-	if (st->count > UINT64_MAX - d->ss->total)
+	/* A wrapped total would turn every percentage into nonsense; a
+	 * signed profile's (metadata is read first) wraps by design. */
+	if (st->count > UINT64_MAX - d->ss->total && !stackset_signed(d->ss))
 		return -EPROTO;
 	ids = malloc(depth ? depth * sizeof(*ids) : 1);
 	if (!ids)

@@ -45,14 +45,15 @@ RENDER_PLAIN(json)
 static const struct render_format_def {
 	const char *name, *ext;
 	bool binary;
+	bool widths; /* draws counts as widths: a signed profile is split first */
 	int (*fn)(const struct stackset *ss, const struct render_opts *o, struct buf *out);
 } formats[] = {
-	{ "folded", ".folded", false, do_folded },
-	{ "svg", ".svg", false, do_svg },
-	{ "pprof", ".pb.gz", true, do_pprof },
-	{ "speedscope", ".speedscope.json", false, do_speedscope },
-	{ "pstats", ".pstats", true, do_pstats },
-	{ "json", ".json", false, do_json },
+	{ "folded", ".folded", false, false, do_folded },
+	{ "svg", ".svg", false, true, do_svg },
+	{ "pprof", ".pb.gz", true, false, do_pprof },
+	{ "speedscope", ".speedscope.json", false, true, do_speedscope },
+	{ "pstats", ".pstats", true, true, do_pstats },
+	{ "json", ".json", false, false, do_json },
 };
 
 static const struct render_format_def *find(const char *name)
@@ -70,18 +71,27 @@ int render_format(const char *format, const struct stackset *ss, const struct re
 {
 	static const struct render_opts defaults;
 	const struct render_format_def *f = find(format);
-	struct stackset view;
+	struct stackset view, *split = NULL;
+	int err;
 
 	if (!f)
 		return -EINVAL;
 	if (!o)
 		o = &defaults;
-	if (!o->title)
-		return f->fn(ss, o, out);
+	/* Negative widths mean nothing: mapped and unmapped side by side. */
+	if (f->widths && stackset_signed(ss)) {
+		split = stackset_split_signs(ss);
+		if (!split)
+			return -ENOMEM;
+		ss = split;
+	}
 	/* A shallow copy with another title: renderers only read. */
 	view = *ss;
-	view.title = (char *)o->title;
-	return f->fn(&view, o, out);
+	if (o->title)
+		view.title = (char *)o->title;
+	err = f->fn(&view, o, out);
+	stackset_free(split);
+	return err;
 }
 
 const char *render_formats(void)

@@ -80,7 +80,10 @@ static void put_line(struct buf *out, const struct stackset *ss, const struct ss
 		for (s = frame_text(ss, st->frames[i]); *s; s++)
 			buf_put_u8(out, (uint8_t)folded_char(*s));
 	}
-	buf_printf(out, " %llu\n", (unsigned long long)count);
+	if (stackset_signed(ss)) /* the mmap profile: frees are negative */
+		buf_printf(out, " %lld\n", (long long)(int64_t)count);
+	else
+		buf_printf(out, " %llu\n", (unsigned long long)count);
 }
 
 int render_folded(const struct stackset *ss, struct buf *out)
@@ -97,7 +100,8 @@ int render_folded(const struct stackset *ss, struct buf *out)
 	for (k = 0; k < t.n; k++) {
 		const struct ss_stack *st = &ss->stacks[t.order[k]];
 
-		/* Cannot overflow: render_tree_init checked the total. */
+		/* Cannot overflow: render_tree_init checked the total (or
+		 * the counts are signed and wrap by design). */
 		count += st->count;
 		if (k + 1 < t.n && !cmp_printed(&t.order[k], &t.order[k + 1], (void *)ss))
 			continue;
@@ -209,6 +213,23 @@ static bool parse_count(const char *s, size_t len, uint64_t *out)
 	return true;
 }
 
+/* A count, or a negative one: only the mmap profile has those (its frees),
+ * so the first one makes the profile that type, in bytes. */
+static int parse_signed_count(struct parser *p, const char *s, size_t len, uint64_t *out)
+{
+	bool neg = len > 1 && s[0] == '-';
+
+	if (!parse_count(s + neg, len - neg, out) || (neg && *out > (uint64_t)INT64_MAX))
+		return bad_count(p, s, len);
+	if (!neg)
+		return 0;
+	*out = (uint64_t)-(int64_t)*out;
+	if (!stackset_signed(p->ss) &&
+	    (stackset_set_str(&p->ss->type, "mmap") || stackset_set_str(&p->ss->unit, "bytes")))
+		return -ENOMEM;
+	return 0;
+}
+
 static int parse_frame(struct parser *p, const char *s, size_t len, uint32_t depth)
 {
 	int64_t id;
@@ -266,9 +287,10 @@ static int parse_line(struct parser *p, const char *s, size_t len)
 		;
 	if (!sep)
 		return bad_line(p, "missing count");
-	if (!parse_count(s + sep, len - sep, &count))
-		return bad_count(p, s + sep, len - sep);
-	if (count > UINT64_MAX - p->ss->total)
+	err = parse_signed_count(p, s + sep, len - sep, &count);
+	if (err)
+		return err;
+	if (count > UINT64_MAX - p->ss->total && !stackset_signed(p->ss))
 		return bad_line(p, "count overflows the total");
 	len = trim_right(s, sep);
 	if (!len)

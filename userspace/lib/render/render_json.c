@@ -36,9 +36,12 @@ static void put_metadata(struct json_ctx *c)
 	buf_puts(out, ", \"unit\": ");
 	put_str_or_null(out, ss->unit);
 	buf_printf(out,
-		   ", \"start_ns\": %llu, \"end_ns\": %llu, \"rate_hz\": %u, \"total\": %llu},\n",
-		   (unsigned long long)ss->start_ns, (unsigned long long)ss->end_ns, ss->rate_hz,
-		   (unsigned long long)c->tree.total);
+		   ", \"start_ns\": %llu, \"end_ns\": %llu, \"rate_hz\": %u, \"total\": ",
+		   (unsigned long long)ss->start_ns, (unsigned long long)ss->end_ns, ss->rate_hz);
+	if (stackset_signed(ss))
+		buf_printf(out, "%lld},\n", (long long)(int64_t)c->tree.total);
+	else
+		buf_printf(out, "%llu},\n", (unsigned long long)c->tree.total);
 }
 
 /* Where a native frame's code is: two frames may share a name and differ
@@ -92,7 +95,10 @@ static void put_stacks(struct json_ctx *c)
 		buf_puts(out, k ? ",\n  {\"frames\": [" : "\n  {\"frames\": [");
 		for (i = 0; i < st->depth; i++)
 			buf_printf(out, i ? ", %u" : "%u", c->fr.index[st->frames[i]] - 1);
-		buf_printf(out, "], \"count\": %llu}", (unsigned long long)st->count);
+		if (stackset_signed(c->ss)) /* the mmap profile: frees are negative */
+			buf_printf(out, "], \"count\": %lld}", (long long)(int64_t)st->count);
+		else
+			buf_printf(out, "], \"count\": %llu}", (unsigned long long)st->count);
 	}
 	buf_puts(out, c->tree.n ? "\n]\n}\n" : "]\n}\n");
 }

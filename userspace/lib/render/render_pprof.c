@@ -310,7 +310,9 @@ static void put_samples(struct pprof_ctx *c)
 
 	for (k = 0; k < c->tree.n; k++) {
 		const struct ss_stack *st = &c->ss->stacks[c->tree.order[k]];
-		int64_t values[2] = { clamp64(st->count), 0 };
+		/* pprof's values are int64: the mmap profile's frees go negative. */
+		int64_t values[2] = { stackset_signed(c->ss) ? (int64_t)st->count : clamp64(st->count),
+				      0 };
 
 		/* pprof lists the leaf first. */
 		for (i = 0; i < st->depth; i++)

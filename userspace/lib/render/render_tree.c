@@ -71,7 +71,8 @@ int render_tree_init(struct render_tree *t, const struct stackset *ss, enum rend
 
 		if (!st->count)
 			continue;
-		if (st->count > UINT64_MAX - t->total) {
+		/* Signed counts wrap by design: the total is the net. */
+		if (st->count > UINT64_MAX - t->total && !stackset_signed(ss)) {
 			render_tree_free(t);
 			return -EOVERFLOW;
 		}

@@ -18,6 +18,7 @@
 #include "gpu.h"
 #include "hashmap.h"
 #include "log.h"
+#include "mmap_probe.h"
 #include "rootfs.h"
 #include "sample.skel.h"
 #include "throttle.h"
@@ -38,6 +39,7 @@ struct sampler {
 	int *mem_fds;
 	uint64_t memory_pages;
 	uint64_t memory_redraw_ns;
+	struct mmap_probe *mmap; /* --mmap: uprobes on the C libraries */
 	int ncpus;               /* entries in links/perf_fds */
 	int nsampled;            /* CPUs actually attached */
 	int npossible;
@@ -76,6 +78,10 @@ static const char *const counter_names[PROFD_CNT_MAX] = {
 	[PROFD_CNT_MEMORY_WALKS] = "bpf_memory_walks",
 	[PROFD_CNT_MEMORY_SENT] = "bpf_memory_events_sent",
 	[PROFD_CNT_MEMORY_RB_FULL] = "bpf_memory_events_dropped_ringbuf_full",
+	[PROFD_CNT_MMAP_CALLS] = "bpf_mmap_calls",
+	[PROFD_CNT_MMAP_SENT] = "bpf_mmap_events_sent",
+	[PROFD_CNT_MMAP_RATE_LIMITED] = "bpf_mmap_events_dropped_budget",
+	[PROFD_CNT_MMAP_RB_FULL] = "bpf_mmap_events_dropped_ringbuf_full",
 	[PROFD_CNT_OFFCPU_BLOCKS] = "bpf_offcpu_blocks",
 	[PROFD_CNT_OFFCPU_CAPTURES] = "bpf_offcpu_stack_walks",
 	[PROFD_CNT_OFFCPU_CAPTURE_LIMITED] = "bpf_offcpu_walks_skipped_budget",
@@ -350,6 +356,7 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 				    : 0;
 	if (o->memory && !s->memory_pages)
 		s->memory_pages = 1;
+	bpf_program__set_autoload(s->skel->progs.on_libc_mmap, o->mmap);
 	/* Woken per batch, a quarter of the ring at most (stackhash.bpf.h). */
 	s->skel->rodata->wakeup_bytes = rb / 4 < 64 * 1024 ? rb / 4 : 64 * 1024;
 	s->uopts.table_bytes = o->unwind_table_bytes;
@@ -363,7 +370,9 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	 * scratch stacks. */
 	s->map_bytes = rb + bpf_map__max_entries(s->skel->maps.proc_events) +
 		       (uint64_t)known * 8 +
-		       (o->offcpu ? 6ull : 3ull) * sizeof(struct profd_stack) * (uint64_t)s->npossible;
+		       (o->offcpu ? 6ull : 3ull) * sizeof(struct profd_stack) * (uint64_t)s->npossible +
+		       /* memory_scratch and mmap_scratch: created either way */
+		       4ull * sizeof(struct profd_stack) * (uint64_t)s->npossible;
 	return 0;
 }
 
@@ -473,6 +482,10 @@ struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, 
 	    (gpu_bpf_loaded(s->gpu, s->skel) ||
 	     ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.gpu_events), on_record, s)))
 		s->gpu = NULL;
+	if (o->mmap && !(s->mmap = mmap_probe_new(s->skel->progs.on_libc_mmap, "/proc"))) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	return s;
 fail:
 	sampler_close(s);
@@ -493,6 +506,8 @@ int sampler_start(struct sampler *s)
 	err = attach_cpus(s, s->rate_hz);
 	if (!err)
 		gpu_attach(s->gpu); /* GPU tracing is optional: it logs why not */
+	if (!err && s->mmap)
+		err = mmap_probe_scan_all(s->mmap);
 	return err;
 }
 
@@ -504,6 +519,7 @@ void sampler_close(struct sampler *s)
 		return;
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->rb_proc);
+	mmap_probe_free(s->mmap);
 	for (i = 0; i < (int)s->nuprobes; i++)
 		bpf_link__destroy(s->uprobes[i]);
 	free(s->uprobes);
@@ -577,6 +593,16 @@ void sampler_set_stack_gen(struct sampler *s, uint32_t gen)
 	/* A plain store into the mmap'ed .data: the BPF programs read it
 	 * with a volatile load. */
 	__atomic_store_n(&s->skel->data->stack_gen, gen, __ATOMIC_RELEASE);
+}
+
+int sampler_mmap_scan(struct sampler *s, uint32_t pid, const struct procmaps *m)
+{
+	return s ? mmap_probe_scan_maps(s->mmap, pid, m) : 0;
+}
+
+void sampler_mmap_counts(const struct sampler *s, uint64_t *files, uint64_t *uprobes)
+{
+	mmap_probe_counts(s ? s->mmap : NULL, files, uprobes);
 }
 
 int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX])

@@ -30,6 +30,7 @@ struct sampler_opts {
 	uint64_t offcpu_min_ns;     /* shortest block sent; default 1 ms */
 	bool memory;                /* resident memory through user page faults */
 	uint64_t memory_sample_bytes; /* mean bytes per memory event; default 512 KiB */
+	bool mmap;                  /* mapping calls through C library uprobes (mmap.bpf.h) */
 };
 
 struct unwinder;
@@ -64,6 +65,12 @@ int sampler_py_add(struct sampler *s, uint32_t pid, const struct profd_py_proc *
 void sampler_py_del(struct sampler *s, uint32_t pid);
 /* The native unwinder feeding the BPF tables (never NULL once open). */
 struct unwinder *sampler_unwinder(const struct sampler *s);
+
+/* --mmap: probe the C libraries pid maps (m: its maps) not probed yet. */
+struct procmaps;
+int sampler_mmap_scan(struct sampler *s, uint32_t pid, const struct procmaps *m);
+/* --mmap: C library files probed and their uprobes (0 when off). */
+void sampler_mmap_counts(const struct sampler *s, uint64_t *files, uint64_t *uprobes);
 
 /* Number of eval-loop uprobes attached. */
 int sampler_py_uprobes(const struct sampler *s);
