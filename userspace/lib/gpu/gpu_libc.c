@@ -24,25 +24,6 @@
 #include "procmaps.h"
 #include "sample.skel.h"
 
-enum { LIBC_C = 1, LIBC_LOADER = 2 };
-
-/* What the file is (LIBC_* bits): glibc's libc.so.6 (libc-2.x.so
- * before 2.34) a C library, its ld-linux*.so* a loader, musl's
- * ld-musl-*.so.1 both in one file. */
-static unsigned libc_kind(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	if (strncmp(base, "ld-musl-", 8) == 0 || strncmp(base, "libc.musl-", 10) == 0)
-		return LIBC_C | LIBC_LOADER;
-	if (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0)
-		return LIBC_C;
-	if (strncmp(base, "ld-linux", 8) == 0)
-		return LIBC_LOADER;
-	return 0;
-}
-
 /* The functions probed, aliases included: a name is probed only if its
  * address is not probed already (glibc's poll and __poll are one). */
 static const struct libc_fn {
@@ -109,7 +90,7 @@ static unsigned attach_c(struct gpu *g, const struct elfsym *es, const char *fdp
 
 int gpu_libc_attach(struct gpu *g, uint32_t pid, const struct procmap *pm)
 {
-	unsigned kind = libc_kind(pm->path);
+	unsigned kind = procmaps_libc_kind(pm->path);
 	uint64_t addr, size;
 	char fdpath[64];
 	struct elfsym *es;
@@ -118,17 +99,17 @@ int gpu_libc_attach(struct gpu *g, uint32_t pid, const struct procmap *pm)
 
 	/* probes on the C library for devices, on the loader for CUDA */
 	if (!g->ndevs)
-		kind &= ~(unsigned)LIBC_C;
+		kind &= ~(unsigned)PROCMAPS_LIBC_C;
 	if (!g->cuda)
-		kind &= ~(unsigned)LIBC_LOADER;
+		kind &= ~(unsigned)PROCMAPS_LIBC_LOADER;
 	if (!kind)
 		return 1;
 	es = gpu_open_mapped(g, pid, pm, &fd, fdpath, sizeof(fdpath));
 	if (!es)
 		return -EIO;
-	if (kind & LIBC_C)
+	if (kind & PROCMAPS_LIBC_C)
 		n = attach_c(g, es, fdpath, pm->path);
-	if ((kind & LIBC_LOADER) && elfsym_lookup_symbol(es, "_dl_debug_state", &addr, &size) == 0 &&
+	if ((kind & PROCMAPS_LIBC_LOADER) && elfsym_lookup_symbol(es, "_dl_debug_state", &addr, &size) == 0 &&
 	    attach_one(g, g->skel->progs.on_gpu_ldso_state, fdpath, "_dl_debug_state", 0,
 		       false) == 0)
 		n++;

@@ -6,7 +6,6 @@
  * new process or reloads its maps.  Only the named entry points are
  * probed, never every driver function. */
 #include <bpf/libbpf.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -192,23 +191,16 @@ int gpu_scan_process(struct gpu *g, uint32_t pid)
 	return err;
 }
 
+static int scan_one(void *ctx, uint32_t pid)
+{
+	gpu_scan_process(ctx, pid);
+	return 0;
+}
+
 /* At start: every running process, for the libraries it already maps. */
 int gpu_uprobe_scan_all(struct gpu *g)
 {
-	DIR *d = opendir(g->proc_root);
-	struct dirent *de;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char *end;
-		unsigned long pid = strtoul(de->d_name, &end, 10);
-
-		if (!*end && pid)
-			gpu_scan_process(g, (uint32_t)pid);
-	}
-	closedir(d);
-	return 0;
+	return proc_for_each_pid(g->proc_root, scan_one, g);
 }
 
 void gpu_uprobe_free(struct gpu *g)

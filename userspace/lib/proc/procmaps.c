@@ -1,5 +1,6 @@
 #include "procmaps.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -266,4 +267,37 @@ void procmaps_free(struct procmaps *m)
 	free(m->maps);
 	m->maps = NULL;
 	m->n = 0;
+}
+
+unsigned procmaps_libc_kind(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "ld-musl-", 8) || !strncmp(base, "libc.musl-", 10))
+		return PROCMAPS_LIBC_C | PROCMAPS_LIBC_LOADER;
+	if (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5))
+		return PROCMAPS_LIBC_C;
+	if (!strncmp(base, "ld-linux", 8))
+		return PROCMAPS_LIBC_LOADER;
+	return 0;
+}
+
+int proc_for_each_pid(const char *proc_root, int (*fn)(void *ctx, uint32_t pid), void *ctx)
+{
+	DIR *d = opendir(proc_root);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (err != -ENOMEM && (de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (!*end && pid && pid <= UINT32_MAX)
+			err = fn(ctx, (uint32_t)pid);
+	}
+	closedir(d);
+	return err == -ENOMEM ? err : 0;
 }

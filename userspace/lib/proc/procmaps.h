@@ -36,4 +36,16 @@ const struct procmap *procmaps_find(const struct procmaps *m, uint64_t addr);
 int procmaps_copy(struct procmaps *dst, const struct procmaps *src);
 void procmaps_free(struct procmaps *m);
 
+/* What a mapped file is, by its name (PROCMAPS_LIBC_* bits): glibc's
+ * libc.so.6 (libc-2.x.so before 2.34) a C library, its ld-linux*.so* a
+ * loader, musl's one file (ld-musl-*.so.1, libc.musl-*) both.  Uprobes on
+ * C library functions (GPU ioctls, mmap profiles) attach per such file. */
+enum { PROCMAPS_LIBC_C = 1, PROCMAPS_LIBC_LOADER = 2 };
+unsigned procmaps_libc_kind(const char *path);
+
+/* Call fn for every process under proc_root (its numeric entries) until
+ * fn returns -ENOMEM, which is then returned; else 0 or -errno of the
+ * directory.  Other errors of fn (a process gone) do not stop the walk. */
+int proc_for_each_pid(const char *proc_root, int (*fn)(void *ctx, uint32_t pid), void *ctx);
+
 #endif

@@ -4,7 +4,6 @@
  * (their internal aliases share the code), so a probe on each sees every
  * call the C library makes, from the program or from malloc. */
 #include <bpf/libbpf.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -35,15 +34,6 @@ static const char *const fn_names[PROFD_MMAP_FN_MAX] = {
 	[PROFD_MMAP_FN_MREMAP] = "mremap",
 	[PROFD_MMAP_FN_BRK] = "brk",
 };
-
-int mmap_probe_is_libc(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	return !strncmp(base, "libc.so.", 8) || !strncmp(base, "libc-2.", 7) ||
-	       !strncmp(base, "ld-musl-", 8);
-}
 
 struct mmap_probe *mmap_probe_new(struct bpf_program *prog, const char *proc_root)
 {
@@ -139,7 +129,7 @@ int mmap_probe_scan_maps(struct mmap_probe *mp, uint32_t pid, const struct procm
 		uint64_t key;
 		int err;
 
-		if (!(pm->prot & 4 /* PROT_EXEC */) || pm->deleted || !mmap_probe_is_libc(pm->path))
+		if (!(pm->prot & 4 /* PROT_EXEC */) || pm->deleted || !(procmaps_libc_kind(pm->path) & PROCMAPS_LIBC_C))
 			continue;
 		key = hash64_mix(((uint64_t)pm->dev_major << 44) ^ ((uint64_t)pm->dev_minor << 32) ^
 				 pm->inode);
@@ -154,8 +144,9 @@ int mmap_probe_scan_maps(struct mmap_probe *mp, uint32_t pid, const struct procm
 	return 0;
 }
 
-static int scan_process(struct mmap_probe *mp, uint32_t pid)
+static int scan_process(void *ctx, uint32_t pid)
 {
+	struct mmap_probe *mp = ctx;
 	struct procmaps m = { 0 };
 	int err = procmaps_read_at(mp->proc_root, (int)pid, &m);
 
@@ -168,21 +159,7 @@ static int scan_process(struct mmap_probe *mp, uint32_t pid)
 
 int mmap_probe_scan_all(struct mmap_probe *mp)
 {
-	DIR *d = opendir(mp->proc_root);
-	struct dirent *de;
-	int err = 0;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)) && err != -ENOMEM) {
-		char *end;
-		unsigned long pid = strtoul(de->d_name, &end, 10);
-
-		if (!*end && pid)
-			err = scan_process(mp, (uint32_t)pid);
-	}
-	closedir(d);
-	return err == -ENOMEM ? err : 0;
+	return proc_for_each_pid(mp->proc_root, scan_process, mp);
 }
 
 void mmap_probe_counts(const struct mmap_probe *mp, uint64_t *files, uint64_t *uprobes)

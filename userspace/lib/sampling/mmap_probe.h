@@ -23,8 +23,4 @@ int mmap_probe_scan_all(struct mmap_probe *mp);
 /* Library files probed, and uprobes attached. */
 void mmap_probe_counts(const struct mmap_probe *mp, uint64_t *files, uint64_t *uprobes);
 
-/* Whether path's file name is a C library: glibc's libc.so.6 (or the
- * old libc-2.N.so), musl's ld-musl-ARCH.so.1.  Exposed for tests. */
-int mmap_probe_is_libc(const char *path);
-
 #endif
