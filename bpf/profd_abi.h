@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 14
+#define PROFD_ABI_VERSION 15
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
@@ -50,7 +50,7 @@ enum profd_stack_kind {
 #define PROFD_SAMPLE_PYSTACK_NEW (1u << 5)  /* same for the Python stack */
 #define PROFD_SAMPLE_PYSTACK_TRUNC (1u << 6) /* more Python frames than fit: leaf side cut */
 #define PROFD_SAMPLE_PYTHON (1u << 7)       /* a Python process (pystack_id 0: thread not in Python) */
-#define PROFD_SAMPLE_USTACK_UNKNOWN (1u << 8) /* unwind hit code without a table: maps changed? */
+#define PROFD_SAMPLE_USTACK_UNKNOWN (1u << 8) /* unwind hit code without a table (maps changed?) or one wanted */
 #define PROFD_SAMPLE_USTACK_FP (1u << 9)    /* user stack by frame pointers (no tables yet) */
 #define PROFD_SAMPLE_PYSTACK_NOROOT (1u << 10) /* Python walk stopped before the outermost frame */
 #define PROFD_SAMPLE_GIL_KNOWN (1u << 11)   /* the GIL's state was read */

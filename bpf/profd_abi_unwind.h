@@ -94,6 +94,10 @@ struct profd_unwind_words {
 /* profd_unwind_mapping.flags */
 #define PROFD_UNWIND_MAP_FP (1u << 0)	/* no table for this file: walk frame pointers */
 #define PROFD_UNWIND_MAP_ANON (1u << 1) /* anonymous code (JIT): frame pointers, checked */
+/* With _FP: the file has a table that did not fit or gave way to another;
+ * a walk through it tells userspace (PROFD_UNWIND_F_WANTED), which loads
+ * it again when there is room. */
+#define PROFD_UNWIND_MAP_WANTED (1u << 2)
 
 /* A frame-pointer frame in anonymous code must lie within this many bytes
  * above the sp the walk started from (the default 8 MiB stack limit). */
@@ -122,7 +126,15 @@ struct profd_unwind_proc {
 	__u32 map_start;
 	__u32 map_count;
 	__u64 start_stack;
+	__u64 sampled_epoch; /* unwind_epoch at a walk since it last changed */
 };
+
+/* unwind_epoch, a global of unwind.bpf.h, is bumped by userspace each time
+ * it reads which processes were sampled: a walk copies it into its
+ * process's entry when they differ (one store per process per epoch, and
+ * no clock read per sample).  An entry holding the current epoch was
+ * sampled since the last read; userspace keeps the time, and gives the
+ * tables of the least recently sampled files way when memory runs out. */
 
 /* Result flags of unwind_user().  END: the walk reached the outermost
  * frame (complete).  FP: some frame came from frame pointers.  ANON: some
@@ -147,6 +159,7 @@ struct profd_unwind_proc {
 #define PROFD_UNWIND_F_TRUNC_BAD (1u << 8)
 #define PROFD_UNWIND_F_STALE (1u << 9)
 #define PROFD_UNWIND_F_ANON (1u << 10)
+#define PROFD_UNWIND_F_WANTED (1u << 11) /* walked a PROFD_UNWIND_MAP_WANTED mapping */
 #define PROFD_UNWIND_F_TRUNC_MASK (0x1f8u)
 
 /* The unwinder's own counters, one slot each in its per-CPU map. */
@@ -164,7 +177,21 @@ enum profd_unwind_counter {
 	PROFD_UNWIND_CNT_BAD,	    /* truncated: CFA sanity check failed */
 	PROFD_UNWIND_CNT_STALE,	    /* entry from before an exec: not used */
 	PROFD_UNWIND_CNT_ANON,	    /* walks through anonymous code (JIT) by frame pointers */
+	PROFD_UNWIND_CNT_RULE_HITS, /* table frames whose rule came from the per-CPU cache */
 	PROFD_UNWIND_CNT_MAX
+};
+
+/* The per-CPU rule cache: the rule found at row pc tpc of file file_id,
+ * direct-mapped by a hash of both.  A sampled program's hot return
+ * addresses recur at every sample: one cache line instead of a page
+ * index and a binary search over the rows, cold at 99 Hz.  Rules are
+ * the file's own (ids are never reused), so an entry stays true while
+ * the file's table moves, gives way or is rebuilt. */
+#define PROFD_UNWIND_RULE_CACHE_BITS 11
+struct profd_unwind_rule_cache_entry {
+	__u64 key; /* file_id << 32 | tpc; 0: empty (file ids start at 1) */
+	__u32 rule;
+	__u32 _pad;
 };
 
 /* Event of bpf/unwind_test.bpf.c (the unwinder's own BPF test): one
@@ -189,6 +216,7 @@ struct profd_unwind_lookup_test {
 	__u32 tpc;
 	__s32 rc; /* 0, or -1: no rule (past the table, or no such mapping) */
 	struct profd_unwind_rule rule;
+	__u32 cache_hit; /* 1: the rule came from the per-CPU rule cache */
 };
 
 #endif

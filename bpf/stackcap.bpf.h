@@ -63,7 +63,7 @@ static __always_inline __u64 stackcap_user(void *ctx, struct profd_stack *st,
 		count(PROFD_CNT_USTACK_TRUNC);
 		*flags |= PROFD_SAMPLE_USTACK_TRUNC;
 	}
-	if (uf & PROFD_UNWIND_F_TRUNC_UNKNOWN)
+	if (uf & (PROFD_UNWIND_F_TRUNC_UNKNOWN | PROFD_UNWIND_F_WANTED))
 		*flags |= PROFD_SAMPLE_USTACK_UNKNOWN;
 	if (!st->nr)
 		return 0;

@@ -53,6 +53,21 @@ struct {
 	__type(value, __u64);
 } unwind_counters SEC(".maps");
 
+struct unwind_rule_cache {
+	struct profd_unwind_rule_cache_entry e[1u << PROFD_UNWIND_RULE_CACHE_BITS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_rule_cache);
+} unwind_rule_cache SEC(".maps");
+
+/* Bumped by userspace when it reads which processes were sampled
+ * (profd_abi_unwind.h, profd_unwind_proc.sampled_epoch). */
+volatile __u64 unwind_epoch = 1;
+
 /* The three registers a walk starts from. */
 struct unwind_regs {
 	__u64 ip, sp, bp;
@@ -68,6 +83,7 @@ struct unwind_walk {
 	__u32 map_start, map_count;
 	__u32 done;
 	__u32 from_anon;	       /* this pc came from a frame pointer in anonymous code */
+	__u32 rule_hits;	       /* frames whose rule the cache had */
 	struct profd_unwind_mapping m; /* mapping of the previous pc: usually the next one's too */
 };
 
@@ -188,15 +204,46 @@ __noinline __s64 unwind_rule_word(__u32 pages, __u32 npages, __u32 rules, __u32 
 	return w;
 }
 
-/* The rule in effect at row pc tpc of mapping m's table.  0 or -1. */
-static __always_inline long unwind_lookup_rule(const struct profd_unwind_mapping *m, __u32 tpc,
+/* unwind_rule_word() through this CPU's rule cache, keyed by file_id <<
+ * 32 | tpc (file_id 0, anonymous code, is not cached).  The rule's word
+ * with bit 32 set when the cache had it, or -1.  A program that interrupts
+ * this one on the same CPU (a sample in the middle of a tracepoint's walk)
+ * sees an entry empty, old or new, never half written: its key is cleared
+ * first and set last.  Global, like the searches. */
+__noinline __s64 unwind_rule_cached(__u64 key, __u32 pages, __u32 npages, __u32 rules, __u32 rows)
+{
+	__u32 zero = 0, slot;
+	struct unwind_rule_cache *c = bpf_map_lookup_elem(&unwind_rule_cache, &zero);
+	struct profd_unwind_rule_cache_entry *e = NULL;
+	__s64 w;
+
+	if (c && key >> 32) {
+		slot = (__u32)((key * 0x9e3779b97f4a7c15ull) >> (64 - PROFD_UNWIND_RULE_CACHE_BITS));
+		e = &c->e[slot & ((1u << PROFD_UNWIND_RULE_CACHE_BITS) - 1)];
+		if (*(volatile __u64 *)&e->key == key)
+			return (__s64)*(volatile __u32 *)&e->rule | (1ll << 32);
+	}
+	w = unwind_rule_word(pages, npages, rules, rows, (__u32)key);
+	if (w >= 0 && e) {
+		*(volatile __u64 *)&e->key = 0;
+		*(volatile __u32 *)&e->rule = (__u32)w;
+		*(volatile __u64 *)&e->key = key;
+	}
+	return w;
+}
+
+/* The rule in effect at row pc tpc of the walk's current mapping.  0 or
+ * -1. */
+static __always_inline long unwind_lookup_rule(struct unwind_walk *s, __u32 tpc,
 					       struct profd_unwind_rule *rule)
 {
-	__s64 w = unwind_rule_word(m->pages, m->npages, m->rules, m->rows, tpc);
+	__s64 w = unwind_rule_cached((__u64)s->m.file_id << 32 | tpc, s->m.pages, s->m.npages,
+				     s->m.rules, s->m.rows);
 	__u32 v = (__u32)w;
 
 	if (w < 0)
 		return -1;
+	s->rule_hits += (__u32)(w >> 32);
 	__builtin_memcpy(rule, &v, sizeof(v));
 	return 0;
 }
@@ -316,16 +363,19 @@ static __always_inline long unwind_cfa(struct unwind_walk *s, const struct profd
 	}
 }
 
-/* One frame by the tables: CFA, caller's rbp. */
+/* One frame by the tables: CFA, caller's rbp, and (ra nonzero) the
+ * return address.  The usual prologue saves rbp just below the return
+ * address: one read of both instead of two (each probe read of user
+ * memory costs more than the rest of a frame). */
 static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, __u64 *cfa,
-					      __u64 *bp)
+					      __u64 *bp, __u64 *ra)
 {
 	struct profd_unwind_rule r;
-	__u64 tpc = pc - s->m.bias;
+	__u64 tpc = pc - s->m.bias, pair[2];
 
 	if (pc < s->m.bias || tpc > 0xffffffffULL)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_GAP);
-	if (unwind_lookup_rule(&s->m, (__u32)tpc, &r))
+	if (unwind_lookup_rule(s, (__u32)tpc, &r))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_GAP);
 	if (unwind_cfa(s, &r, cfa))
 		return 1;
@@ -333,6 +383,13 @@ static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, _
 	if (r.cfa_type == PROFD_UNWIND_CFA_RBP_DEREF) {
 		if (bpf_probe_read_user(bp, sizeof(*bp), (void *)s->bp))
 			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+	} else if (r.rbp_off == -2 && *cfa > s->sp) {
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(*cfa - 16)))
+			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+		*bp = pair[0];
+		*ra = pair[1];
+		if (!*ra)
+			return unwind_stop(s, PROFD_UNWIND_F_END);
 	} else if (r.rbp_off &&
 		   bpf_probe_read_user(bp, sizeof(*bp), (void *)(*cfa + (__s64)r.rbp_off * 8))) {
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
@@ -369,15 +426,17 @@ static long unwind_step(__u32 i, void *arg)
 	anon = s->m.flags & PROFD_UNWIND_MAP_ANON;
 	if (anon)
 		stop = unwind_anon_step(s, i, &cfa, &bp);
-	else if (s->m.flags & PROFD_UNWIND_MAP_FP)
+	else if (s->m.flags & PROFD_UNWIND_MAP_FP) {
+		s->flags |= s->m.flags & PROFD_UNWIND_MAP_WANTED ? PROFD_UNWIND_F_WANTED : 0;
 		stop = unwind_fp_step(s, &cfa, &bp);
+	}
 	else
-		stop = unwind_table_step(s, pc, &cfa, &bp);
+		stop = unwind_table_step(s, pc, &cfa, &bp, &ra);
 	if (stop)
 		return 1;
 	if (cfa <= s->sp)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_BAD); /* a loop, or garbage */
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	if (!ra && bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
 	/* JIT code is always called: 0 or a kernel address is no caller. */
 	if (anon && (__s64)ra <= 0)
@@ -391,9 +450,10 @@ static long unwind_step(__u32 i, void *arg)
 	return 0;
 }
 
-static __always_inline void unwind_count_result(__u32 flags, __u32 n)
+static __always_inline void unwind_count_result(__u32 flags, __u32 n, __u32 rule_hits)
 {
 	unwind_count(PROFD_UNWIND_CNT_CALLS, 1);
+	unwind_count(PROFD_UNWIND_CNT_RULE_HITS, rule_hits);
 	unwind_count(PROFD_UNWIND_CNT_FRAMES, n);
 	if (flags & PROFD_UNWIND_F_END)
 		unwind_count(PROFD_UNWIND_CNT_COMPLETE, 1);
@@ -429,6 +489,7 @@ static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgi
 	struct profd_unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct unwind_walk s = {};
+	__u64 epoch = unwind_epoch;
 
 	if (!p) {
 		*flags = PROFD_UNWIND_F_NO_PROC;
@@ -440,6 +501,8 @@ static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgi
 		unwind_count(PROFD_UNWIND_CNT_STALE, 1);
 		return 0;
 	}
+	if (p->sampled_epoch != epoch)
+		p->sampled_epoch = epoch;
 	s.ip = regs->ip;
 	s.sp = regs->sp;
 	s.bp = regs->bp;
@@ -452,7 +515,7 @@ static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgi
 	if (!s.done)
 		s.flags |= PROFD_UNWIND_F_TRUNC_DEPTH;
 	*flags = s.flags;
-	unwind_count_result(s.flags, s.n);
+	unwind_count_result(s.flags, s.n, s.rule_hits);
 	return (int)s.n;
 }
 

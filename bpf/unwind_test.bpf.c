@@ -63,10 +63,14 @@ int unwind_lookup(struct profd_unwind_lookup_test *a)
 {
 	struct profd_unwind_mapping *m;
 	struct profd_unwind_rule rule = {};
+	struct unwind_walk s = {};
 	__u32 idx = a->mapping;
 
 	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
-	a->rc = !m || unwind_lookup_rule(m, a->tpc, &rule) ? -1 : 0;
+	if (m)
+		s.m = *m;
+	a->rc = !m || unwind_lookup_rule(&s, a->tpc, &rule) ? -1 : 0;
+	a->cache_hit = s.rule_hits;
 	a->rule = rule;
 	return 0;
 }

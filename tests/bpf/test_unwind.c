@@ -457,17 +457,101 @@ out:
 	return ok ? 0 : 1;
 }
 
-/* ---- exec ---- */
+/* ---- least recently sampled ---- */
 
+/* Sample for ms of wall time (a poll returns as soon as events come). */
 static void sample_for(struct unwind_test_bpf *skel, int ms)
 {
 	struct ring_buffer *rb =
 	    ring_buffer__new(bpf_map__fd(skel->maps.unwind_events), uw_drop_event, NULL, NULL);
+	struct timespec t0, t;
 
-	for (int i = 0; rb && i < ms / 50; i++)
-		ring_buffer__poll(rb, 50);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (rb)
+			ring_buffer__poll(rb, 50);
+		else
+			usleep(50 * 1000);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 	ring_buffer__free(rb);
 }
+
+static uint64_t sampled_epoch_of(struct unwind_test_bpf *skel, pid_t pid)
+{
+	struct profd_unwind_proc v = {0};
+
+	bpf_map__lookup_elem(skel->maps.unwind_procs, &pid, sizeof(pid), &v, sizeof(v), 0);
+	return v.sampled_epoch;
+}
+
+/* The cap holds one C program's tables; a second copy of the program runs
+ * beside it.  The first, not sampled, gives its own table way to the
+ * copy's; sampled again, it asks for it back (its walks are flagged) and
+ * the copy, idle by then, gives way in turn.  Nothing is refused, nothing
+ * thrashes within the idle time, the cap holds. */
+static int check_give_way(const char *exe)
+{
+	char copy[PATH_MAX + 8], cmd[2 * PATH_MAX + 16];
+	char *argv1[] = {(char *)exe, NULL}, *argv2[] = {copy, NULL};
+	pid_t a = uw_spawn_cmd(argv1), c = -1;
+	struct unwinder_opts o = {.max_mappings = 512, .max_procs = 8, .idle_ns = 300000000ull};
+	struct bpf_link *links[1024] = {0};
+	int ncpus = libbpf_num_possible_cpus(), i;
+	struct unwind_test_bpf *skel = NULL;
+	struct unwinder *u = NULL;
+	struct unwinder_stats st;
+	uint64_t before;
+	bool ok = true;
+
+	printf("least recently sampled:\n");
+	snprintf(copy, sizeof(copy), "%s.lru", exe);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", exe, copy);
+	o.table_bytes = a > 0 ? table_bytes_of_process(a) : 0;
+	if (!o.table_bytes || system(cmd) || ncpus > 1024 || uw_open(&o, (uint32_t)a, &skel, &u) ||
+	    unwinder_add_process(u, a)) {
+		ok = expect(false, "set up");
+		goto out;
+	}
+	usleep(400 * 1000); /* a is not sampled: idle */
+	c = uw_spawn_cmd(argv2);
+	ok &= expect(c > 0 && unwinder_add_process(u, c) == 0, "the copy added");
+	unwinder_stats(u, &st);
+	ok &= expect(st.given_way == 1 && st.refusals == 0 && !strcmp(state_of(u, "/uwt"), "gave-way") &&
+			 !strcmp(state_of(u, "/uwt.lru"), "loaded"),
+		     "the idle program's table gave way to the copy's");
+	ok &= expect(unwinder_refresh_process(u, a) == 0, "the first refreshed at once");
+	unwinder_stats(u, &st);
+	ok &= expect(st.given_way == 1 && !strcmp(state_of(u, "/uwt"), "gave-way"),
+		     "the copy's new table does not give way within the idle time");
+	before = sampled_epoch_of(skel, a);
+	ok &= expect(uw_attach(skel, links, ncpus) == 0, "sampling the first attached");
+	sample_for(skel, 500); /* c is not sampled: idle now */
+	ok &= expect(before == 0 && sampled_epoch_of(skel, a) == skel->data->unwind_epoch,
+		     "its walks mark it sampled in the current epoch");
+	ok &= expect(unwinder_refresh_process(u, a) == 0, "the first refreshed once sampled");
+	unwinder_stats(u, &st);
+	ok &= expect(st.given_way == 2 && st.refusals == 0 && !strcmp(state_of(u, "/uwt"), "loaded") &&
+			 !strcmp(state_of(u, "/uwt.lru"), "gave-way") &&
+			 st.table_bytes_used <= st.table_bytes_limit,
+		     "its table is back, the idle copy's gave way, the cap holds");
+	unwinder_for_each_file(u, print_file, NULL);
+	printf("  %llu given way, %llu refusals, %.1f of %.1f KiB\n",
+	       (unsigned long long)st.given_way, (unsigned long long)st.refusals,
+	       (double)st.table_bytes_used / 1024, (double)st.table_bytes_limit / 1024);
+out:
+	for (i = 0; i < ncpus && i < 1024; i++)
+		bpf_link__destroy(links[i]);
+	uw_reap(a);
+	uw_reap(c);
+	unwinder_free(u);
+	unwind_test_bpf__destroy(skel);
+	return ok ? 0 : 1;
+}
+
+/* ---- exec ---- */
+
+
 
 /* A shell that exec's the C program after it was added: the walks must
  * see the entry is stale (and not unwind the new image with the shell's
@@ -590,6 +674,7 @@ int main(void)
 	}
 	if (c.mods.exe[0]) {
 		rc |= check_limits(&env, c.mods.exe);
+		rc |= check_give_way(c.mods.exe);
 		rc |= check_exec(c.mods.exe);
 	}
 	rc |= check_gone_first(&env);

@@ -10,6 +10,7 @@
  *
  * Needs root; exits 77 only when the machine refuses BPF. */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@
 struct lookup_ctx {
 	struct unwind_test_bpf *skel;
 	int prog_fd;
-	uint64_t queries, mismatches;
+	uint64_t queries, mismatches, cache_hits;
 };
 
 static bool file_mapped(pid_t pid, const char *needle)
@@ -58,32 +59,39 @@ static int bpf_lookup(struct lookup_ctx *c, uint32_t mapping, uint32_t tpc,
 	return bpf_prog_test_run_opts(c->prog_fd, &opts);
 }
 
-/* One pc: the BPF answer against the built rows'. */
+static bool same_rule(const struct profd_unwind_lookup_test *a, const struct profd_unwind_row *want)
+{
+	/* No rule past the last page: the GAP row's answer, as for the walk. */
+	if (a->rc)
+		return !want || want->cfa_type == PROFD_UNWIND_CFA_GAP;
+	return want && a->rule.cfa_type == want->cfa_type && a->rule.cfa_off == want->cfa_off &&
+	       a->rule.rbp_off == want->rbp_off;
+}
+
+/* One pc: the BPF answer against the built rows', twice: the second
+ * comes from this CPU's rule cache (the test runs pinned to one CPU). */
 static void check_pc(struct lookup_ctx *c, uint32_t mapping, const struct unwind_table *t,
 		     uint64_t tpc)
 {
 	const struct profd_unwind_row *want = unwind_table_lookup(t, t->pc_base + tpc);
 	struct profd_unwind_lookup_test a;
-	bool same;
+	int pass;
 
 	if (tpc > UINT32_MAX)
 		return;
-	c->queries++;
-	if (bpf_lookup(c, mapping, (uint32_t)tpc, &a)) {
-		c->mismatches++;
-		return;
+	for (pass = 0; pass < 2; pass++) {
+		c->queries++;
+		if (bpf_lookup(c, mapping, (uint32_t)tpc, &a)) {
+			c->mismatches++;
+			return;
+		}
+		c->cache_hits += a.cache_hit;
+		if (!same_rule(&a, want) && c->mismatches++ < 5)
+			printf("  mismatch at row pc %#llx (%s): bpf rc %d %s%+d, rows %s%+d\n",
+			       (unsigned long long)tpc, a.cache_hit ? "cached" : "searched", a.rc,
+			       unwind_cfa_name(a.rule.cfa_type), a.rule.cfa_off,
+			       want ? unwind_cfa_name(want->cfa_type) : "none", want ? want->cfa_off : 0);
 	}
-	/* No rule past the last page: the GAP row's answer, as for the walk. */
-	if (a.rc)
-		same = !want || want->cfa_type == PROFD_UNWIND_CFA_GAP;
-	else
-		same = want && a.rule.cfa_type == want->cfa_type && a.rule.cfa_off == want->cfa_off &&
-		       a.rule.rbp_off == want->rbp_off;
-	if (!same && c->mismatches++ < 5)
-		printf("  mismatch at row pc %#llx: bpf rc %d %s%+d, rows %s%+d\n",
-		       (unsigned long long)tpc, a.rc, unwind_cfa_name(a.rule.cfa_type),
-		       a.rule.cfa_off, want ? unwind_cfa_name(want->cfa_type) : "none",
-		       want ? want->cfa_off : 0);
 }
 
 static void check_table(struct lookup_ctx *c, uint32_t mapping, const struct unwind_table *t)
@@ -212,9 +220,14 @@ int main(void)
 	bool want_torch, torch = false;
 	pid_t pid;
 	int err, files, rc = 0;
+	cpu_set_t cpu0;
 
 	log_set_level(getenv("PROFD_TEST_VERBOSE") ? LOG_DEBUG : LOG_WARN);
 	log_route_libbpf();
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	if (sched_setaffinity(0, sizeof(cpu0), &cpu0)) /* the rule cache is per CPU */
+		printf("note: not pinned to CPU 0: %s\n", strerror(errno));
 	err = uw_env_init(&env);
 	if (err)
 		return err == -EPERM ? 77 : 1;
@@ -240,11 +253,14 @@ int main(void)
 	       (double)st.table_bytes_limit / (1 << 20), (unsigned long long)st.refusals,
 	       (double)st.build_ns_total / 1e9);
 	files = check_process(&c, pid, &torch);
-	printf("%d files checked, %llu lookups, %llu mismatches\n", files,
-	       (unsigned long long)c.queries, (unsigned long long)c.mismatches);
-	if (files < 3 || c.mismatches || (want_torch && (!torch || st.refusals))) {
+	printf("%d files checked, %llu lookups (%llu answered by the rule cache), %llu mismatches\n",
+	       files, (unsigned long long)c.queries, (unsigned long long)c.cache_hits,
+	       (unsigned long long)c.mismatches);
+	if (files < 3 || c.mismatches || c.cache_hits < c.queries / 4 ||
+	    (want_torch && (!torch || st.refusals))) {
 		printf("FAIL: %s\n", c.mismatches	    ? "the BPF lookup disagrees with the rows"
 				     : files < 3	    ? "too few files checked"
+				     : c.cache_hits < c.queries / 4 ? "the rule cache was not used"
 				     : st.refusals	    ? "tables refused under the default cap"
 							    : "libtorch_cpu not checked");
 		rc = 1;

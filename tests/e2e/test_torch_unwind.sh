@@ -32,7 +32,7 @@ sleep 10
 kill -0 "$W" || fail "training ended before the samples were taken"
 ctl dump --pid "$W" --since 10s -o "$T/t.folded" || fail "dump failed"
 ctl stats >"$T/stats.txt"
-grep -E '^unwind_(table_bytes|tables_refused|tables_evicted|rows|files_with)' "$T/stats.txt"
+grep -E "^(bpf_)?unwind_(table_bytes|tables_refused|tables_evicted|tables_given_way|rows|files_with|calls|complete|trunc|no_proc|stale|refreshes)" "$T/stats.txt"
 
 # One stack a line, count last.  Python frames are "name (file:line)".
 awk -v out="$T" '
@@ -66,7 +66,7 @@ eval "$counts"
 sed 's/;/\n    /g' "$T/examples" | head -c 6000 >"$T/examples.txt"
 [ $((guess * 100)) -le $((train * 5)) ] || { cat "$T/examples.txt" >&2; fail "$guess of $train training samples hold frame-pointer guesses"; }
 [ $((bw_ok * 100)) -ge $((bw * 90)) ] || { cat "$T/examples.txt" >&2; fail "only $bw_ok of $bw backward samples pass THPEngine_run_backward"; }
-[ $((gemm_ok * 100)) -ge $((gemm * 90)) ] || { cat "$T/examples.txt" >&2; fail "only $gemm_ok of $gemm sgemm_ samples reach libtorch_python"; }
+[ $((gemm_ok * 100)) -ge $((gemm * 90)) ] || { grep ";sgemm_" "$T/t.folded" | grep -vE ";(THPEngine_run_backward|THPVariable_|\[libtorch_python)" | awk "{print \$NF, \$0}" | sort -rn | head -3 | cut -c1-1500 >&2; cat "$T/examples.txt" >&2; fail "only $gemm_ok of $gemm sgemm_ samples reach libtorch_python"; }
 grep -qE '^unwind_tables_refused +0$' "$T/stats.txt" || echo "note: some tables refused (other processes on this machine)"
 ok "torch: $guess/$train guessed, $bw_ok/$bw backward through THPEngine_run_backward, $gemm_ok/$gemm sgemm_ reach libtorch_python"
 stop_profd

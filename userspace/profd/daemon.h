@@ -153,6 +153,9 @@ void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m);
 void worker_kallsyms(struct worker *w, const char *path);
 void worker_tables(struct worker *w, uint32_t pid);
 void worker_tables_forget(struct worker *w, uint32_t pid);
+/* Once a second: the tables' worker notes which processes BPF sampled,
+ * so the least recently sampled files give way when memory runs out. */
+void worker_tables_tick(struct worker *w);
 /* Readable when Python answers wait; worker_publish() hands them to
  * ingest (call with d->lock held). */
 int worker_fd(const struct worker *w);

@@ -800,6 +800,7 @@ static void housekeeping(struct daemon *d)
 	/* Before expiry: a process expiring now still gets its last window. */
 	proctable_expire(&d->pt, daemon_realtime_ns(), d->cfg.retention_ns);
 	sweep_if_due(d);
+	worker_tables_tick(d->worker);
 	if (++d->ticks % 10 == 0) /* CPUs that came online, every 10 s */
 		sampler_attach_new_cpus(d->sampler);
 	control_publish_stats(d);

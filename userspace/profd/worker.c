@@ -27,6 +27,7 @@ enum job_kind {
 	JOB_PY_DETECT,
 	JOB_TABLES,
 	JOB_TABLES_FORGET,
+	JOB_TABLES_TICK, /* note which processes were sampled (unwinder_note_sampling) */
 	JOB_IDENTITY,
 	JOB_MAPS,
 	JOB_SYMBOLS, /* a file's symbols, for the symbolizer's cache */
@@ -73,6 +74,7 @@ struct worker {
 	pthread_mutex_t mu; /* everything below, and the lanes' queues */
 	struct lane lanes[LANES];
 	struct hashmap tables_queued; /* pid -> 1 while a JOB_TABLES waits */
+	bool tick_queued;	      /* a JOB_TABLES_TICK waits */
 	struct result *res;
 	size_t nres, rescap;
 	int efd;
@@ -90,7 +92,7 @@ static struct lane *lane_of(struct worker *w, uint32_t kind)
 {
 	if (kind == JOB_SYMBOLS || kind == JOB_KALLSYMS)
 		return &w->lanes[LANE_SYMBOLS];
-	if (kind == JOB_TABLES || kind == JOB_TABLES_FORGET)
+	if (kind == JOB_TABLES || kind == JOB_TABLES_FORGET || kind == JOB_TABLES_TICK)
 		return &w->lanes[LANE_TABLES];
 	return &w->lanes[LANE_QUICK];
 }
@@ -127,7 +129,11 @@ static void enqueue(struct worker *w, struct job j)
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->mu);
-	if (j.kind != JOB_TABLES || !hashmap_get(&w->tables_queued, j.pid, NULL)) {
+	if (j.kind == JOB_TABLES_TICK) {
+		if (!w->tick_queued)
+			push_job(w, j);
+		w->tick_queued = true;
+	} else if (j.kind != JOB_TABLES || !hashmap_get(&w->tables_queued, j.pid, NULL)) {
 		if (j.kind == JOB_TABLES)
 			hashmap_put(&w->tables_queued, j.pid, 1);
 		push_job(w, j);
@@ -186,6 +192,11 @@ void worker_tables(struct worker *w, uint32_t pid)
 void worker_tables_forget(struct worker *w, uint32_t pid)
 {
 	enqueue(w, job(JOB_TABLES_FORGET, pid, 0, 0));
+}
+
+void worker_tables_tick(struct worker *w)
+{
+	enqueue(w, job(JOB_TABLES_TICK, 0, 0, 0));
 }
 
 static void add_result(struct worker *w, const struct result *r)
@@ -257,6 +268,13 @@ static void run_job(struct worker *w, const struct job *j)
 	case JOB_TABLES_FORGET:
 		if (w->u)
 			unwinder_remove_process(w->u, (int)j->pid);
+		break;
+	case JOB_TABLES_TICK:
+		pthread_mutex_lock(&w->mu);
+		w->tick_queued = false;
+		pthread_mutex_unlock(&w->mu);
+		if (w->u)
+			unwinder_note_sampling(w->u);
 		break;
 	}
 }

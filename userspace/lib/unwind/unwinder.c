@@ -21,6 +21,7 @@
 #define DEFAULT_TABLE_BYTES (64ull << 20)
 #define DEFAULT_MAX_MAPPINGS 65536u
 #define DEFAULT_MAX_PROCS 8192u
+#define DEFAULT_IDLE_NS (10ull * 1000 * 1000 * 1000)
 
 _Static_assert(sizeof(struct profd_unwind_words) == 8, "word-pair stride in the mmapped array");
 _Static_assert(sizeof(struct profd_unwind_mapping) % 8 == 0, "mapping stride in the mmapped array");
@@ -46,6 +47,8 @@ static void resolve_opts(const struct unwinder_opts *in, struct unwinder_opts *o
 		o->max_procs = DEFAULT_MAX_PROCS;
 	if (!o->proc_root)
 		o->proc_root = "/proc";
+	if (!o->idle_ns)
+		o->idle_ns = DEFAULT_IDLE_NS;
 }
 
 static uint32_t rows_for(const struct unwinder_opts *o)
@@ -96,6 +99,7 @@ struct unwinder *unwinder_new(const struct unwinder_opts *opts, const struct unw
 	resolve_opts(opts, &o);
 	u->maps = *maps;
 	snprintf(u->proc_root, sizeof(u->proc_root), "%s", o.proc_root);
+	u->idle_ns = o.idle_ns;
 	hashmap_init(&u->files);
 	hashmap_init(&u->procs);
 	u->rows_mem = map_mmap(maps->rows, sizeof(struct profd_unwind_words), &u->rows_len);
@@ -212,7 +216,7 @@ static void fill_mapping(struct profd_unwind_mapping *out, const struct uw_file 
 		out->rules = base + f->loc.rules;
 		out->rows = base + f->loc.rows;
 	} else {
-		out->flags = PROFD_UNWIND_MAP_FP;
+		out->flags = PROFD_UNWIND_MAP_FP | (uwfile_wanted(f) ? PROFD_UNWIND_MAP_WANTED : 0);
 	}
 }
 
@@ -242,6 +246,7 @@ static bool anon_code(const struct procmap *m)
 static int plan_build(struct unwinder *u, int pid, const struct procmaps *pm, struct plan *pl)
 {
 	const struct procmap **src = calloc(pm->n ? pm->n : 1, sizeof(*src));
+	uint64_t now = unwinder_now_ns();
 	uint32_t k;
 	size_t i;
 
@@ -266,8 +271,10 @@ static int plan_build(struct unwinder *u, int pid, const struct procmaps *pm, st
 		f = anon_code(m) ? NULL : uwfile_get(u, pid, m);
 		if (!f && !anon_code(m))
 			continue;
-		if (f)
+		if (f) {
 			f->refs++;
+			f->sampled_ns = now; /* its process is sampled: keep its tables */
+		}
 		src[pl->n] = m;
 		pl->files[pl->n++] = f;
 	}
@@ -294,7 +301,7 @@ static int plan_publish(struct unwinder *u, int pid, const struct plan *pl, uint
 	/* Rows and mappings must be visible before the entry that leads a
 	 * walk to them. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	v = (struct profd_unwind_proc){*start, pl->n, start_stack};
+	v = (struct profd_unwind_proc){*start, pl->n, start_stack, 0};
 	if (bpf_map_update_elem(bpf_map__fd(u->maps.procs), &pid, &v, BPF_ANY)) {
 		err = -errno;
 		rangealloc_free(&u->mappings, *start, pl->n);
@@ -379,15 +386,68 @@ static int read_start_stack(const char *proc_root, int pid, uint64_t *out)
 	return *out ? 0 : -EPERM;
 }
 
-/* Whether a table this process wanted did not fit last time. */
-static bool proc_has_refused(const struct uw_proc *p)
+/* Whether a table this process walks by frame pointers for want of
+ * room could be had now: loaded since for another process, or room made. */
+static bool proc_wants_table(struct unwinder *u, const struct uw_proc *p)
 {
 	uint32_t i;
 
-	for (i = 0; i < p->map_count; i++)
-		if (p->files[i] && p->files[i]->state == FILE_REFUSED)
+	for (i = 0; i < p->map_count; i++) {
+		const struct uw_file *f = p->files[i];
+
+		if (!(u->maps_mem[p->map_start + i].flags & PROFD_UNWIND_MAP_WANTED))
+			continue;
+		if (f && (f->state == FILE_LOADED || uwfile_has_room(u, f->nslots)))
 			return true;
+	}
 	return false;
+}
+
+/* ---- least recently sampled ---- */
+
+void unwinder_note_sampling(struct unwinder *u)
+{
+	int fd = bpf_map__fd(u->maps.procs);
+	uint64_t k, v, epoch, now = unwinder_now_ns();
+	size_t it;
+
+	if (!u->maps.epoch || (u->sampled_read_ns && now - u->sampled_read_ns < u->idle_ns / 4))
+		return;
+	u->sampled_read_ns = now;
+	epoch = __atomic_load_n(u->maps.epoch, __ATOMIC_ACQUIRE);
+	for (it = 0; hashmap_next(&u->procs, &it, &k, &v);) {
+		struct uw_proc *p = (struct uw_proc *)(uintptr_t)v;
+		struct profd_unwind_proc bp;
+		uint32_t i;
+
+		/* Walked since the epoch began, i.e. since the last read. */
+		if (bpf_map_lookup_elem(fd, &p->pid, &bp) || bp.sampled_epoch != epoch)
+			continue;
+		for (i = 0; i < p->map_count; i++)
+			if (p->files[i])
+				p->files[i]->sampled_ns = now;
+	}
+	__atomic_store_n(u->maps.epoch, epoch + 1, __ATOMIC_RELEASE);
+}
+
+void uwproc_unpublish_file(struct unwinder *u, const struct uw_file *f)
+{
+	uint64_t k, v;
+	size_t it;
+
+	for (it = 0; hashmap_next(&u->procs, &it, &k, &v);) {
+		const struct uw_proc *p = (const struct uw_proc *)(uintptr_t)v;
+		uint32_t i;
+
+		for (i = 0; i < p->map_count; i++) {
+			if (p->files[i] != f)
+				continue;
+			/* One store: a walk sees the table (its rows stay for
+			 * the grace period) or frame pointers. */
+			__atomic_store_n(&u->maps_mem[p->map_start + i].flags,
+					 PROFD_UNWIND_MAP_FP | PROFD_UNWIND_MAP_WANTED, __ATOMIC_RELEASE);
+		}
+	}
 }
 
 static int sync_process(struct unwinder *u, int pid)
@@ -404,7 +464,7 @@ static int sync_process(struct unwinder *u, int pid)
 	if (err)
 		return err;
 	hash = exec_maps_hash(&pm);
-	if (p && p->maps_hash == hash && p->start_stack == start_stack && !proc_has_refused(p)) {
+	if (p && p->maps_hash == hash && p->start_stack == start_stack && !proc_wants_table(u, p)) {
 		procmaps_free(&pm);
 		return 0;
 	}
@@ -482,6 +542,7 @@ void unwinder_for_each_file(const struct unwinder *u, unwinder_file_fn fn, void 
 		    .rows = f->state == FILE_LOADED ? f->nrows : 0,
 		    .build_ns = f->build_ns,
 		    .state = uwfile_state_name(f->state),
+		    .idle_ns = f->refs && f->sampled_ns ? unwinder_now_ns() - f->sampled_ns : 0,
 		};
 
 		fi.bytes = fi.rows ? (uint64_t)f->nslots * sizeof(struct profd_unwind_words) : 0;
@@ -513,6 +574,7 @@ const char *unwinder_counter_name(int which)
 	    [PROFD_UNWIND_CNT_BAD] = "unwind_trunc_bad",
 	    [PROFD_UNWIND_CNT_STALE] = "unwind_stale",
 	    [PROFD_UNWIND_CNT_ANON] = "unwind_walks_through_anon_code",
+	    [PROFD_UNWIND_CNT_RULE_HITS] = "unwind_rule_cache_hits",
 	};
 
 	return which >= 0 && which < PROFD_UNWIND_CNT_MAX && names[which] ? names[which] : "?";

@@ -24,6 +24,9 @@ struct unwinder_opts {
 	uint32_t max_mappings; /* executable mappings of all processes together; default 65536 */
 	uint32_t max_procs;    /* processes with tables at once; default 8192 */
 	const char *proc_root; /* default "/proc" */
+	/* When the tables do not fit, those of files no process sampled for
+	 * this long give way (to frame pointers); default 10 s. */
+	uint64_t idle_ns;
 };
 
 /* The skeleton's maps from unwind.bpf.h (skel->maps.unwind_rows, ...). */
@@ -32,6 +35,10 @@ struct unwinder_maps {
 	struct bpf_map *mappings;
 	struct bpf_map *procs;
 	struct bpf_map *counters; /* may be NULL: no BPF counters in stats */
+	/* The skeleton's unwind_epoch (skel->data->unwind_epoch).  NULL: no
+	 * process counts as sampled but while its tables are built, so idle
+	 * tables never give way. */
+	volatile __u64 *epoch;
 };
 
 /* Before the skeleton's __load(): size the maps from opts (may be NULL).
@@ -55,6 +62,11 @@ int unwinder_add_process(struct unwinder *u, int pid);
 int unwinder_refresh_process(struct unwinder *u, int pid);
 /* Forget pid (exit).  0 or -ENOENT. */
 int unwinder_remove_process(struct unwinder *u, int pid);
+/* Note which processes BPF sampled since the last call (their files stay
+ * loaded when memory runs out); at most once per idle_ns / 4.  Call it
+ * every second or so from the thread that owns u, so that a sample's time
+ * is known within that. */
+void unwinder_note_sampling(struct unwinder *u);
 
 struct unwinder_stats {
 	uint64_t table_bytes_used;  /* rows in use * row size */
@@ -70,6 +82,7 @@ struct unwinder_stats {
 	uint64_t build_ns_total, build_ns_max;
 	uint64_t evictions;	   /* unused tables dropped to make room */
 	uint64_t refusals;	   /* tables that did not fit: frame pointers instead */
+	uint64_t given_way;	   /* tables of idle files dropped for a sampled one */
 	uint64_t mappings_dropped; /* mappings beyond PROFD_UNWIND_MAX_PROC_MAPPINGS */
 };
 
@@ -83,7 +96,8 @@ struct unwinder_file_info {
 	uint32_t rows; /* 0 unless loaded */
 	uint64_t bytes;
 	uint64_t build_ns;
-	const char *state; /* "loaded", "no-cfi", "failed", "refused", "evicted" */
+	const char *state; /* "loaded", "no-cfi", "failed", "refused", "evicted", "gave-way" */
+	uint64_t idle_ns;  /* since a process mapping it was last sampled */
 };
 
 typedef void (*unwinder_file_fn)(void *ctx, const struct unwinder_file_info *fi);

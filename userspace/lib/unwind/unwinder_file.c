@@ -23,7 +23,8 @@ void uwfile_free(struct uw_file *f)
 
 const char *uwfile_state_name(enum file_state s)
 {
-	static const char *const names[] = {"loaded", "no-cfi", "failed", "refused", "evicted"};
+	static const char *const names[] = {"loaded",  "no-cfi",  "failed",
+					    "refused", "evicted", "gave-way"};
 
 	return (unsigned int)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
@@ -96,9 +97,8 @@ static uint64_t evictable_rows(const struct unwinder *u)
 	return sum;
 }
 
-/* Whether n values of unwind_rows fit once every unused table is
- * evicted. */
-static bool rows_could_fit(struct unwinder *u, uint32_t n)
+/* Values of unwind_rows free once every unused table is evicted. */
+static uint64_t rows_available(struct unwinder *u)
 {
 	uint64_t held = 0;
 	size_t i;
@@ -106,15 +106,86 @@ static bool rows_could_fit(struct unwinder *u, uint32_t n)
 	rangealloc_reap(&u->rows, unwinder_now_ns());
 	for (i = 0; i < u->rows.nheld; i++)
 		held += u->rows.held[i].len; /* free within the grace period */
-	return (uint64_t)u->rows.size - u->rows.used + held + evictable_rows(u) >= n;
+	return (uint64_t)u->rows.size - u->rows.used + held + evictable_rows(u);
 }
 
-/* Room for n values: evict unused tables until it fits.  0 or -ENOSPC;
- * a table that cannot fit even then evicts nothing. */
+static bool rows_could_fit(struct unwinder *u, uint32_t n)
+{
+	return rows_available(u) >= n;
+}
+
+/* A loaded table that may give way: mapped, but by no process sampled
+ * within idle_ns (a table being built for a process counts as sampled). */
+static bool file_idle(const struct unwinder *u, const struct uw_file *f, uint64_t now)
+{
+	return f->state == FILE_LOADED && f->refs && f->sampled_ns + u->idle_ns <= now;
+}
+
+static uint64_t idle_rows(struct unwinder *u, uint64_t now)
+{
+	uint64_t k, v, sum = 0;
+	size_t it;
+
+	unwinder_note_sampling(u);
+	for (it = 0; hashmap_next(&u->files, &it, &k, &v);) {
+		const struct uw_file *f = (const struct uw_file *)(uintptr_t)v;
+
+		if (file_idle(u, f, now))
+			sum += f->nslots;
+	}
+	return sum;
+}
+
+bool uwfile_has_room(struct unwinder *u, uint32_t n)
+{
+	uint64_t avail = rows_available(u);
+
+	return avail >= n || avail + idle_rows(u, unwinder_now_ns()) >= n;
+}
+
+bool uwfile_wanted(const struct uw_file *f)
+{
+	return f && (f->state == FILE_REFUSED || f->state == FILE_GAVE_WAY);
+}
+
+/* The least recently sampled idle table gives way: its processes walk
+ * that file by frame pointers (and ask for it back when sampled).
+ * false when none is idle. */
+static bool give_way_one(struct unwinder *u, uint64_t now)
+{
+	struct uw_file *victim = NULL;
+	uint64_t k, v;
+	size_t it;
+
+	for (it = 0; hashmap_next(&u->files, &it, &k, &v);) {
+		struct uw_file *f = (struct uw_file *)(uintptr_t)v;
+
+		if (file_idle(u, f, now) && (!victim || f->sampled_ns < victim->sampled_ns))
+			victim = f;
+	}
+	if (!victim)
+		return false;
+	log_info("unwinder: table of %s (%u rows, not sampled for %llu s) gives way", victim->path,
+		 victim->nrows, (unsigned long long)((now - victim->sampled_ns) / 1000000000ull));
+	uwproc_unpublish_file(u, victim);
+	rangealloc_free_later(&u->rows, victim->slot_start, victim->nslots, now + UNWINDER_GRACE_NS);
+	victim->state = FILE_GAVE_WAY;
+	u->st.given_way++;
+	return true;
+}
+
+/* Room for n values: evict unused tables, then idle ones give way, until
+ * it fits.  0 or -ENOSPC; a table that cannot fit even then takes
+ * nothing from anyone. */
 static int rows_reserve(struct unwinder *u, uint32_t n, uint32_t *start)
 {
-	if (!rows_could_fit(u, n))
+	uint64_t now = unwinder_now_ns();
+
+	if (!uwfile_has_room(u, n))
 		return -ENOSPC;
+	while (!rows_could_fit(u, n))
+		if (!give_way_one(u, now))
+			return -ENOSPC;
 	while (rangealloc_alloc_wait(&u->rows, n, start, unwinder_now_ns)) {
 		if (!evict_one(u))
 			return -ENOSPC;
@@ -197,7 +268,7 @@ static void file_load(struct unwinder *u, struct uw_file *f, int pid, const stru
 	int err;
 
 	/* A table already known not to fit is not rebuilt in vain. */
-	if (f->state == FILE_REFUSED && !rows_could_fit(u, f->nslots))
+	if (uwfile_wanted(f) && !uwfile_has_room(u, f->nslots))
 		return;
 	err = build_table(u, f, pid, m, &t);
 	if (!err && t.nrows) {
@@ -287,7 +358,7 @@ struct uw_file *uwfile_get(struct unwinder *u, int pid, const struct procmap *m)
 
 void uwfile_load(struct unwinder *u, struct uw_file *f, int pid, const struct procmap *m)
 {
-	if (f->state == FILE_EVICTED || f->state == FILE_REFUSED)
+	if (f->state == FILE_EVICTED || uwfile_wanted(f))
 		file_load(u, f, pid, m);
 }
 

@@ -20,7 +20,9 @@
  * allocation that needs them waits at most this long). */
 #define UNWINDER_GRACE_NS (5ull * 1000 * 1000)
 
-enum file_state { FILE_LOADED, FILE_NO_CFI, FILE_FAILED, FILE_REFUSED, FILE_EVICTED };
+/* EVICTED: not built, or built and dropped while no one mapped it.
+ * GAVE_WAY: dropped while mapped, its processes idle, for a sampled one. */
+enum file_state { FILE_LOADED, FILE_NO_CFI, FILE_FAILED, FILE_REFUSED, FILE_EVICTED, FILE_GAVE_WAY };
 
 /* Identity of a file: what /proc/PID/map_files/ stat()s to.  The vdso
  * has its own key. */
@@ -43,7 +45,8 @@ struct uw_file {
 	size_t nsegs;
 	uint64_t build_ns;
 	uint64_t last_used;
-	uint64_t unref_ns; /* when refs last fell to 0 */
+	uint64_t unref_ns;   /* when refs last fell to 0 */
+	uint64_t sampled_ns; /* latest sampled_ns of a process mapping it (or its build) */
 };
 
 struct uw_proc {
@@ -65,6 +68,8 @@ struct unwinder {
 	struct hashmap procs; /* pid -> struct uw_proc * */
 	uint32_t next_file_id;
 	uint64_t clock; /* LRU ticks */
+	uint64_t idle_ns;	/* unwinder_opts.idle_ns */
+	uint64_t sampled_read_ns; /* when unwinder_note_sampling last read the BPF side */
 	struct unwinder_stats st;
 };
 
@@ -78,6 +83,16 @@ void uwfile_load(struct unwinder *u, struct uw_file *f, int pid, const struct pr
 /* Drop a reference; a file no one maps keeps only a loaded table. */
 void uwfile_unref(struct unwinder *u, struct uw_file *f);
 void uwfile_free(struct uw_file *f);
+/* Whether a table of n values would fit, once unused tables are evicted
+ * and idle ones give way. */
+bool uwfile_has_room(struct unwinder *u, uint32_t n);
+/* A table wanted but not loaded: it did not fit or gave way. */
+bool uwfile_wanted(const struct uw_file *f);
+/* Bring every file's sampled_ns up to date from the BPF side (at most
+ * every idle_ns / 4: a lookup per process). */
+/* Point every published mapping of f at frame pointers (flagged wanted)
+ * before f's rows are freed. */
+void uwproc_unpublish_file(struct unwinder *u, const struct uw_file *f);
 const char *uwfile_state_name(enum file_state s);
 
 #endif
