@@ -13,16 +13,20 @@ PY=/usr/bin/python3
 "$PY" -c 'import torch' 2>/dev/null || skip "python3-torch is not installed (apt-get install python3-torch)"
 
 start_profd --rate 199
-run_bg "$PY" "$SRC/tests/workloads/py_torch_train.py" 90 >"$T/train.out"
+run_bg "$PY" "$SRC/tests/workloads/py_torch_train.py" 150 >"$T/train.out"
 W=${CHILDREN[-1]}
 for _ in $(seq 1 120); do grep -q ready "$T/train.out" && break; kill -0 "$W" || fail "training died"; sleep 1; done
 grep -q ready "$T/train.out" || fail "torch did not start within 120 s"
 # The ~300 tables are built once the process is first sampled and after
-# each dlopen (seconds for libtorch_cpu, longer on a loaded machine): judge
-# the steady state once no table has been built for 3 s.
-built() { ctl stats | awk '$1 == "unwind_tables_built" { print $2 }'; }
+# each dlopen (seconds for libtorch_cpu, longer on a loaded machine), and a
+# refresh publishes the process's new mapping list only when all of its
+# tables are built: until then walks into the new libraries stop at an
+# unknown pc.  Judge the steady state once neither a table was built nor
+# a walk met unknown code for 3 s (one big table can take longer than that
+# to build, so the build count alone is no sign).
+built() { ctl stats | awk '$1 == "unwind_tables_built" || $1 == "bpf_unwind_trunc_unknown" { printf "%s ", $2 }'; }
 prev=$(built); still=0
-for _ in $(seq 1 60); do
+for _ in $(seq 1 90); do
 	sleep 1
 	now=$(built)
 	if [ "$now" = "$prev" ]; then still=$((still + 1)); else still=0; prev=$now; fi
