@@ -363,15 +363,12 @@ static __always_inline long unwind_cfa(struct unwind_walk *s, const struct profd
 	}
 }
 
-/* One frame by the tables: CFA, caller's rbp, and (ra nonzero) the
- * return address.  The usual prologue saves rbp just below the return
- * address: one read of both instead of two (each probe read of user
- * memory costs more than the rest of a frame). */
+/* One frame by the tables: CFA, caller's rbp. */
 static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, __u64 *cfa,
-					      __u64 *bp, __u64 *ra)
+					      __u64 *bp)
 {
 	struct profd_unwind_rule r;
-	__u64 tpc = pc - s->m.bias, pair[2];
+	__u64 tpc = pc - s->m.bias;
 
 	if (pc < s->m.bias || tpc > 0xffffffffULL)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_GAP);
@@ -383,13 +380,6 @@ static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, _
 	if (r.cfa_type == PROFD_UNWIND_CFA_RBP_DEREF) {
 		if (bpf_probe_read_user(bp, sizeof(*bp), (void *)s->bp))
 			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
-	} else if (r.rbp_off == -2 && *cfa > s->sp) {
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(*cfa - 16)))
-			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
-		*bp = pair[0];
-		*ra = pair[1];
-		if (!*ra)
-			return unwind_stop(s, PROFD_UNWIND_F_END);
 	} else if (r.rbp_off &&
 		   bpf_probe_read_user(bp, sizeof(*bp), (void *)(*cfa + (__s64)r.rbp_off * 8))) {
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
@@ -431,12 +421,12 @@ static long unwind_step(__u32 i, void *arg)
 		stop = unwind_fp_step(s, &cfa, &bp);
 	}
 	else
-		stop = unwind_table_step(s, pc, &cfa, &bp, &ra);
+		stop = unwind_table_step(s, pc, &cfa, &bp);
 	if (stop)
 		return 1;
 	if (cfa <= s->sp)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_BAD); /* a loop, or garbage */
-	if (!ra && bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
 	/* JIT code is always called: 0 or a kernel address is no caller. */
 	if (anon && (__s64)ra <= 0)
