@@ -13,30 +13,40 @@ PY=/usr/bin/python3
 "$PY" -c 'import torch' 2>/dev/null || skip "python3-torch is not installed (apt-get install python3-torch)"
 
 start_profd --rate 199
-run_bg "$PY" "$SRC/tests/workloads/py_torch_train.py" 150 >"$T/train.out"
+run_bg "$PY" "$SRC/tests/workloads/py_torch_train.py" 180 >"$T/train.out"
 W=${CHILDREN[-1]}
 for _ in $(seq 1 120); do grep -q ready "$T/train.out" && break; kill -0 "$W" || fail "training died"; sleep 1; done
 grep -q ready "$T/train.out" || fail "torch did not start within 120 s"
 # The ~300 tables are built once the process is first sampled and after
-# each dlopen (seconds for libtorch_cpu, longer on a loaded machine), and a
-# refresh publishes the process's new mapping list only when all of its
-# tables are built: until then walks into the new libraries stop at an
-# unknown pc.  Judge the steady state once neither a table was built nor
-# a walk met unknown code for 3 s (one big table can take longer than that
-# to build, so the build count alone is no sign).
+# each dlopen (seconds for libtorch_cpu, longer on a loaded machine).  A
+# process's mapping list reaches BPF only once all the tables it names are
+# built: before its first one, its walks go by frame pointers (a guess in
+# code without them); before a refresh, they stop at the new libraries'
+# unknown pcs.  One big table can take longer to build than any quiet
+# spell of the build count, so the steady state is: the process has its
+# entry in profd's unwind_procs map (bpftool), and neither a table was built nor
+# a walk met unknown code for 3 s.
+procs_map=
+for id in $(grep -h '^map_id:' /proc/"$PROFD_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u); do
+	bpftool map show id "$id" 2>/dev/null | grep -q ' name unwind_procs ' && { procs_map=$id; break; }
+done
+[ -n "$procs_map" ] || fail "profd's unwind_procs map not found with bpftool"
+key=$(printf '%08x' "$W" | sed 's/\(..\)\(..\)\(..\)\(..\)/\4 \3 \2 \1/')
+has_entry() { bpftool map lookup id "$procs_map" key hex $key >/dev/null 2>&1; }
 built() { ctl stats | awk '$1 == "unwind_tables_built" || $1 == "bpf_unwind_trunc_unknown" { printf "%s ", $2 }'; }
 prev=$(built); still=0
-for _ in $(seq 1 90); do
+for _ in $(seq 1 120); do
 	sleep 1
 	now=$(built)
-	if [ "$now" = "$prev" ]; then still=$((still + 1)); else still=0; prev=$now; fi
+	if [ "$now" = "$prev" ] && has_entry; then still=$((still + 1)); else still=0; prev=$now; fi
 	[ "$still" -ge 3 ] && break
 done
+[ "$still" -ge 3 ] || fail "no steady state within 120 s (tables still being built, or no unwind entry for $W)"
 sleep 10
 kill -0 "$W" || fail "training ended before the samples were taken"
 ctl dump --pid "$W" --since 10s -o "$T/t.folded" || fail "dump failed"
 ctl stats >"$T/stats.txt"
-grep -E "^(bpf_)?unwind_(table_bytes|tables_refused|tables_evicted|tables_given_way|rows|files_with|calls|complete|trunc|no_proc|stale|refreshes)" "$T/stats.txt"
+grep -E "^(bpf_)?unwind_(table_bytes|tables_refused|tables_evicted|tables_given_way|rows|files_with|calls|complete|trunc|no_proc|stale|refreshes)|^user_stacks_by_frame_pointers" "$T/stats.txt"
 
 # One stack a line, count last.  Python frames are "name (file:line)".
 awk -v out="$T" '
