@@ -98,6 +98,10 @@ struct profd_unwind_words {
  * a walk through it tells userspace (PROFD_UNWIND_F_WANTED), which loads
  * it again when there is room. */
 #define PROFD_UNWIND_MAP_WANTED (1u << 2)
+/* The file's table is being built: no rows yet (npages 0), so a walk that
+ * reaches it stops there, as at a gap, rather than guess by frame
+ * pointers.  For userspace's diagnostics; BPF needs no test for it. */
+#define PROFD_UNWIND_MAP_PENDING (1u << 3)
 
 /* A frame-pointer frame in anonymous code must lie within this many bytes
  * above the sp the walk started from (the default 8 MiB stack limit). */

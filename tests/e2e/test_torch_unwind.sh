@@ -18,14 +18,12 @@ W=${CHILDREN[-1]}
 for _ in $(seq 1 120); do grep -q ready "$T/train.out" && break; kill -0 "$W" || fail "training died"; sleep 1; done
 grep -q ready "$T/train.out" || fail "torch did not start within 120 s"
 # The ~300 tables are built once the process is first sampled and after
-# each dlopen (seconds for libtorch_cpu, longer on a loaded machine).  A
-# process's mapping list reaches BPF only once all the tables it names are
-# built: before its first one, its walks go by frame pointers (a guess in
-# code without them); before a refresh, they stop at the new libraries'
-# unknown pcs.  One big table can take longer to build than any quiet
-# spell of the build count, so the steady state is: the process has its
-# entry in profd's unwind_procs map (bpftool), and neither a table was built nor
-# a walk met unknown code for 3 s.
+# each dlopen (seconds for libtorch_cpu, longer on a loaded machine).  The
+# process's mapping list is published at once with the tables built so
+# far, its other files as pending (a walk stops there), and again as the
+# rest come.  The steady state: the process has its entry in profd's
+# unwind_procs map (bpftool), no table is pending, and neither a table was
+# built nor a walk met unknown code for 3 s.
 procs_map=
 for id in $(grep -h '^map_id:' /proc/"$PROFD_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u); do
 	bpftool map show id "$id" 2>/dev/null | grep -q ' name unwind_procs ' && { procs_map=$id; break; }
@@ -33,12 +31,13 @@ done
 [ -n "$procs_map" ] || fail "profd's unwind_procs map not found with bpftool"
 key=$(printf '%08x' "$W" | sed 's/\(..\)\(..\)\(..\)\(..\)/\4 \3 \2 \1/')
 has_entry() { bpftool map lookup id "$procs_map" key hex $key >/dev/null 2>&1; }
-built() { ctl stats | awk '$1 == "unwind_tables_built" || $1 == "bpf_unwind_trunc_unknown" { printf "%s ", $2 }'; }
+built() { ctl stats | awk '$1 == "unwind_tables_built" || $1 == "bpf_unwind_trunc_unknown" || $1 == "unwind_tables_pending" { printf "%s ", $2 }'; }
+pending() { ctl stats | awk '$1 == "unwind_tables_pending" { print $2 }'; }
 prev=$(built); still=0
 for _ in $(seq 1 120); do
 	sleep 1
 	now=$(built)
-	if [ "$now" = "$prev" ] && has_entry; then still=$((still + 1)); else still=0; prev=$now; fi
+	if [ "$now" = "$prev" ] && has_entry && [ "$(pending)" = 0 ]; then still=$((still + 1)); else still=0; prev=$now; fi
 	[ "$still" -ge 3 ] && break
 done
 [ "$still" -ge 3 ] || fail "no steady state within 120 s (tables still being built, or no unwind entry for $W)"

@@ -160,6 +160,7 @@ struct plan {
 	struct profd_unwind_mapping *ml;
 	struct uw_file **files;
 	uint32_t n;
+	uint32_t pending; /* files whose tables are still to be built */
 };
 
 static uint64_t exec_maps_hash(const struct procmaps *pm)
@@ -207,6 +208,12 @@ static void fill_mapping(struct profd_unwind_mapping *out, const struct uw_file 
 		return;
 	}
 	out->file_id = f->id;
+	if (f->state == FILE_EVICTED) {
+		/* Being built: no rows yet, so a walk reaching it stops there
+		 * (a gap) instead of guessing by frame pointers. */
+		out->flags = PROFD_UNWIND_MAP_PENDING;
+		return;
+	}
 	if (f->state == FILE_LOADED && mapping_bias(f, m, &bias)) {
 		out->bias = bias;
 		uint32_t base = f->slot_start * 2;
@@ -241,20 +248,19 @@ static bool anon_code(const struct procmap *m)
 
 /* Files and mapping entries for every executable mapping, sorted by
  * start as procmaps keeps them; anonymous code gets an entry without a
- * file (files[k] NULL).  Every file is referenced before any table is
- * built, so making room for one never evicts another this process maps. */
+ * file (files[k] NULL).  No table is built here: files still to be built
+ * are counted in pl->pending and published as gaps (sync_process builds
+ * them next).  Every file is referenced, so making room for one table
+ * never evicts another this process maps. */
 static int plan_build(struct unwinder *u, int pid, const struct procmaps *pm, struct plan *pl)
 {
-	const struct procmap **src = calloc(pm->n ? pm->n : 1, sizeof(*src));
 	uint64_t now = unwinder_now_ns();
-	uint32_t k;
 	size_t i;
 
 	memset(pl, 0, sizeof(*pl));
 	pl->ml = calloc(pm->n ? pm->n : 1, sizeof(*pl->ml));
 	pl->files = calloc(pm->n ? pm->n : 1, sizeof(*pl->files));
-	if (!src || !pl->ml || !pl->files) {
-		free(src);
+	if (!pl->ml || !pl->files) {
 		plan_release(u, pl);
 		return -ENOMEM;
 	}
@@ -274,16 +280,11 @@ static int plan_build(struct unwinder *u, int pid, const struct procmaps *pm, st
 		if (f) {
 			f->refs++;
 			f->sampled_ns = now; /* its process is sampled: keep its tables */
+			pl->pending += uwfile_needs_build(u, f);
 		}
-		src[pl->n] = m;
+		fill_mapping(&pl->ml[pl->n], f, m);
 		pl->files[pl->n++] = f;
 	}
-	for (k = 0; k < pl->n; k++) {
-		if (pl->files[k])
-			uwfile_load(u, pl->files[k], pid, src[k]);
-		fill_mapping(&pl->ml[k], pl->files[k], src[k]);
-	}
-	free(src);
 	return 0;
 }
 
@@ -321,7 +322,7 @@ static struct uw_proc *proc_find(struct unwinder *u, int pid)
  * period, its file references now. */
 static void proc_retire(struct unwinder *u, struct uw_proc *p)
 {
-	struct plan old = {NULL, p->files, p->map_count};
+	struct plan old = {NULL, p->files, p->map_count, 0};
 
 	rangealloc_free_later(&u->mappings, p->map_start, p->map_count,
 			      unwinder_now_ns() + UNWINDER_GRACE_NS);
@@ -405,6 +406,11 @@ static bool proc_wants_table(struct unwinder *u, const struct uw_proc *p)
 
 /* ---- least recently sampled ---- */
 
+uint32_t unwinder_tables_pending(const struct unwinder *u)
+{
+	return u ? __atomic_load_n(&u->tables_pending, __ATOMIC_RELAXED) : 0;
+}
+
 void unwinder_note_sampling(struct unwinder *u)
 {
 	int fd = bpf_map__fd(u->maps.procs);
@@ -450,12 +456,67 @@ void uwproc_unpublish_file(struct unwinder *u, const struct uw_file *f)
 	}
 }
 
+/* Plan pid's list from pm and publish it. */
+static int publish_process(struct unwinder *u, int pid, const struct procmaps *pm, uint64_t hash,
+			   uint64_t start_stack, uint32_t *pending)
+{
+	struct plan pl;
+	int err = plan_build(u, pid, pm, &pl);
+
+	if (err)
+		return err;
+	*pending = pl.pending;
+	err = proc_install(u, pid, &pl, hash, start_stack);
+	if (err) {
+		log_warn("unwinder: pid %d: cannot publish %u mappings: %s", pid, pl.n,
+			 strerror(-err));
+		plan_release(u, &pl);
+	}
+	return err;
+}
+
+/* Build the tables pid's list still lacks, one file at a time,
+ * publishing the list again every UNWINDER_REPUBLISH_NS of building and
+ * at the end: a process mapping PyTorch (300 files, seconds of building)
+ * gets each table as it comes instead of all of them at the end. */
+static void build_pending(struct unwinder *u, int pid, const struct procmaps *pm, uint64_t hash,
+			  uint64_t start_stack, uint32_t pending)
+{
+	uint64_t last = unwinder_now_ns();
+	bool fresh = false;
+	size_t i;
+
+	__atomic_add_fetch(&u->tables_pending, pending, __ATOMIC_RELAXED);
+	for (i = 0; i < pm->n && pending; i++) {
+		const struct procmap *m = &pm->maps[i];
+		struct uw_file *f;
+
+		if (!(m->prot & PROT_EXEC) || anon_code(m) || !(f = uwfile_get(u, pid, m)) ||
+		    !uwfile_needs_build(u, f))
+			continue;
+		f->refs++; /* held while it is built */
+		uwfile_load(u, f, pid, m);
+		uwfile_unref(u, f);
+		pending--;
+		__atomic_sub_fetch(&u->tables_pending, 1, __ATOMIC_RELAXED);
+		fresh = true;
+		if (unwinder_now_ns() - last >= UNWINDER_REPUBLISH_NS) {
+			publish_process(u, pid, pm, hash, start_stack, &(uint32_t){0});
+			last = unwinder_now_ns();
+			fresh = false;
+		}
+	}
+	__atomic_sub_fetch(&u->tables_pending, pending, __ATOMIC_RELAXED);
+	if (fresh)
+		publish_process(u, pid, pm, hash, start_stack, &(uint32_t){0});
+}
+
 static int sync_process(struct unwinder *u, int pid)
 {
 	struct uw_proc *p = proc_find(u, pid);
 	uint64_t hash, start_stack;
 	struct procmaps pm;
-	struct plan pl;
+	uint32_t pending = 0;
 	int err;
 
 	err = read_start_stack(u->proc_root, pid, &start_stack);
@@ -468,16 +529,11 @@ static int sync_process(struct unwinder *u, int pid)
 		procmaps_free(&pm);
 		return 0;
 	}
-	err = plan_build(u, pid, &pm, &pl);
+	/* What is built now, at once; the rest as it is built. */
+	err = publish_process(u, pid, &pm, hash, start_stack, &pending);
+	if (!err && pending)
+		build_pending(u, pid, &pm, hash, start_stack, pending);
 	procmaps_free(&pm);
-	if (err)
-		return err;
-	err = proc_install(u, pid, &pl, hash, start_stack);
-	if (err) {
-		log_warn("unwinder: pid %d: cannot publish %u mappings: %s", pid, pl.n,
-			 strerror(-err));
-		plan_release(u, &pl);
-	}
 	return err;
 }
 

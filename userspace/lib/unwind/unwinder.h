@@ -62,6 +62,8 @@ int unwinder_add_process(struct unwinder *u, int pid);
 int unwinder_refresh_process(struct unwinder *u, int pid);
 /* Forget pid (exit).  0 or -ENOENT. */
 int unwinder_remove_process(struct unwinder *u, int pid);
+/* Tables published as pending (a gap) and not built yet.  Any thread. */
+uint32_t unwinder_tables_pending(const struct unwinder *u);
 /* Note which processes BPF sampled since the last call (their files stay
  * loaded when memory runs out); at most once per idle_ns / 4.  Call it
  * every second or so from the thread that owns u, so that a sample's time

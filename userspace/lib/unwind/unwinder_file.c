@@ -356,6 +356,11 @@ struct uw_file *uwfile_get(struct unwinder *u, int pid, const struct procmap *m)
 	return f;
 }
 
+bool uwfile_needs_build(struct unwinder *u, const struct uw_file *f)
+{
+	return f->state == FILE_EVICTED || (uwfile_wanted(f) && uwfile_has_room(u, f->nslots));
+}
+
 void uwfile_load(struct unwinder *u, struct uw_file *f, int pid, const struct procmap *m)
 {
 	if (f->state == FILE_EVICTED || uwfile_wanted(f))

@@ -19,6 +19,9 @@
  * microseconds, so freed slices wait this long before reuse (and an
  * allocation that needs them waits at most this long). */
 #define UNWINDER_GRACE_NS (5ull * 1000 * 1000)
+/* While a process's tables are built, its list is published again this
+ * often with the tables built so far. */
+#define UNWINDER_REPUBLISH_NS (200ull * 1000 * 1000)
 
 /* EVICTED: not built, or built and dropped while no one mapped it.
  * GAVE_WAY: dropped while mapped, its processes idle, for a sampled one. */
@@ -70,6 +73,7 @@ struct unwinder {
 	uint64_t clock; /* LRU ticks */
 	uint64_t idle_ns;	/* unwinder_opts.idle_ns */
 	uint64_t sampled_read_ns; /* when unwinder_note_sampling last read the BPF side */
+	uint32_t tables_pending;  /* atomic: tables published as pending, not built yet */
 	struct unwinder_stats st;
 };
 
@@ -88,6 +92,8 @@ void uwfile_free(struct uw_file *f);
 bool uwfile_has_room(struct unwinder *u, uint32_t n);
 /* A table wanted but not loaded: it did not fit or gave way. */
 bool uwfile_wanted(const struct uw_file *f);
+/* Whether uwfile_load would build f's table now. */
+bool uwfile_needs_build(struct unwinder *u, const struct uw_file *f);
 /* Bring every file's sampled_ns up to date from the BPF side (at most
  * every idle_ns / 4: a lookup per process). */
 /* Point every published mapping of f at frame pointers (flagged wanted)
