@@ -181,21 +181,27 @@ enum profd_unwind_counter {
 	PROFD_UNWIND_CNT_BAD,	    /* truncated: CFA sanity check failed */
 	PROFD_UNWIND_CNT_STALE,	    /* entry from before an exec: not used */
 	PROFD_UNWIND_CNT_ANON,	    /* walks through anonymous code (JIT) by frame pointers */
-	PROFD_UNWIND_CNT_RULE_HITS, /* table frames whose rule came from the per-CPU cache */
 	PROFD_UNWIND_CNT_MAX
 };
 
 /* The per-CPU rule cache: the rule found at row pc tpc of file file_id,
- * direct-mapped by a hash of both.  A sampled program's hot return
+ * direct-mapped by a hash of both (1024 entries).  A sampled program's hot return
  * addresses recur at every sample: one cache line instead of a page
  * index and a binary search over the rows, cold at 99 Hz.  Rules are
  * the file's own (ids are never reused), so an entry stays true while
  * the file's table moves, gives way or is rebuilt. */
-#define PROFD_UNWIND_RULE_CACHE_BITS 11
+#define PROFD_UNWIND_RULE_CACHE_BITS 10
 struct profd_unwind_rule_cache_entry {
 	__u64 key; /* file_id << 32 | tpc; 0: empty (file ids start at 1) */
 	__u32 rule;
 	__u32 _pad;
+};
+
+/* The per-CPU value (one per CPU, key 0); hits are counted here, where
+ * the lookup already holds the value. */
+struct profd_unwind_rule_cache {
+	__u64 hits;
+	struct profd_unwind_rule_cache_entry e[1u << PROFD_UNWIND_RULE_CACHE_BITS];
 };
 
 /* Event of bpf/unwind_test.bpf.c (the unwinder's own BPF test): one

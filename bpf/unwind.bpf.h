@@ -53,15 +53,12 @@ struct {
 	__type(value, __u64);
 } unwind_counters SEC(".maps");
 
-struct unwind_rule_cache {
-	struct profd_unwind_rule_cache_entry e[1u << PROFD_UNWIND_RULE_CACHE_BITS];
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct unwind_rule_cache);
+	__type(value, struct profd_unwind_rule_cache);
 } unwind_rule_cache SEC(".maps");
 
 /* Bumped by userspace when it reads which processes were sampled
@@ -83,7 +80,6 @@ struct unwind_walk {
 	__u32 map_start, map_count;
 	__u32 done;
 	__u32 from_anon;	       /* this pc came from a frame pointer in anonymous code */
-	__u32 rule_hits;	       /* frames whose rule the cache had */
 	struct profd_unwind_mapping m; /* mapping of the previous pc: usually the next one's too */
 };
 
@@ -213,15 +209,17 @@ __noinline __s64 unwind_rule_word(__u32 pages, __u32 npages, __u32 rules, __u32 
 __noinline __s64 unwind_rule_cached(__u64 key, __u32 pages, __u32 npages, __u32 rules, __u32 rows)
 {
 	__u32 zero = 0, slot;
-	struct unwind_rule_cache *c = bpf_map_lookup_elem(&unwind_rule_cache, &zero);
+	struct profd_unwind_rule_cache *c = bpf_map_lookup_elem(&unwind_rule_cache, &zero);
 	struct profd_unwind_rule_cache_entry *e = NULL;
 	__s64 w;
 
 	if (c && key >> 32) {
 		slot = (__u32)((key * 0x9e3779b97f4a7c15ull) >> (64 - PROFD_UNWIND_RULE_CACHE_BITS));
 		e = &c->e[slot & ((1u << PROFD_UNWIND_RULE_CACHE_BITS) - 1)];
-		if (*(volatile __u64 *)&e->key == key)
+		if (*(volatile __u64 *)&e->key == key) {
+			c->hits++; /* here, not in the walk: a counter there multiplies its states */
 			return (__s64)*(volatile __u32 *)&e->rule | (1ll << 32);
+		}
 	}
 	w = unwind_rule_word(pages, npages, rules, rows, (__u32)key);
 	if (w >= 0 && e) {
@@ -243,7 +241,6 @@ static __always_inline long unwind_lookup_rule(struct unwind_walk *s, __u32 tpc,
 
 	if (w < 0)
 		return -1;
-	s->rule_hits += (__u32)(w >> 32);
 	__builtin_memcpy(rule, &v, sizeof(v));
 	return 0;
 }
@@ -440,10 +437,9 @@ static long unwind_step(__u32 i, void *arg)
 	return 0;
 }
 
-static __always_inline void unwind_count_result(__u32 flags, __u32 n, __u32 rule_hits)
+static __always_inline void unwind_count_result(__u32 flags, __u32 n)
 {
 	unwind_count(PROFD_UNWIND_CNT_CALLS, 1);
-	unwind_count(PROFD_UNWIND_CNT_RULE_HITS, rule_hits);
 	unwind_count(PROFD_UNWIND_CNT_FRAMES, n);
 	if (flags & PROFD_UNWIND_F_END)
 		unwind_count(PROFD_UNWIND_CNT_COMPLETE, 1);
@@ -505,7 +501,7 @@ static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgi
 	if (!s.done)
 		s.flags |= PROFD_UNWIND_F_TRUNC_DEPTH;
 	*flags = s.flags;
-	unwind_count_result(s.flags, s.n, s.rule_hits);
+	unwind_count_result(s.flags, s.n);
 	return (int)s.n;
 }
 

@@ -63,14 +63,18 @@ int unwind_lookup(struct profd_unwind_lookup_test *a)
 {
 	struct profd_unwind_mapping *m;
 	struct profd_unwind_rule rule = {};
-	struct unwind_walk s = {};
-	__u32 idx = a->mapping;
+	__u32 idx = a->mapping, v;
+	__s64 w = -1;
 
 	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
 	if (m)
-		s.m = *m;
-	a->rc = !m || unwind_lookup_rule(&s, a->tpc, &rule) ? -1 : 0;
-	a->cache_hit = s.rule_hits;
+		w = unwind_rule_cached((__u64)m->file_id << 32 | a->tpc, m->pages, m->npages, m->rules,
+				       m->rows);
+	a->rc = w < 0 ? -1 : 0;
+	a->cache_hit = w < 0 ? 0 : (__u32)(w >> 32);
+	v = (__u32)w;
+	if (w >= 0)
+		__builtin_memcpy(&rule, &v, sizeof(v));
 	a->rule = rule;
 	return 0;
 }

@@ -444,7 +444,7 @@ static inline int uw_open(const struct unwinder_opts *o, uint32_t target,
 	skel->rodata->target_tgid = target;
 	maps = (struct unwinder_maps){skel->maps.unwind_rows, skel->maps.unwind_mappings,
 				      skel->maps.unwind_procs, skel->maps.unwind_counters,
-				      &skel->data->unwind_epoch};
+				      skel->maps.unwind_rule_cache, &skel->data->unwind_epoch};
 	err = unwinder_size_maps(&maps, o);
 	if (!err)
 		err = unwind_test_bpf__load(skel);

@@ -316,6 +316,7 @@ static struct unwinder_maps unwind_maps(const struct sampler *s)
 		.mappings = s->skel->maps.unwind_mappings,
 		.procs = s->skel->maps.unwind_procs,
 		.counters = s->skel->maps.unwind_counters,
+		.rule_cache = s->skel->maps.unwind_rule_cache,
 		.epoch = s->skel->data ? &s->skel->data->unwind_epoch : NULL,
 	};
 

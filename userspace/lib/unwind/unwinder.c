@@ -614,6 +614,22 @@ int unwinder_counters(const struct unwinder *u, uint64_t out[PROFD_UNWIND_CNT_MA
 	return bpfcount_sum(bpf_map__fd(u->maps.counters), PROFD_UNWIND_CNT_MAX, out);
 }
 
+uint64_t unwinder_rule_cache_hits(const struct unwinder *u)
+{
+	int ncpus = libbpf_num_possible_cpus(), i;
+	struct profd_unwind_rule_cache *v;
+	uint32_t zero = 0;
+	uint64_t sum = 0;
+
+	if (!u->maps.rule_cache || ncpus <= 0 || !(v = calloc((size_t)ncpus, sizeof(*v))))
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(u->maps.rule_cache), &zero, v) == 0)
+		for (i = 0; i < ncpus; i++)
+			sum += v[i].hits;
+	free(v);
+	return sum;
+}
+
 const char *unwinder_counter_name(int which)
 {
 	static const char *const names[PROFD_UNWIND_CNT_MAX] = {
@@ -630,7 +646,6 @@ const char *unwinder_counter_name(int which)
 	    [PROFD_UNWIND_CNT_BAD] = "unwind_trunc_bad",
 	    [PROFD_UNWIND_CNT_STALE] = "unwind_stale",
 	    [PROFD_UNWIND_CNT_ANON] = "unwind_walks_through_anon_code",
-	    [PROFD_UNWIND_CNT_RULE_HITS] = "unwind_rule_cache_hits",
 	};
 
 	return which >= 0 && which < PROFD_UNWIND_CNT_MAX && names[which] ? names[which] : "?";

@@ -34,7 +34,8 @@ struct unwinder_maps {
 	struct bpf_map *rows;
 	struct bpf_map *mappings;
 	struct bpf_map *procs;
-	struct bpf_map *counters; /* may be NULL: no BPF counters in stats */
+	struct bpf_map *counters;   /* may be NULL: no BPF counters in stats */
+	struct bpf_map *rule_cache; /* unwind_rule_cache; may be NULL: no hit count */
 	/* The skeleton's unwind_epoch (skel->data->unwind_epoch).  NULL: no
 	 * process counts as sampled but while its tables are built, so idle
 	 * tables never give way. */
@@ -62,6 +63,9 @@ int unwinder_add_process(struct unwinder *u, int pid);
 int unwinder_refresh_process(struct unwinder *u, int pid);
 /* Forget pid (exit).  0 or -ENOENT. */
 int unwinder_remove_process(struct unwinder *u, int pid);
+/* Table frames whose rule came from BPF's per-CPU rule cache (a read of
+ * the whole cache: for stats, not per sample).  Any thread. */
+uint64_t unwinder_rule_cache_hits(const struct unwinder *u);
 /* Tables published as pending (a gap) and not built yet.  Any thread. */
 uint32_t unwinder_tables_pending(const struct unwinder *u);
 /* Note which processes BPF sampled since the last call (their files stay
