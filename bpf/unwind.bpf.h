@@ -53,7 +53,7 @@ struct {
 	__type(value, __u64);
 } unwind_counters SEC(".maps");
 
-
+/* struct profd_unwind_rule_cache (profd_abi_unwind.h): this CPU's rules. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

@@ -551,8 +551,6 @@ out:
 
 /* ---- exec ---- */
 
-
-
 /* A shell that exec's the C program after it was added: the walks must
  * see the entry is stale (and not unwind the new image with the shell's
  * mappings) until the process is refreshed, and complete afterwards. */

@@ -31,13 +31,16 @@ done
 [ -n "$procs_map" ] || fail "profd's unwind_procs map not found with bpftool"
 key=$(printf '%08x' "$W" | sed 's/\(..\)\(..\)\(..\)\(..\)/\4 \3 \2 \1/')
 has_entry() { bpftool map lookup id "$procs_map" key hex $key >/dev/null 2>&1; }
-built() { ctl stats | awk '$1 == "unwind_tables_built" || $1 == "bpf_unwind_trunc_unknown" || $1 == "unwind_tables_pending" { printf "%s ", $2 }'; }
-pending() { ctl stats | awk '$1 == "unwind_tables_pending" { print $2 }'; }
-prev=$(built); still=0
+# "tables built, unknown walks, tables pending", from one stats answer.
+progress() {
+	ctl stats | awk '$1 == "unwind_tables_built" { b = $2 } $1 == "bpf_unwind_trunc_unknown" { u = $2 }
+		$1 == "unwind_tables_pending" { p = $2 } END { print b, u, p }'
+}
+prev=$(progress); still=0
 for _ in $(seq 1 120); do
 	sleep 1
-	now=$(built)
-	if [ "$now" = "$prev" ] && has_entry && [ "$(pending)" = 0 ]; then still=$((still + 1)); else still=0; prev=$now; fi
+	now=$(progress)
+	if [ "$now" = "$prev" ] && [ "${now##* }" = 0 ] && has_entry; then still=$((still + 1)); else still=0; prev=$now; fi
 	[ "$still" -ge 3 ] && break
 done
 [ "$still" -ge 3 ] || fail "no steady state within 120 s (tables still being built, or no unwind entry for $W)"

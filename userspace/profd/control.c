@@ -364,7 +364,7 @@ static void add_unwind_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "unwind_tables_refused", us.refusals);
 	proto_stats_add(s, "unwind_tables_given_way", us.given_way);
 	proto_stats_add(s, "unwind_tables_pending", unwinder_tables_pending(u)); /* live */
-	proto_stats_add(s, "bpf_unwind_rule_cache_hits", u ? unwinder_rule_cache_hits(u) : 0);
+	proto_stats_add(s, "bpf_unwind_rule_cache_hits", unwinder_rule_cache_hits(u));
 	proto_stats_add(s, "unwind_refreshes", d->in.c.unwind_refreshes);
 	proto_stats_add(s, "user_stacks_by_frame_pointers", d->in.c.ustack_fp);
 	if (unwinder_counters(u, cnt) == 0) {

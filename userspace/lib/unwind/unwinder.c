@@ -408,7 +408,7 @@ static bool proc_wants_table(struct unwinder *u, const struct uw_proc *p)
 
 uint32_t unwinder_tables_pending(const struct unwinder *u)
 {
-	return u ? __atomic_load_n(&u->tables_pending, __ATOMIC_RELAXED) : 0;
+	return __atomic_load_n(&u->tables_pending, __ATOMIC_RELAXED);
 }
 
 void unwinder_note_sampling(struct unwinder *u)
@@ -598,7 +598,6 @@ void unwinder_for_each_file(const struct unwinder *u, unwinder_file_fn fn, void 
 		    .rows = f->state == FILE_LOADED ? f->nrows : 0,
 		    .build_ns = f->build_ns,
 		    .state = uwfile_state_name(f->state),
-		    .idle_ns = f->refs && f->sampled_ns ? unwinder_now_ns() - f->sampled_ns : 0,
 		};
 
 		fi.bytes = fi.rows ? (uint64_t)f->nslots * sizeof(struct profd_unwind_words) : 0;

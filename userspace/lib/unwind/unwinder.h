@@ -103,7 +103,6 @@ struct unwinder_file_info {
 	uint64_t bytes;
 	uint64_t build_ns;
 	const char *state; /* "loaded", "no-cfi", "failed", "refused", "evicted", "gave-way" */
-	uint64_t idle_ns;  /* since a process mapping it was last sampled */
 };
 
 typedef void (*unwinder_file_fn)(void *ctx, const struct unwinder_file_info *fi);

@@ -260,16 +260,13 @@ static void note_build(struct unwinder *u, struct uw_file *f, const struct unwin
 
 /* Build f's table and put its rows into the BPF map, or settle on
  * frame pointers for it. */
-static void file_load(struct unwinder *u, struct uw_file *f, int pid, const struct procmap *m)
+void uwfile_load(struct unwinder *u, struct uw_file *f, int pid, const struct procmap *m)
 {
 	struct unwind_packed p = {0};
 	struct unwind_table t;
 	uint32_t start;
 	int err;
 
-	/* A table already known not to fit is not rebuilt in vain. */
-	if (uwfile_wanted(f) && !uwfile_has_room(u, f->nslots))
-		return;
 	err = build_table(u, f, pid, m, &t);
 	if (!err && t.nrows) {
 		err = unwind_pack(&t, &p);
@@ -356,15 +353,11 @@ struct uw_file *uwfile_get(struct unwinder *u, int pid, const struct procmap *m)
 	return f;
 }
 
+/* Not built yet, or wanted where there is room now: a table already
+ * known not to fit is not rebuilt in vain. */
 bool uwfile_needs_build(struct unwinder *u, const struct uw_file *f)
 {
 	return f->state == FILE_EVICTED || (uwfile_wanted(f) && uwfile_has_room(u, f->nslots));
-}
-
-void uwfile_load(struct unwinder *u, struct uw_file *f, int pid, const struct procmap *m)
-{
-	if (f->state == FILE_EVICTED || uwfile_wanted(f))
-		file_load(u, f, pid, m);
 }
 
 void uwfile_unref(struct unwinder *u, struct uw_file *f)

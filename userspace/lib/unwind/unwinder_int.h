@@ -81,8 +81,8 @@ uint64_t unwinder_now_ns(void);
 /* The file of an executable mapping, known or new (then not built yet);
  * NULL for anonymous code or no memory.  The caller takes a reference. */
 struct uw_file *uwfile_get(struct unwinder *u, int pid, const struct procmap *m);
-/* Build and load f's table if it is not loaded; on failure or no room f
- * settles on frame pointers.  m is a mapping of f in process pid. */
+/* Build and load f's table (when uwfile_needs_build says so); on failure
+ * or no room f settles on frame pointers.  m is a mapping of f in pid. */
 void uwfile_load(struct unwinder *u, struct uw_file *f, int pid, const struct procmap *m);
 /* Drop a reference; a file no one maps keeps only a loaded table. */
 void uwfile_unref(struct unwinder *u, struct uw_file *f);
@@ -92,10 +92,8 @@ void uwfile_free(struct uw_file *f);
 bool uwfile_has_room(struct unwinder *u, uint32_t n);
 /* A table wanted but not loaded: it did not fit or gave way. */
 bool uwfile_wanted(const struct uw_file *f);
-/* Whether uwfile_load would build f's table now. */
+/* Whether f's table should be built now. */
 bool uwfile_needs_build(struct unwinder *u, const struct uw_file *f);
-/* Bring every file's sampled_ns up to date from the BPF side (at most
- * every idle_ns / 4: a lookup per process). */
 /* Point every published mapping of f at frame pointers (flagged wanted)
  * before f's rows are freed. */
 void uwproc_unpublish_file(struct unwinder *u, const struct uw_file *f);
