@@ -30,6 +30,7 @@ start_profd() {
 	[ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (running as uid $(id -u))"
 	"$PROFD" --config /dev/null --state-dir "$T/state" --socket "$SOCK" "$@" 2>"$T/profd.err" &
 	PROFD_PID=$!
+	UNWIND_PROCS_MAP= # has_unwind_entry finds this profd's map
 	local i
 	for i in $(seq 1 100); do
 		if [ -S "$SOCK" ] && "$PROFCTL" --socket "$SOCK" stats >/dev/null 2>&1; then
@@ -63,3 +64,33 @@ run_bg() { "$@" & CHILDREN+=($!); }
 # sum_matching FILE REGEX: total count of folded lines whose stack matches.
 sum_matching() { awk -v re="$2" '{ n = $NF; $NF = ""; if ($0 ~ re) s += n } END { print s + 0 }' "$1"; }
 total_samples() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
+
+# has_unwind_entry PID: PID has its mapping list in profd's unwind_procs
+# map (read with bpftool through the map ids of profd's open fds).
+has_unwind_entry() {
+	local id key
+	if [ -z "${UNWIND_PROCS_MAP:-}" ]; then
+		for id in $(grep -h '^map_id:' /proc/"$PROFD_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u); do
+			bpftool map show id "$id" 2>/dev/null | grep -q ' name unwind_procs ' && { UNWIND_PROCS_MAP=$id; break; }
+		done
+		[ -n "${UNWIND_PROCS_MAP:-}" ] || fail "profd's unwind_procs map not found with bpftool"
+	fi
+	key=$(printf '%08x' "$1" | sed 's/\(..\)\(..\)\(..\)\(..\)/\4 \3 \2 \1/')
+	bpftool map lookup id "$UNWIND_PROCS_MAP" key hex $key >/dev/null 2>&1
+}
+
+# wait_unwind_ready PID...: until each PID has its unwind entry and no
+# table is pending (at most 60 s).  Before that a walk stops at a file
+# whose table is still being built (a fraction of a second after a
+# process is first sampled, seconds on a loaded machine): tests of the
+# walk itself look at samples taken after this.
+wait_unwind_ready() {
+	local i p missing
+	for i in $(seq 1 600); do
+		missing=
+		for p in "$@"; do has_unwind_entry "$p" || missing=$p; done
+		[ -z "$missing" ] && ctl stats | grep -qE '^unwind_tables_pending +0$' && return 0
+		sleep 0.1
+	done
+	fail "no unwind entry for ${missing:-all of $*}, or tables still pending, after 60 s"
+}

@@ -12,14 +12,17 @@ $CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$T/nofp" "$SRC/test
 objdump -d "$T/nofp" | grep -A3 '<c3>:' | grep -q 'push *%rbp' && fail "the test program has frame pointers"
 
 # 1 s buckets, so that --since can leave out the program's first seconds:
-# until the worker has built the tables of a library dlopen'ed at start,
-# walks through it end there (the README says so; on a loaded machine the
-# build takes seconds).  What is checked here is the walk once they exist.
+# until the worker has built a process's tables, walks through a file
+# still pending end there (the README says so; on a loaded machine the
+# build takes seconds).  What is checked here is the walk once they exist:
+# the last 2 s (whole buckets: up to 3) of the 4 after they are.
 start_profd --rate 499 --bucket 1s
-run_bg "$T/nofp" "$T/libnofp.so" 9
+run_bg "$T/nofp" "$T/libnofp.so" 30
 W=${CHILDREN[-1]}
-sleep 7
-ctl dump --pid "$W" --since 3s -o "$T/c.folded" || fail "dump failed"
+wait_unwind_ready "$W"
+sleep 4
+ctl dump --pid "$W" --since 2s -o "$T/c.folded" || fail "dump failed"
+kill "$W"
 ctl --json stats >"$T/stats.json"
 total=$(total_samples "$T/c.folded")
 main=$(sum_matching "$T/c.folded" '^_start;__libc_start_main;__libc_start_call_main;main;')
@@ -36,13 +39,13 @@ ok "C: $pct% reach main"
 
 PY=/usr/bin/python3.11
 [ -x "$PY" ] || PY=$(command -v python3)
-run_bg "$PY" "$SRC/tests/workloads/py_split.py" 6
+run_bg "$PY" "$SRC/tests/workloads/py_split.py" 30
 P=${CHILDREN[-1]}
+# As for the C program: the seconds after its tables are ready.
+wait_unwind_ready "$P"
 sleep 4
-# Its last 2 s, as for the C program: before the worker has published its
-# first tables (a fraction of a second, longer on a loaded machine) the
-# interpreter's samples are walked by frame pointers, which it has none of.
 ctl dump --pid "$P" --since 2s -o "$T/py.folded" || fail "python dump failed"
+kill "$P"
 total=$(total_samples "$T/py.folded")
 # Reaching main: libc's start code calls main (on Debian's build just a
 # jump to Py_BytesMain) and on into Py_RunMain.

@@ -24,13 +24,6 @@ grep -q ready "$T/train.out" || fail "torch did not start within 120 s"
 # rest come.  The steady state: the process has its entry in profd's
 # unwind_procs map (bpftool), no table is pending, and neither a table was
 # built nor a walk met unknown code for 3 s.
-procs_map=
-for id in $(grep -h '^map_id:' /proc/"$PROFD_PID"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u); do
-	bpftool map show id "$id" 2>/dev/null | grep -q ' name unwind_procs ' && { procs_map=$id; break; }
-done
-[ -n "$procs_map" ] || fail "profd's unwind_procs map not found with bpftool"
-key=$(printf '%08x' "$W" | sed 's/\(..\)\(..\)\(..\)\(..\)/\4 \3 \2 \1/')
-has_entry() { bpftool map lookup id "$procs_map" key hex $key >/dev/null 2>&1; }
 # "tables built, unknown walks, tables pending", from one stats answer.
 progress() {
 	ctl stats | awk '$1 == "unwind_tables_built" { b = $2 } $1 == "bpf_unwind_trunc_unknown" { u = $2 }
@@ -40,7 +33,7 @@ prev=$(progress); still=0
 for _ in $(seq 1 120); do
 	sleep 1
 	now=$(progress)
-	if [ "$now" = "$prev" ] && [ "${now##* }" = 0 ] && has_entry; then still=$((still + 1)); else still=0; prev=$now; fi
+	if [ "$now" = "$prev" ] && [ "${now##* }" = 0 ] && has_unwind_entry "$W"; then still=$((still + 1)); else still=0; prev=$now; fi
 	[ "$still" -ge 3 ] && break
 done
 [ "$still" -ge 3 ] || fail "no steady state within 120 s (tables still being built, or no unwind entry for $W)"
