@@ -284,6 +284,92 @@ static void test_prune_age(void **state)
 	history_close(h);
 }
 
+/* A row that brings its stack's memo skips the frames while the memo
+ * holds; it stops holding when a frame is due for its "last used" mark
+ * (then every frame is looked up and marked again, so a prune keeps
+ * them), and when ids may have changed (a rollback, here). */
+static void test_stack_memo(void **state)
+{
+	struct history_opts o = { .mark_every_ns = 3 * W };
+	struct history *h = open_hist(&o);
+	struct history_stack_memo m1 = { 0 }, m3 = { 0 };
+	struct history_prune_stats ps;
+	struct history_stats st;
+	struct history_row r;
+	struct stackset *ss;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) { /* a flush a bucket, as the daemon's */
+		r = (struct history_row)ROW(T0 + (uint64_t)i * W, 100, "t", k1, n1, 1);
+		r.memo = &m1;
+		assert_int_equal(history_begin(h), 0);
+		add(h, &proc_a, r);
+		assert_int_equal(history_commit(h), 0);
+	}
+	/* Looked up in full at 0, 4W and 8W (3W after the last mark). */
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.stack_memo_hits, 7);
+	assert_int_equal(st.stacks, 1);
+
+	/* The prune keeps the frames of a stack still written (marked at 8W). */
+	assert_int_equal(history_prune(h, T0 + 5 * W, 0, &ps), 0);
+	assert_int_equal(ps.frames_deleted, 0);
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(count_of(ss, S1), 5);
+	stackset_free(ss);
+
+	/* A stack first written in a transaction that rolls back: its id is
+	 * gone with it, and the memo filled then is not used again. */
+	r = (struct history_row)ROW(T0 + 10 * W, 200, "t", k3, n3, 4);
+	r.memo = &m3;
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_b, r);
+	history_rollback(h);
+	assert_true(m3.id > 0);
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_b, r);
+	assert_int_equal(history_commit(h), 0);
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(count_of(ss, S3), 4);
+	assert_int_equal(ss->total, 5 + 4);
+	stackset_free(ss);
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.stack_memo_hits, 7);
+	history_close(h);
+}
+
+/* A row's "stored" hint only changes which statement goes first: a cell
+ * said stored that is not (its bucket pruned, a new file) is inserted,
+ * one said new that is stored is added to. */
+static void test_stored_hint(void **state)
+{
+	struct history *h = open_hist(NULL);
+	struct history_row r = ROW(T0, 100, "t", k3, n3, 2);
+	struct history_stats st;
+	struct stackset *ss;
+
+	(void)state;
+	r.stored = true; /* wrong: nothing stored yet */
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_a, r);
+	assert_int_equal(history_commit(h), 0);
+	r.stored = true; /* right */
+	r.count = 3;
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_a, r);
+	r.stored = false; /* wrong: stored */
+	r.count = 4;
+	add(h, &proc_a, r);
+	assert_int_equal(history_commit(h), 0);
+	assert_int_equal(history_stats(h, &st), 0);
+	assert_int_equal(st.sample_rows, 1);
+	ss = query(h, &(struct history_query){ 0 });
+	assert_int_equal(count_of(ss, S3), 2 + 3 + 4);
+	stackset_free(ss);
+	history_close(h);
+}
+
 /* history_procs() hands each process's RSS points, oldest first. */
 static int rss_of_a(const struct history_proc *p, uint64_t samples, void *ctx)
 {
@@ -553,6 +639,8 @@ int main(void)
 		HISTTEST(test_counts_add_up),
 		HISTTEST(test_dedupe),
 		HISTTEST(test_prune_age),
+		HISTTEST(test_stack_memo),
+		HISTTEST(test_stored_hint),
 		HISTTEST(test_prune_size_cap),
 		HISTTEST(test_rss_points),
 		HISTTEST(test_modules_roundtrip),

@@ -439,6 +439,7 @@ static void add_history_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "history_flush_errors", d->flush_errors);
 	proto_stats_add(s, "history_rows_written", d->flush_rows);
 	proto_stats_add(s, "history_rows_refused", d->flush_refused);
+	proto_stats_add(s, "history_stack_memo_hits", hs.stack_memo_hits);
 	proto_stats_add(s, "history_last_flush_ns", d->flush_ns_last);
 	proto_stats_add(s, "history_rows_pruned", hs.rows_pruned);
 	proto_stats_add(s, "history_bytes_pruned", hs.bytes_pruned);

@@ -75,6 +75,7 @@ struct worker {
 	struct lane lanes[LANES];
 	struct hashmap tables_queued; /* pid -> 1 while a JOB_TABLES waits */
 	bool tick_queued;	      /* a JOB_TABLES_TICK waits */
+	uint64_t tick_next_ns;	      /* ingest's: none queued before */
 	struct result *res;
 	size_t nres, rescap;
 	int efd;
@@ -194,8 +195,15 @@ void worker_tables_forget(struct worker *w, uint32_t pid)
 	enqueue(w, job(JOB_TABLES_FORGET, pid, 0, 0));
 }
 
+/* Ingest's thread, every second: the tables lane is woken only as often
+ * as the note does anything. */
 void worker_tables_tick(struct worker *w)
 {
+	uint64_t now = mono_ns();
+
+	if (!w || !w->u || now < w->tick_next_ns)
+		return;
+	w->tick_next_ns = now + unwinder_note_every_ns(w->u);
 	enqueue(w, job(JOB_TABLES_TICK, 0, 0, 0));
 }
 

@@ -142,6 +142,7 @@ static int64_t overflow_stack(struct aggregate *a, struct proc *p)
 		return -ENOMEM;
 	pp->stacks[pp->nstacks].frames[0] = frame;
 	pp->stacks[pp->nstacks].depth = 1;
+	pp->stacks[pp->nstacks].memo = (struct history_stack_memo){ 0 };
 	if (hashmap_put(&pp->stack_index, key, pp->nstacks + 1)) {
 		free(pp->stacks[pp->nstacks].frames);
 		return -ENOMEM;
@@ -172,6 +173,7 @@ int64_t aggregate_stack(struct aggregate *a, struct proc *p, const uint32_t *fra
 		return -ENOMEM;
 	memcpy(st->frames, frames, depth * sizeof(uint32_t));
 	st->depth = depth;
+	st->memo = (struct history_stack_memo){ 0 };
 	if (depth > a->max_depth)
 		a->max_depth = depth;
 	if (hashmap_put(&pp->stack_index, key, pp->nstacks + 1)) {

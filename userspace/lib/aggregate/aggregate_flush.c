@@ -49,7 +49,7 @@ struct row_buf {
 
 /* One history row for the unflushed part of a cell. */
 static int add_cell(struct aggregate *a, struct history *h, const struct history_proc *hp,
-		    const struct agg_stack *st, const struct agg_cell *c, const struct row_buf *b)
+		    struct agg_stack *st, const struct agg_cell *c, const struct row_buf *b)
 {
 	struct history_row r;
 	uint32_t i;
@@ -67,13 +67,15 @@ static int add_cell(struct aggregate *a, struct history *h, const struct history
 	r.names = b->names;
 	r.count = c->count - c->flushed;
 	r.type = aggregate_type_name((int)c->type);
+	r.memo = &st->memo;
+	r.stored = c->flushed != 0;
 	return history_add_in(h, hp, &r, b->mods);
 }
 
-static int flush_proc(struct aggregate *a, struct history *h, const struct proc *p,
+static int flush_proc(struct aggregate *a, struct history *h, struct proc *p,
 		      struct agg_flush_stats *st, const struct row_buf *b)
 {
-	const struct proc_profile *pp = p->profile;
+	struct proc_profile *pp = p->profile;
 	struct history_proc hp;
 	size_t i;
 	int err;

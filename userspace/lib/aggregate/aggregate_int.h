@@ -8,9 +8,12 @@
 
 #include "hashmap.h"
 
+#include "history.h"
+
 struct agg_stack {
 	uint32_t depth;
 	uint32_t *frames; /* global frame ids, root first */
+	struct history_stack_memo memo; /* its id in history, kept by history */
 };
 
 struct agg_cell {

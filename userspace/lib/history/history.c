@@ -427,7 +427,7 @@ int hist_recover(struct history *h)
 
 	hist_txn_reset(h);
 	hist_caches_reset(h);
-	h->series_id = -1;
+	h->nseries = 0;
 	disconnect(h);
 	if (h->broken)
 		move_aside(h);
@@ -465,7 +465,8 @@ struct history *history_open(const char *state_dir, const struct history_opts *o
 	hist_cache_init(&h->frames, h->o.frame_cache_max);
 	hist_cache_init(&h->stacks, h->o.stack_cache_max);
 	hist_cache_init(&h->modules, h->o.frame_cache_max);
-	h->series_id = -1;
+	h->ids_gen = hist_new_gen();
+	h->nseries = 0;
 	h->dir = strdup(state_dir ? state_dir : HISTORY_DEFAULT_DIR);
 	if (!h->dir || asprintf(&h->path, "%s/%s", h->dir, HISTORY_FILE) < 0) {
 		h->path = NULL;
@@ -535,13 +536,18 @@ static int count_tables(struct history *h, struct history_stats *out)
 	return rc == SQLITE_ROW ? 0 : hist_fail(h, rc, "counting rows");
 }
 
-int history_stats(struct history *h, struct history_stats *out)
+int history_stats_light(struct history *h, struct history_stats *out)
 {
+	struct history_stats prev = *out;
 	char *wal = path_plus(h->path, "-wal");
 	struct stat sb;
 	int err;
 
 	*out = h->s;
+	out->stacks = prev.stacks;
+	out->frames = prev.frames;
+	out->procs = prev.procs;
+	out->modules = prev.modules;
 	out->wal_bytes = wal && stat(wal, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 	free(wal);
 	if (!h->db)
@@ -551,7 +557,12 @@ int history_stats(struct history *h, struct history_stats *out)
 		err = read_meta(h, "sample_rows", &out->sample_rows);
 	if (!err)
 		err = read_meta(h, "samples", &out->samples);
-	if (!err)
-		err = count_tables(h, out);
 	return err;
+}
+
+int history_stats(struct history *h, struct history_stats *out)
+{
+	int err = history_stats_light(h, out);
+
+	return err ? err : count_tables(h, out);
 }

@@ -56,6 +56,17 @@ struct history_proc {
 };
 #define HISTORY_RSS_POINTS_MAX 1024
 
+/* What a writer may keep beside a stack it adds bucket after bucket (the
+ * aggregator: one per process stack), so that its later rows skip naming
+ * and looking up every frame.  Zeroed is empty; history fills it and
+ * knows when it is stale (ids change with a prune or a new file, and
+ * every so often the frames' "last used" must be renewed). */
+struct history_stack_memo {
+	uint64_t gen;	  /* history's id generation it was filled in */
+	int64_t id;	  /* stacks.id */
+	uint64_t last_ns; /* the oldest "last used" of the stack and its frames */
+};
+
 /* One count: frames root first, by kind and name (and binary: see
  * history_add_in()). */
 struct history_row {
@@ -68,6 +79,8 @@ struct history_row {
 	const char *const *names;
 	uint64_t count;
 	const char *type;	 /* NULL = "cpu" */
+	struct history_stack_memo *memo; /* NULL, or the same stack's every time */
+	bool stored;		 /* an earlier flush wrote part of this cell: add to it */
 };
 
 struct history_query {
@@ -91,6 +104,7 @@ struct history_stats {
 	uint64_t sample_rows, samples, stacks, frames, procs, modules;
 	uint64_t flushes, rows_written, last_flush_rows, last_flush_ns;
 	uint64_t rows_refused;	  /* malformed rows history_add() turned down */
+	uint64_t stack_memo_hits; /* rows whose stack id came from their memo */
 	uint64_t prunes, rows_pruned, bytes_pruned, last_prune_ns;
 	uint64_t errors;	  /* SQLite and I/O errors logged */
 	uint64_t resets;	  /* files moved aside (corrupt, foreign, newer) */
@@ -161,5 +175,8 @@ int history_prune(struct history *h, uint64_t older_than_ns, uint64_t max_bytes,
 /* Counters, the file's size, and the row counts (stacks, frames, procs
  * and modules are counted: milliseconds; ask on demand, not per flush). */
 int history_stats(struct history *h, struct history_stats *out);
+/* The same without the row counts, which stay as *out had them: what a
+ * flush can afford each time (the counters, two lookups, the file size). */
+int history_stats_light(struct history *h, struct history_stats *out);
 
 #endif

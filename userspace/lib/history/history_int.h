@@ -101,6 +101,8 @@ struct hist_txproc {
 	uint64_t samples; /* added in this transaction */
 };
 
+#define HIST_SERIES_CACHE 16 /* every profile type fits */
+
 struct history {
 	sqlite3 *db;
 	char *dir, *path;
@@ -117,10 +119,14 @@ struct history {
 	struct hist_txproc *txprocs;
 	size_t ntxprocs, txprocs_cap;
 	uint64_t row_ns;	  /* start of the bucket of the row being added */
-	int64_t series_id;	  /* of series_type at o.bucket_ns, or -1 */
-	char series_type[32];
+	struct hist_series {	  /* ids of the types written so far, at o.bucket_ns */
+		char type[32];
+		int64_t id;
+	} series[HIST_SERIES_CACHE];
+	uint32_t nseries;
 
 	struct hist_cache frames, stacks, modules;
+	uint64_t ids_gen;	  /* changes whenever ids may be gone or reused */
 	uint8_t *scratch;	  /* encoded stack */
 	size_t scratch_cap;
 	char *modkey;		  /* "path\0build_id" being looked up */
@@ -151,6 +157,7 @@ void hist_cache_init(struct hist_cache *c, size_t max);
 void hist_cache_reset(struct hist_cache *c);
 void hist_cache_free(struct hist_cache *c);
 void hist_caches_reset(struct history *h);
+uint64_t hist_new_gen(void);
 void hist_txn_reset(struct history *h);
 void hist_encode_u32(uint8_t *p, uint32_t v);
 uint32_t hist_decode_u32(const uint8_t *p);

@@ -77,10 +77,20 @@ void hist_cache_free(struct hist_cache *c)
 	c->cap = 0;
 }
 
+/* A generation no other history object has had: a memo filled for one
+ * file never passes for another's. */
+uint64_t hist_new_gen(void)
+{
+	static uint64_t last;
+
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 /* Ids may be gone or reused (rollback, prune, a fresh file): every
  * cache forgets them together, as frame keys hold module ids. */
 void hist_caches_reset(struct history *h)
 {
+	h->ids_gen = hist_new_gen();
 	hist_cache_reset(&h->frames);
 	hist_cache_reset(&h->stacks);
 	hist_cache_reset(&h->modules);
@@ -227,8 +237,9 @@ static int touch(struct history *h, const struct hist_dict *d, int64_t id, uint6
 	return err;
 }
 
+/* The id of k; *oldest drops to its "last used" if that is older. */
 static int64_t dict_id(struct history *h, const struct hist_dict *d, struct hist_cache *c,
-		       const struct hist_key *k)
+		       const struct hist_key *k, uint64_t *oldest)
 {
 	struct hist_centry *e = cache_find(c, k);
 	uint64_t last_ns = 0;
@@ -237,6 +248,8 @@ static int64_t dict_id(struct history *h, const struct hist_dict *d, struct hist
 
 	if (e) {
 		err = touch(h, d, e->id, &e->last_ns);
+		if (e->last_ns < *oldest)
+			*oldest = e->last_ns;
 		return err ? err : e->id;
 	}
 	id = dict_from_db(h, d, k, &last_ns);
@@ -247,6 +260,8 @@ static int64_t dict_id(struct history *h, const struct hist_dict *d, struct hist
 	err = touch(h, d, id, &last_ns);
 	if (err)
 		return err;
+	if (last_ns < *oldest)
+		*oldest = last_ns;
 	cache_put(c, k, id, last_ns);
 	return id;
 }
@@ -297,18 +312,19 @@ static int64_t module_id(struct history *h, const struct ss_module *m)
 /* The stored hash is hash(kind, name) whatever the module, as in v1
  * files: the module is compared in full beside the name. */
 static int64_t frame_id(struct history *h, uint32_t kind, const char *name, size_t len,
-			int64_t module)
+			int64_t module, uint64_t *oldest)
 {
 	struct hist_key k = { hist_hash(name, len, (uint64_t)kind + 1), kind, (uint32_t)len, name,
 			      module };
 
-	return dict_id(h, &frame_dict, &h->frames, &k);
+	return dict_id(h, &frame_dict, &h->frames, &k, oldest);
 }
 
 /* Frame i of r in modules[i].  *mod keeps the module id of frame i - 1:
  * a stack's frames mostly come from a few binaries, each looked up once. */
 static int64_t row_frame_id(struct history *h, const struct history_row *r,
-			    const struct ss_module *const *modules, uint32_t i, int64_t *mod)
+			    const struct ss_module *const *modules, uint32_t i, int64_t *mod,
+			    uint64_t *oldest)
 {
 	const struct ss_module *m = modules ? modules[i] : NULL;
 
@@ -316,12 +332,13 @@ static int64_t row_frame_id(struct history *h, const struct history_row *r,
 		*mod = module_id(h, m);
 	if (m && *mod < 0)
 		return *mod;
-	return frame_id(h, r->kinds[i], r->names[i], strlen(r->names[i]), m ? *mod : 0);
+	return frame_id(h, r->kinds[i], r->names[i], strlen(r->names[i]), m ? *mod : 0, oldest);
 }
 
-/* The stack of r as frame ids encoded in h->scratch, then its id. */
-static int64_t stack_id(struct history *h, const struct history_row *r,
-			const struct ss_module *const *modules)
+/* The stack of r as frame ids encoded in h->scratch, then its id; the
+ * oldest "last used" among them in *oldest. */
+static int64_t stack_id_full(struct history *h, const struct history_row *r,
+			     const struct ss_module *const *modules, uint64_t *oldest)
 {
 	struct hist_key k = { 0, r->depth, r->depth * 4, NULL, 0 };
 	int64_t id, mod = 0;
@@ -330,27 +347,62 @@ static int64_t stack_id(struct history *h, const struct history_row *r,
 	if (hist_grow((void **)&h->scratch, &h->scratch_cap, (size_t)k.len + 4, 1))
 		return -ENOMEM;
 	for (i = 0; i < r->depth; i++) {
-		id = row_frame_id(h, r, modules, i, &mod);
+		id = row_frame_id(h, r, modules, i, &mod, oldest);
 		if (id < 0)
 			return id;
 		hist_encode_u32(h->scratch + 4 * i, (uint32_t)id);
 	}
 	k.bytes = h->scratch;
 	k.hash = hist_hash(h->scratch, k.len, r->depth);
-	return dict_id(h, &stack_dict, &h->stacks, &k);
+	return dict_id(h, &stack_dict, &h->stacks, &k, oldest);
+}
+
+/* r's stack id, from its memo while that holds: same id generation, and
+ * no frame of it due for a touch (the full path renews them all, so a
+ * prune never takes a frame a remembered stack still uses). */
+static int64_t stack_id(struct history *h, const struct history_row *r,
+			const struct ss_module *const *modules)
+{
+	struct history_stack_memo *m = r->memo;
+	uint64_t oldest = UINT64_MAX;
+	int64_t id;
+
+	if (m && m->id > 0 && m->gen == h->ids_gen &&
+	    (h->row_ns <= m->last_ns || h->row_ns - m->last_ns <= h->o.mark_every_ns)) {
+		h->s.stack_memo_hits++;
+		return m->id;
+	}
+	id = stack_id_full(h, r, modules, &oldest);
+	if (m && id > 0)
+		*m = (struct history_stack_memo){ h->ids_gen, id, oldest };
+	return id;
+}
+
+/* len of name without a trailing " (<tid>)", read backwards digit by
+ * digit (once per row: no formatting). */
+static size_t without_tid(const char *name, size_t len, uint32_t tid)
+{
+	size_t end = len;
+
+	if (!end || name[--end] != ')')
+		return len;
+	do {
+		if (!end || name[--end] != (char)('0' + tid % 10))
+			return len;
+		tid /= 10;
+	} while (tid);
+	if (end < 2 || name[end - 1] != '(' || name[end - 2] != ' ')
+		return len;
+	return end - 2;
 }
 
 /* The thread's own name: "worker (1234)" from the aggregator is "worker". */
 static int64_t thread_frame(struct history *h, const struct history_row *r)
 {
 	const char *name = r->thread ? r->thread : "";
-	size_t len = strlen(name);
-	char suffix[24];
-	int n = snprintf(suffix, sizeof(suffix), " (%u)", r->tid);
 
-	if (len >= (size_t)n && !strcmp(name + len - (size_t)n, suffix))
-		len -= (size_t)n;
-	return frame_id(h, FRAME_ROOT, name, len, 0);
+	return frame_id(h, FRAME_ROOT, name, without_tid(name, strlen(name), r->tid), 0,
+			&(uint64_t){ 0 });
 }
 
 static uint64_t proc_key(uint32_t pid, uint64_t start_time)
@@ -409,14 +461,19 @@ static struct hist_txproc *txn_proc(struct history *h, const struct history_proc
 	return tp;
 }
 
+/* The series of type, looked up once per type: a flush interleaves the
+ * types of each process's cells (cpu, gil, ...). */
 static int64_t series_id(struct history *h, const char *type)
 {
+	struct hist_series *se;
 	sqlite3_stmt *s;
 	uint64_t id;
+	uint32_t i;
 	int err;
 
-	if (h->series_id >= 0 && !strcmp(h->series_type, type))
-		return h->series_id;
+	for (i = 0; i < h->nseries; i++)
+		if (!strcmp(h->series[i].type, type))
+			return h->series[i].id;
 	s = hist_stmt(h, HS_SERIES_FIND);
 	sqlite3_bind_text(s, 1, type, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, (int64_t)h->o.bucket_ns);
@@ -430,34 +487,54 @@ static int64_t series_id(struct history *h, const char *type)
 	}
 	if (err)
 		return err;
-	strcpy(h->series_type, type);
-	h->series_id = (int64_t)id;
-	return h->series_id;
+	if (h->nseries == HIST_SERIES_CACHE)
+		h->nseries = 0; /* more types than profd has: start over */
+	se = &h->series[h->nseries++];
+	strcpy(se->type, type);
+	se->id = (int64_t)id;
+	return se->id;
 }
 
-/* Insert the cell, or add to it when an earlier flush stored it. */
-static int put_sample(struct history *h, const int64_t key[6], uint64_t count)
+/* Insert the cell (true if it was new) or add to it. */
+static int insert_sample(struct history *h, const int64_t key[6], uint64_t count, bool *added)
 {
-	enum hist_stmt which = HS_SAMPLE_INSERT;
-	sqlite3_stmt *s = hist_stmt(h, which);
+	sqlite3_stmt *s = hist_stmt(h, HS_SAMPLE_INSERT);
 	int i, err;
 
 	for (i = 0; i < 6; i++)
 		sqlite3_bind_int64(s, i + 1, key[i]);
 	sqlite3_bind_int64(s, 7, (int64_t)count);
-	err = hist_step_done(h, which, "storing samples");
-	if (err)
-		return err;
-	if (sqlite3_changes(h->db)) {
+	err = hist_step_done(h, HS_SAMPLE_INSERT, "storing samples");
+	*added = !err && sqlite3_changes(h->db);
+	if (*added)
 		h->txn_new_rows++;
-		return 0;
-	}
-	which = HS_SAMPLE_UPDATE;
-	s = hist_stmt(h, which);
+	return err;
+}
+
+static int update_sample(struct history *h, const int64_t key[6], uint64_t count, bool *added)
+{
+	sqlite3_stmt *s = hist_stmt(h, HS_SAMPLE_UPDATE);
+	int i, err;
+
 	for (i = 0; i < 5; i++)
 		sqlite3_bind_int64(s, i + 1, key[i]);
 	sqlite3_bind_int64(s, 6, (int64_t)count);
-	return hist_step_done(h, which, "adding samples");
+	err = hist_step_done(h, HS_SAMPLE_UPDATE, "adding samples");
+	*added = !err && sqlite3_changes(h->db);
+	return err;
+}
+
+/* Add count to the cell, trying first what the row says is likely:
+ * one statement instead of two for a cell flushed before (unless a prune
+ * took its bucket meanwhile). */
+static int put_sample(struct history *h, const int64_t key[6], uint64_t count, bool stored)
+{
+	bool done;
+	int err = stored ? update_sample(h, key, count, &done) : insert_sample(h, key, count, &done);
+
+	if (err || done)
+		return err;
+	return stored ? insert_sample(h, key, count, &done) : update_sample(h, key, count, &done);
 }
 
 /* A row the file cannot take is refused alone: it must not fail the
@@ -473,7 +550,7 @@ static int check_row(const struct history *h, const struct history_row *r,
 	if (r->bucket_ns > INT64_MAX || r->depth > HIST_MAX_DEPTH ||
 	    (r->count > INT64_MAX && !(r->type && !strcmp(r->type, "mmap"))))
 		return -ERANGE;
-	if (r->type && strlen(r->type) >= sizeof(h->series_type))
+	if (r->type && strlen(r->type) >= sizeof(h->series[0].type))
 		return -ENAMETOOLONG;
 	for (i = 0; i < r->depth; i++)
 		if (!r->names[i] || r->kinds[i] >= FRAME_KIND_MAX ||
@@ -508,7 +585,7 @@ static int add_row(struct history *h, const struct history_proc *p, const struct
 	key[3] = stack;
 	key[4] = r->tid;
 	key[5] = thread;
-	err = put_sample(h, key, r->count);
+	err = put_sample(h, key, r->count, r->stored);
 	if (err)
 		return err;
 	tp->samples += r->count;
@@ -653,6 +730,6 @@ void history_rollback(struct history *h)
 		sqlite3_reset(h->st[HS_ROLLBACK]);
 	}
 	hist_caches_reset(h);
-	h->series_id = -1;
+	h->nseries = 0;
 	hist_txn_reset(h);
 }

@@ -411,13 +411,19 @@ uint32_t unwinder_tables_pending(const struct unwinder *u)
 	return __atomic_load_n(&u->tables_pending, __ATOMIC_RELAXED);
 }
 
+uint64_t unwinder_note_every_ns(const struct unwinder *u)
+{
+	return u->idle_ns / 4;
+}
+
 void unwinder_note_sampling(struct unwinder *u)
 {
 	int fd = bpf_map__fd(u->maps.procs);
 	uint64_t k, v, epoch, now = unwinder_now_ns();
 	size_t it;
 
-	if (!u->maps.epoch || (u->sampled_read_ns && now - u->sampled_read_ns < u->idle_ns / 4))
+	if (!u->maps.epoch ||
+	    (u->sampled_read_ns && now - u->sampled_read_ns < unwinder_note_every_ns(u)))
 		return;
 	u->sampled_read_ns = now;
 	epoch = __atomic_load_n(u->maps.epoch, __ATOMIC_ACQUIRE);

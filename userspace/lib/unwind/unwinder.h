@@ -73,6 +73,9 @@ uint32_t unwinder_tables_pending(const struct unwinder *u);
  * every second or so from the thread that owns u, so that a sample's time
  * is known within that. */
 void unwinder_note_sampling(struct unwinder *u);
+/* How often unwinder_note_sampling() does anything (fixed at creation:
+ * any thread), so a caller need not wake u's thread more often. */
+uint64_t unwinder_note_every_ns(const struct unwinder *u);
 
 struct unwinder_stats {
 	uint64_t table_bytes_used;  /* rows in use * row size */
