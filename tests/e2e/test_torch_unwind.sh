@@ -15,6 +15,23 @@ PY=/usr/bin/python3
 start_profd --rate 199
 run_bg "$PY" "$SRC/tests/workloads/py_torch_train.py" 180 >"$T/train.out"
 W=${CHILDREN[-1]}
+
+# Seconds of building for PyTorch's tables do not hold up another
+# process's: one started meanwhile has its unwind entry within 2 s (the
+# PyTorch build yields every 100 ms when others wait).
+pending() { ctl stats | awk '$1 == "unwind_tables_pending" { print $2 }'; }
+for _ in $(seq 1 1200); do [ "$(pending)" -gt 30 ] && break; kill -0 "$W" || fail "training died"; sleep 0.1; done
+[ "$(pending)" -gt 30 ] || fail "PyTorch's tables were never pending (unwind_tables_pending $(pending))"
+run_bg "$WORKLOADS/cpu_split" 30
+C=${CHILDREN[-1]}
+t0=$(date +%s%N)
+for _ in $(seq 1 100); do has_unwind_entry "$C" && break; sleep 0.02; done
+t1=$(date +%s%N)
+has_unwind_entry "$C" || fail "a process started while PyTorch's tables were built had no unwind entry after 2 s"
+echo "a process started while $(pending) PyTorch tables were pending: its unwind entry after $(((t1 - t0) / 1000000)) ms"
+kill "$C"
+ok "another process's tables do not wait for PyTorch's"
+
 for _ in $(seq 1 120); do grep -q ready "$T/train.out" && break; kill -0 "$W" || fail "training died"; sleep 1; done
 grep -q ready "$T/train.out" || fail "torch did not start within 120 s"
 # The ~300 tables are built once the process is first sampled and after

@@ -348,6 +348,7 @@ static void add_unwind_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "worker_jobs_done", ws.done);
 	proto_stats_add(s, "worker_jobs_dropped", ws.dropped);
 	proto_stats_add(s, "worker_jobs_waiting", ws.waiting);
+	proto_stats_add(s, "unwind_tables_yields", ws.tables_yields);
 	proto_stats_add(s, "worker_busy_ns", ws.busy_ns);
 	proto_stats_add(s, "unwind_table_bytes_used", us.table_bytes_used);
 	proto_stats_add(s, "unwind_table_bytes_limit", us.table_bytes_limit);

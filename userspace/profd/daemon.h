@@ -139,6 +139,7 @@ void daemon_catch_up(struct daemon *d, unsigned timeout_ms);
 /* worker.c: the slow path, on its own thread */
 struct worker_stats {
 	uint64_t queued, done, dropped, busy_ns, waiting;
+	uint64_t tables_yields; /* a process's builds paused for another's */
 };
 struct unwinder;
 struct unwinder_stats;

@@ -270,8 +270,14 @@ static void run_job(struct worker *w, const struct job *j)
 		pthread_mutex_lock(&w->mu);
 		hashmap_del(&w->tables_queued, j->pid);
 		pthread_mutex_unlock(&w->mu);
-		if (w->u)
-			unwinder_add_process(w->u, (int)j->pid); /* also refreshes */
+		/* Also refreshes.  Yielded to another process: its turn again
+		 * after theirs. */
+		if (w->u && unwinder_add_process(w->u, (int)j->pid) == -EAGAIN) {
+			pthread_mutex_lock(&w->mu);
+			w->st.tables_yields++;
+			pthread_mutex_unlock(&w->mu);
+			worker_tables(w, j->pid);
+		}
 		break;
 	case JOB_TABLES_FORGET:
 		if (w->u)
@@ -320,6 +326,19 @@ static void *lane_main(void *arg)
 	return NULL;
 }
 
+/* unwinder_set_yield()'s question, on the tables lane: does another
+ * process wait for its tables? */
+static bool tables_wait(void *ctx)
+{
+	struct worker *w = ctx;
+	bool waiting;
+
+	pthread_mutex_lock(&w->mu);
+	waiting = w->lanes[LANE_TABLES].n > 0;
+	pthread_mutex_unlock(&w->mu);
+	return waiting;
+}
+
 struct worker *worker_new(struct unwinder *u)
 {
 	struct worker *w = calloc(1, sizeof(*w));
@@ -333,8 +352,10 @@ struct worker *worker_new(struct unwinder *u)
 		pthread_cond_init(&w->lanes[i].cv, NULL);
 	}
 	w->u = u;
-	if (u)
+	if (u) {
 		unwinder_stats(u, &w->snap);
+		unwinder_set_yield(u, tables_wait, w);
+	}
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	for (i = 0; i < LANES && w->efd >= 0; i++) {
 		if (pthread_create(&w->lanes[i].thread, NULL, lane_main, &w->lanes[i]))

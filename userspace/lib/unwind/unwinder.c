@@ -411,6 +411,12 @@ uint32_t unwinder_tables_pending(const struct unwinder *u)
 	return __atomic_load_n(&u->tables_pending, __ATOMIC_RELAXED);
 }
 
+void unwinder_set_yield(struct unwinder *u, bool (*fn)(void *ctx), void *ctx)
+{
+	u->yield = fn;
+	u->yield_ctx = ctx;
+}
+
 uint64_t unwinder_note_every_ns(const struct unwinder *u)
 {
 	return u->idle_ns / 4;
@@ -481,18 +487,34 @@ static int publish_process(struct unwinder *u, int pid, const struct procmaps *p
 	return err;
 }
 
+/* Set pid's share of tables_pending to n (its files not built yet). */
+static void proc_set_pending(struct unwinder *u, int pid, uint32_t n)
+{
+	struct uw_proc *p = proc_find(u, pid);
+
+	if (!p)
+		return;
+	if (n >= p->pending)
+		__atomic_add_fetch(&u->tables_pending, n - p->pending, __ATOMIC_RELAXED);
+	else
+		__atomic_sub_fetch(&u->tables_pending, p->pending - n, __ATOMIC_RELAXED);
+	p->pending = n;
+}
+
 /* Build the tables pid's list still lacks, one file at a time,
  * publishing the list again every UNWINDER_REPUBLISH_NS of building and
  * at the end: a process mapping PyTorch (300 files, seconds of building)
- * gets each table as it comes instead of all of them at the end. */
-static void build_pending(struct unwinder *u, int pid, const struct procmaps *pm, uint64_t hash,
-			  uint64_t start_stack, uint32_t pending)
+ * gets each table as it comes instead of all of them at the end.  After
+ * UNWINDER_YIELD_NS, -EAGAIN when u->yield says others wait: they get
+ * their turn, this process its next one (its files stay pending). */
+static int build_pending(struct unwinder *u, int pid, const struct procmaps *pm, uint64_t hash,
+			 uint64_t start_stack, uint32_t pending)
 {
-	uint64_t last = unwinder_now_ns();
+	uint64_t start = unwinder_now_ns(), last = start;
 	bool fresh = false;
+	int err = 0;
 	size_t i;
 
-	__atomic_add_fetch(&u->tables_pending, pending, __ATOMIC_RELAXED);
 	for (i = 0; i < pm->n && pending; i++) {
 		const struct procmap *m = &pm->maps[i];
 		struct uw_file *f;
@@ -503,18 +525,24 @@ static void build_pending(struct unwinder *u, int pid, const struct procmaps *pm
 		f->refs++; /* held while it is built */
 		uwfile_load(u, f, pid, m);
 		uwfile_unref(u, f);
-		pending--;
-		__atomic_sub_fetch(&u->tables_pending, 1, __ATOMIC_RELAXED);
+		proc_set_pending(u, pid, --pending);
 		fresh = true;
+		if (unwinder_now_ns() - start >= UNWINDER_YIELD_NS && pending && u->yield &&
+		    u->yield(u->yield_ctx)) {
+			err = -EAGAIN;
+			break;
+		}
 		if (unwinder_now_ns() - last >= UNWINDER_REPUBLISH_NS) {
 			publish_process(u, pid, pm, hash, start_stack, &(uint32_t){0});
 			last = unwinder_now_ns();
 			fresh = false;
 		}
 	}
-	__atomic_sub_fetch(&u->tables_pending, pending, __ATOMIC_RELAXED);
+	if (!err)
+		proc_set_pending(u, pid, 0); /* the rest could not be built: not pending */
 	if (fresh)
 		publish_process(u, pid, pm, hash, start_stack, &(uint32_t){0});
+	return err;
 }
 
 static int sync_process(struct unwinder *u, int pid)
@@ -531,14 +559,20 @@ static int sync_process(struct unwinder *u, int pid)
 	if (err)
 		return err;
 	hash = exec_maps_hash(&pm);
-	if (p && p->maps_hash == hash && p->start_stack == start_stack && !proc_wants_table(u, p)) {
+	/* Unchanged, nothing left to build (a yield left some), nothing
+	 * that gave way to come back. */
+	if (p && p->maps_hash == hash && p->start_stack == start_stack && !p->pending &&
+	    !proc_wants_table(u, p)) {
 		procmaps_free(&pm);
 		return 0;
 	}
 	/* What is built now, at once; the rest as it is built. */
 	err = publish_process(u, pid, &pm, hash, start_stack, &pending);
-	if (!err && pending)
-		build_pending(u, pid, &pm, hash, start_stack, pending);
+	if (!err) {
+		proc_set_pending(u, pid, pending);
+		if (pending)
+			err = build_pending(u, pid, &pm, hash, start_stack, pending);
+	}
 	procmaps_free(&pm);
 	return err;
 }
@@ -560,6 +594,7 @@ int unwinder_remove_process(struct unwinder *u, int pid)
 	if (!p)
 		return -ENOENT;
 	bpf_map_delete_elem(bpf_map__fd(u->maps.procs), &pid);
+	proc_set_pending(u, pid, 0);
 	proc_retire(u, p);
 	hashmap_del(&u->procs, (uint64_t)pid);
 	proc_free(p);

@@ -12,6 +12,7 @@
 #define PROFD_UNWINDER_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "profd_abi_unwind.h"
@@ -52,11 +53,18 @@ struct unwinder *unwinder_new(const struct unwinder_opts *opts, const struct unw
 /* Frees our state only; what is in the maps stays until the skeleton
  * goes. */
 void unwinder_free(struct unwinder *u);
+/* fn is asked between two tables of one process after 100 ms of building
+ * them: true when other work waits.  Then add/refresh returns -EAGAIN
+ * with what is built published, and the caller asks again later to go
+ * on.  Without it (the default) a process's tables are built in one
+ * call.  Before the first add. */
+void unwinder_set_yield(struct unwinder *u, bool (*fn)(void *ctx), void *ctx);
 
 /* Start unwinding pid with tables: at process discovery and after exec.
  * Calling it for a known pid is the same as refresh.  0, or -errno
- * (-ESRCH gone, -ENOSPC no room for its mapping list); files whose table
- * cannot be built or does not fit degrade to frame pointers, not errors. */
+ * (-ESRCH gone, -ENOSPC no room for its mapping list, -EAGAIN yielded:
+ * see unwinder_set_yield()); files whose table cannot be built or does not fit
+ * degrade to frame pointers, not errors. */
 int unwinder_add_process(struct unwinder *u, int pid);
 /* Re-read the maps (after dlopen, or when BPF reported an unknown pc);
  * cheap when nothing changed.  Same returns as add. */

@@ -22,6 +22,9 @@
 /* While a process's tables are built, its list is published again this
  * often with the tables built so far. */
 #define UNWINDER_REPUBLISH_NS (200ull * 1000 * 1000)
+/* Building one process's tables for this long, it asks u->yield
+ * whether others wait (a PyTorch process takes seconds). */
+#define UNWINDER_YIELD_NS (100ull * 1000 * 1000)
 
 /* EVICTED: not built, or built and dropped while no one mapped it.
  * GAVE_WAY: dropped while mapped, its processes idle, for a sampled one. */
@@ -58,6 +61,7 @@ struct uw_proc {
 	struct uw_file **files; /* one per mapping: the references it holds */
 	uint64_t maps_hash;     /* of the executable mappings last published */
 	uint64_t start_stack;   /* mm->start_stack: changes with every exec */
+	uint32_t pending;       /* its files counted in unwinder.tables_pending */
 };
 
 struct unwinder {
@@ -72,6 +76,8 @@ struct unwinder {
 	uint32_t next_file_id;
 	uint64_t clock; /* LRU ticks */
 	uint64_t idle_ns;	/* unwinder_opts.idle_ns */
+	bool (*yield)(void *ctx); /* unwinder_set_yield() */
+	void *yield_ctx;
 	uint64_t sampled_read_ns; /* when unwinder_note_sampling last read the BPF side */
 	uint32_t tables_pending;  /* atomic: tables published as pending, not built yet */
 	struct unwinder_stats st;
