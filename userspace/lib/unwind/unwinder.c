@@ -556,8 +556,10 @@ static int sync_process(struct unwinder *u, int pid)
 	err = read_start_stack(u->proc_root, pid, &start_stack);
 	if (!err)
 		err = procmaps_read_at(u->proc_root, pid, &pm);
-	if (err)
+	if (err) {
+		proc_set_pending(u, pid, 0); /* gone: what a yield left goes too */
 		return err;
+	}
 	hash = exec_maps_hash(&pm);
 	/* Unchanged, nothing left to build (a yield left some), nothing
 	 * that gave way to come back. */
@@ -568,11 +570,9 @@ static int sync_process(struct unwinder *u, int pid)
 	}
 	/* What is built now, at once; the rest as it is built. */
 	err = publish_process(u, pid, &pm, hash, start_stack, &pending);
-	if (!err) {
-		proc_set_pending(u, pid, pending);
-		if (pending)
-			err = build_pending(u, pid, &pm, hash, start_stack, pending);
-	}
+	proc_set_pending(u, pid, err ? 0 : pending);
+	if (!err && pending)
+		err = build_pending(u, pid, &pm, hash, start_stack, pending);
 	procmaps_free(&pm);
 	return err;
 }
