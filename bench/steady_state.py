@@ -17,11 +17,16 @@ With --baseline DIR (another build's profd and profctl), that build runs
 too, right before this one at each rate, and its userspace us/sample is
 shown next to this build's: before/after under the same load.
 
-usage: bench/steady_state.py [--build DIR] [--baseline DIR] [--seconds N] [--rates 99,999]
+With --rounds N each build runs N times per rate, interleaved, and the
+table shows medians (userspace: median and the range over rounds): these
+machines are noisy, one run of 20 s moves by a third.
+
+usage: bench/steady_state.py [--build DIR] [--baseline DIR] [--rounds N] [--seconds N] [--rates 99,999]
 """
 import argparse
 import glob
 import json
+import statistics
 import os
 import subprocess
 import sys
@@ -140,6 +145,8 @@ def main():
     ap.add_argument("--warm", type=float, default=5)
     ap.add_argument("--rates", default="99,999")
     ap.add_argument("--baseline", help="another build directory, measured alongside")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs of each build per rate, interleaved; medians shown")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench/steady_state.py: needs root")
@@ -150,10 +157,13 @@ def main():
     try:
         time.sleep(1)
         for rate in [int(r) for r in a.rates.split(",")]:
-            base = profd_run(a.baseline, wl.pid, rate, a.warm, a.seconds) if a.baseline else None
-            pr = profd_run(a.build, wl.pid, rate, a.warm, a.seconds)
+            bases, prs = [], []
+            for _ in range(max(a.rounds, 1)):
+                if a.baseline:
+                    bases.append(profd_run(a.baseline, wl.pid, rate, a.warm, a.seconds))
+                prs.append(profd_run(a.build, wl.pid, rate, a.warm, a.seconds))
             pf = perf_run(wl.pid, rate, a.warm, a.seconds) if have_perf() else None
-            rows.append((rate, pr, pf, base))
+            rows.append((rate, median_run(prs), pf, median_run(bases) if bases else None))
     finally:
         wl.kill()
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
@@ -165,9 +175,18 @@ def main():
     print("|---" * (8 + bool(a.baseline)) + "|")
     for rate, pr, pf, base in rows:
         perf = f"{pf['samples']} | {pf['user_us']:.2f}" if pf else "- | -"
-        b = f" {base['user_us']:.2f} ({base['samples']} samples) |" if base else ""
-        print(f"| {rate} Hz | {pr['samples']} | {pr['user_us']:.2f} |{b} {pr['bpf_us']:.2f} | "
+        b = f" {base['user_us']:.2f}{base['user_range']} |" if base else ""
+        print(f"| {rate} Hz | {pr['samples']} | {pr['user_us']:.2f}{pr['user_range']} |{b} {pr['bpf_us']:.2f} | "
               f"{pr['user_us'] + pr['bpf_us']:.2f} | {pr['memo']:.1f}% | {perf} |")
+
+
+def median_run(runs):
+    """Each figure's median over the rounds; user_us also as "min-max"."""
+    out = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    out["samples"] = int(out["samples"])
+    lo, hi = min(r["user_us"] for r in runs), max(r["user_us"] for r in runs)
+    out["user_range"] = f" ({lo:.2f}-{hi:.2f})" if len(runs) > 1 else ""
+    return out
 
 
 def have_perf():
