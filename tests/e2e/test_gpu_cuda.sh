@@ -39,9 +39,13 @@ grep -qE '^cuda_uprobe_files +2$' "$T/stats0" ||
 	{ grep cuda_ "$T/stats0" >&2; fail "the running process's CUDA libraries were not probed"; }
 ok "libraries of a process started before profd probed"
 
-# One C process after profd, on the same (already probed) files.
+# One C process after profd, on the same (already probed) files.  It
+# calls once its unwind tables are ready (built at its exec): the stacks
+# checked below are the walk's, not those of its first moments, when a
+# file still being built ends the walk (README).
 run_bg "$T/gpu_app" "$T/go.after" "$T/done.after"
 AFTER=${CHILDREN[-1]}
+wait_unwind_ready "$AFTER"
 touch "$T/go.before" "$T/go.after"
 
 # Python after profd, on a copy nobody mapped yet: the mmap report must

@@ -501,6 +501,61 @@ static void proc_set_pending(struct unwinder *u, int pid, uint32_t n)
 	p->pending = n;
 }
 
+static int read_proc(struct unwinder *u, int pid, struct procmaps *pm, uint64_t *hash,
+		     uint64_t *start_stack)
+{
+	int err = read_start_stack(u->proc_root, pid, start_stack);
+
+	if (!err)
+		err = procmaps_read_at(u->proc_root, pid, pm);
+	if (err)
+		return err;
+	*hash = exec_maps_hash(pm);
+	return 0;
+}
+
+/* pid's list again from its maps, building nothing. */
+static void republish(struct unwinder *u, int pid)
+{
+	uint64_t hash, start_stack;
+	struct procmaps pm;
+	uint32_t pending = 0;
+
+	if (read_proc(u, pid, &pm, &hash, &start_stack))
+		return;
+	if (!publish_process(u, pid, &pm, hash, start_stack, &pending))
+		proc_set_pending(u, pid, pending);
+	procmaps_free(&pm);
+}
+
+/* Other processes whose lists still mark pending a file built since
+ * (by another's turn: a process that yielded waits for its next one)
+ * get their lists again, so a shared file is never a gap for longer
+ * than UNWINDER_REPUBLISH_NS after it is built. */
+static void republish_waiting(struct unwinder *u, int self)
+{
+	int pids[64];
+	uint64_t k, v;
+	size_t it, n = 0, i;
+
+	for (it = 0; n < 64 && hashmap_next(&u->procs, &it, &k, &v);) {
+		const struct uw_proc *p = (const struct uw_proc *)(uintptr_t)v;
+		uint32_t j;
+
+		if (p->pid == self || !p->pending)
+			continue;
+		for (j = 0; j < p->map_count; j++) {
+			if (p->files[j] && p->files[j]->state == FILE_LOADED &&
+			    (u->maps_mem[p->map_start + j].flags & PROFD_UNWIND_MAP_PENDING)) {
+				pids[n++] = p->pid;
+				break;
+			}
+		}
+	}
+	for (i = 0; i < n; i++)
+		republish(u, pids[i]);
+}
+
 /* Build the tables pid's list still lacks, one file at a time,
  * publishing the list again every UNWINDER_REPUBLISH_NS of building and
  * at the end: a process mapping PyTorch (300 files, seconds of building)
@@ -534,14 +589,17 @@ static int build_pending(struct unwinder *u, int pid, const struct procmaps *pm,
 		}
 		if (unwinder_now_ns() - last >= UNWINDER_REPUBLISH_NS) {
 			publish_process(u, pid, pm, hash, start_stack, &(uint32_t){0});
+			republish_waiting(u, pid);
 			last = unwinder_now_ns();
 			fresh = false;
 		}
 	}
 	if (!err)
 		proc_set_pending(u, pid, 0); /* the rest could not be built: not pending */
-	if (fresh)
+	if (fresh) {
 		publish_process(u, pid, pm, hash, start_stack, &(uint32_t){0});
+		republish_waiting(u, pid);
+	}
 	return err;
 }
 
@@ -553,14 +611,11 @@ static int sync_process(struct unwinder *u, int pid)
 	uint32_t pending = 0;
 	int err;
 
-	err = read_start_stack(u->proc_root, pid, &start_stack);
-	if (!err)
-		err = procmaps_read_at(u->proc_root, pid, &pm);
+	err = read_proc(u, pid, &pm, &hash, &start_stack);
 	if (err) {
 		proc_set_pending(u, pid, 0); /* gone: what a yield left goes too */
 		return err;
 	}
-	hash = exec_maps_hash(&pm);
 	/* Unchanged, nothing left to build (a yield left some), nothing
 	 * that gave way to come back. */
 	if (p && p->maps_hash == hash && p->start_stack == start_stack && !p->pending &&
