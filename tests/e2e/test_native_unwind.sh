@@ -19,6 +19,7 @@ objdump -d "$T/nofp" | grep -A3 '<c3>:' | grep -q 'push *%rbp' && fail "the test
 start_profd --rate 499 --bucket 1s
 run_bg "$T/nofp" "$T/libnofp.so" 30
 W=${CHILDREN[-1]}
+for _ in $(seq 1 100); do grep -q libnofp "/proc/$W/maps" && break; sleep 0.05; done # dlopen'ed
 wait_unwind_ready "$W"
 sleep 4
 ctl dump --pid "$W" --since 2s -o "$T/c.folded" || fail "dump failed"

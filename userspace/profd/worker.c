@@ -137,6 +137,11 @@ static void enqueue(struct worker *w, struct job j)
 	} else if (j.kind != JOB_TABLES || !hashmap_get(&w->tables_queued, j.pid, NULL)) {
 		if (j.kind == JOB_TABLES)
 			hashmap_put(&w->tables_queued, j.pid, 1);
+		/* A request for the pid after its exit is for a new process
+		 * (pid reuse): it must run after the forget, not merge into a
+		 * job queued before it. */
+		if (j.kind == JOB_TABLES_FORGET)
+			hashmap_del(&w->tables_queued, j.pid);
 		push_job(w, j);
 	}
 	pthread_mutex_unlock(&w->mu);
@@ -375,6 +380,8 @@ void worker_free(struct worker *w)
 
 	if (!w)
 		return;
+	if (w->u)
+		unwinder_set_yield(w->u, NULL, NULL); /* the worker goes first */
 	pthread_mutex_lock(&w->mu);
 	w->stop = true;
 	for (i = 0; i < LANES; i++)

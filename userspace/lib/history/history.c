@@ -562,7 +562,10 @@ int history_stats_light(struct history *h, struct history_stats *out)
 
 int history_stats(struct history *h, struct history_stats *out)
 {
-	int err = history_stats_light(h, out);
+	int err;
+
+	memset(out, 0, sizeof(*out)); /* no row counts carried in */
+	err = history_stats_light(h, out);
 
 	return err ? err : count_tables(h, out);
 }

@@ -566,7 +566,7 @@ static int build_pending(struct unwinder *u, int pid, const struct procmaps *pm,
 			 uint64_t start_stack, uint32_t pending)
 {
 	uint64_t start = unwinder_now_ns(), last = start;
-	bool fresh = false;
+	bool fresh = false, loaded = false;
 	int err = 0;
 	size_t i;
 
@@ -579,10 +579,13 @@ static int build_pending(struct unwinder *u, int pid, const struct procmaps *pm,
 			continue;
 		f->refs++; /* held while it is built */
 		uwfile_load(u, f, pid, m);
+		loaded |= f->state == FILE_LOADED;
 		uwfile_unref(u, f);
 		proc_set_pending(u, pid, --pending);
 		fresh = true;
-		if (unwinder_now_ns() - start >= UNWINDER_YIELD_NS && pending && u->yield &&
+		/* Only a turn that loaded something yields: one that met only
+		 * tables that do not fit would build them again every turn. */
+		if (unwinder_now_ns() - start >= UNWINDER_YIELD_NS && pending && loaded && u->yield &&
 		    u->yield(u->yield_ctx)) {
 			err = -EAGAIN;
 			break;
