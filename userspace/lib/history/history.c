@@ -466,6 +466,7 @@ struct history *history_open(const char *state_dir, const struct history_opts *o
 	hist_cache_init(&h->stacks, h->o.stack_cache_max);
 	hist_cache_init(&h->modules, h->o.frame_cache_max);
 	h->ids_gen = hist_new_gen();
+	h->counts_stale = true;
 	h->nseries = 0;
 	h->dir = strdup(state_dir ? state_dir : HISTORY_DEFAULT_DIR);
 	if (!h->dir || asprintf(&h->path, "%s/%s", h->dir, HISTORY_FILE) < 0) {
@@ -521,16 +522,19 @@ static int read_meta(struct history *h, const char *key, uint64_t *out)
 	return hist_get_u64(h, HS_META_GET, out, "reading counters");
 }
 
-static int count_tables(struct history *h, struct history_stats *out)
+/* The row counts into h->s: a scan of each table, so done only when a
+ * row was added or ids changed since the last count. */
+static int count_tables(struct history *h)
 {
 	sqlite3_stmt *s = hist_stmt(h, HS_COUNT_TABLES);
 	int rc = sqlite3_step(s);
 
 	if (rc == SQLITE_ROW) {
-		out->stacks = (uint64_t)sqlite3_column_int64(s, 0);
-		out->frames = (uint64_t)sqlite3_column_int64(s, 1);
-		out->procs = (uint64_t)sqlite3_column_int64(s, 2);
-		out->modules = (uint64_t)sqlite3_column_int64(s, 3);
+		h->s.stacks = (uint64_t)sqlite3_column_int64(s, 0);
+		h->s.frames = (uint64_t)sqlite3_column_int64(s, 1);
+		h->s.procs = (uint64_t)sqlite3_column_int64(s, 2);
+		h->s.modules = (uint64_t)sqlite3_column_int64(s, 3);
+		h->counts_stale = false;
 	}
 	sqlite3_reset(s);
 	return rc == SQLITE_ROW ? 0 : hist_fail(h, rc, "counting rows");
@@ -538,16 +542,13 @@ static int count_tables(struct history *h, struct history_stats *out)
 
 int history_stats_light(struct history *h, struct history_stats *out)
 {
-	struct history_stats prev = *out;
 	char *wal = path_plus(h->path, "-wal");
 	struct stat sb;
 	int err;
 
+	if (h->db && h->counts_stale && (err = count_tables(h)))
+		return err;
 	*out = h->s;
-	out->stacks = prev.stacks;
-	out->frames = prev.frames;
-	out->procs = prev.procs;
-	out->modules = prev.modules;
 	out->wal_bytes = wal && stat(wal, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 	free(wal);
 	if (!h->db)
@@ -562,10 +563,6 @@ int history_stats_light(struct history *h, struct history_stats *out)
 
 int history_stats(struct history *h, struct history_stats *out)
 {
-	int err;
-
-	memset(out, 0, sizeof(*out)); /* no row counts carried in */
-	err = history_stats_light(h, out);
-
-	return err ? err : count_tables(h, out);
+	h->counts_stale = true;
+	return history_stats_light(h, out);
 }

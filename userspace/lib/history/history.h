@@ -175,8 +175,9 @@ int history_prune(struct history *h, uint64_t older_than_ns, uint64_t max_bytes,
 /* Counters, the file's size, and the row counts (stacks, frames, procs
  * and modules are counted: milliseconds; ask on demand, not per flush). */
 int history_stats(struct history *h, struct history_stats *out);
-/* The same without the row counts, which stay as *out had them: what a
- * flush can afford each time (the counters, two lookups, the file size). */
+/* The same, counting rows only when some were added or ids changed
+ * since the last count: what a flush can afford each time (in a steady
+ * state the counters, two lookups and the file size). */
 int history_stats_light(struct history *h, struct history_stats *out);
 
 #endif

@@ -127,6 +127,8 @@ struct history {
 
 	struct hist_cache frames, stacks, modules;
 	uint64_t ids_gen;	  /* changes whenever ids may be gone or reused */
+	bool counts_stale;	  /* s.stacks/frames/procs/modules need a count */
+	int64_t proc_id_max;	  /* highest procs.id seen since: above it is new */
 	uint8_t *scratch;	  /* encoded stack */
 	size_t scratch_cap;
 	char *modkey;		  /* "path\0build_id" being looked up */

@@ -91,6 +91,8 @@ uint64_t hist_new_gen(void)
 void hist_caches_reset(struct history *h)
 {
 	h->ids_gen = hist_new_gen();
+	h->counts_stale = true;
+	h->proc_id_max = 0;
 	hist_cache_reset(&h->frames);
 	hist_cache_reset(&h->stacks);
 	hist_cache_reset(&h->modules);
@@ -215,7 +217,10 @@ static int64_t dict_from_db(struct history *h, const struct hist_dict *d, const 
 	bind_insert(h, d, k);
 	rc = hist_step_done(h, d->insert, d->what);
 	*last_ns = h->row_ns;
-	return rc ? rc : sqlite3_last_insert_rowid(h->db);
+	if (rc)
+		return rc;
+	h->counts_stale = true;
+	return sqlite3_last_insert_rowid(h->db);
 }
 
 /* Keep a frame's or stack's "last used" (a bucket start) at most
@@ -281,7 +286,10 @@ static int64_t module_from_db(struct history *h, const char *path, const char *b
 	sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, build_id, -1, SQLITE_STATIC);
 	err = hist_step_done(h, HS_MODULE_INSERT, "storing a module");
-	return err ? err : sqlite3_last_insert_rowid(h->db);
+	if (err)
+		return err;
+	h->counts_stale = true;
+	return sqlite3_last_insert_rowid(h->db);
 }
 
 /* modules.id of m.  Cached by content ("path\0build_id"): the caller's
@@ -427,6 +435,10 @@ static int64_t proc_upsert(struct history *h, const struct history_proc *p)
 	rc = sqlite3_step(s);
 	id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
 	sqlite3_reset(s);
+	if (id > h->proc_id_max) { /* a new row: ids only grow until a prune */
+		h->proc_id_max = id;
+		h->counts_stale = true;
+	}
 	return rc == SQLITE_ROW ? id : hist_fail(h, rc, "storing a process");
 }
 

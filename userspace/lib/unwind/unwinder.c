@@ -514,17 +514,25 @@ static int read_proc(struct unwinder *u, int pid, struct procmaps *pm, uint64_t 
 	return 0;
 }
 
+/* publish_process(), and pid's pending count from what it published. */
+static int publish_counted(struct unwinder *u, int pid, const struct procmaps *pm,
+			   uint64_t hash, uint64_t start_stack, uint32_t *pending)
+{
+	int err = publish_process(u, pid, pm, hash, start_stack, pending);
+
+	proc_set_pending(u, pid, err ? 0 : *pending);
+	return err;
+}
+
 /* pid's list again from its maps, building nothing. */
 static void republish(struct unwinder *u, int pid)
 {
 	uint64_t hash, start_stack;
 	struct procmaps pm;
-	uint32_t pending = 0;
 
 	if (read_proc(u, pid, &pm, &hash, &start_stack))
 		return;
-	if (!publish_process(u, pid, &pm, hash, start_stack, &pending))
-		proc_set_pending(u, pid, pending);
+	publish_counted(u, pid, &pm, hash, start_stack, &(uint32_t){ 0 });
 	procmaps_free(&pm);
 }
 
@@ -627,8 +635,7 @@ static int sync_process(struct unwinder *u, int pid)
 		return 0;
 	}
 	/* What is built now, at once; the rest as it is built. */
-	err = publish_process(u, pid, &pm, hash, start_stack, &pending);
-	proc_set_pending(u, pid, err ? 0 : pending);
+	err = publish_counted(u, pid, &pm, hash, start_stack, &pending);
 	if (!err && pending)
 		err = build_pending(u, pid, &pm, hash, start_stack, pending);
 	procmaps_free(&pm);
