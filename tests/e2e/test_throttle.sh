@@ -15,8 +15,14 @@ run_bg "$WORKLOADS/cpu_split" 30
 W=${CHILDREN[-1]}
 start_profd --pid "$W" --rate 999
 sleep 2
-[ "$(stat_of perf_throttle_episodes)" = 0 ] || fail "throttling counted before any: $(ctl stats | grep perf_)"
-ok "no throttling at 999 Hz under the machine's limit ($ORIG)"
+# The kernel may throttle on its own now and then (an interrupt that took
+# too long on a busy VM: seen once in CI, 1 episode of 45 ms).  Those are
+# real and counted; what must not happen is episodes at every tick.
+before=$(stat_of perf_throttle_episodes)
+[ "$before" -le 3 ] || fail "$before throttle episodes in 2 s under the machine's limit: $(ctl stats | grep perf_)"
+ok "$before throttle episodes at 999 Hz under the machine's limit ($ORIG)"
+thr0=$(stat_of perf_throttled_ns)
+missed0=$(stat_of perf_samples_missed_throttled)
 
 seen0=$(stat_of bpf_samples_seen)
 t0=$(date +%s%N)
@@ -28,9 +34,9 @@ echo "$ORIG" >"$SYSCTL"
 sleep 1.2
 t1=$(date +%s%N)
 seen=$(( $(stat_of bpf_samples_seen) - seen0 ))
-episodes=$(stat_of perf_throttle_episodes)
-thr_ns=$(stat_of perf_throttled_ns)
-missed=$(stat_of perf_samples_missed_throttled)
+episodes=$(( $(stat_of perf_throttle_episodes) - before ))
+thr_ns=$(( $(stat_of perf_throttled_ns) - thr0 ))
+missed=$(( $(stat_of perf_samples_missed_throttled) - missed0 ))
 echo "over $(( (t1 - t0) / 1000000 )) ms: $seen samples seen, $episodes throttle episodes," \
 	"$((thr_ns / 1000000)) ms throttled, ~$missed samples missed"
 [ "$episodes" -gt 10 ] || fail "only $episodes throttle episodes counted in 3 s at max_sample_rate 100"
