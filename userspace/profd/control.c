@@ -320,6 +320,9 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "maps_reloads", c->maps_reloads);
 	proto_stats_add(s, "user_frames_symbolized", c->user_frames);
 	proto_stats_add(s, "user_frames_unknown", c->user_frames_unknown);
+	proto_stats_add(s, "user_frames_by_file", c->user_frames_by_file);
+	proto_stats_add(s, "file_frames_cached", d->in.file_frames.entries);
+	proto_stats_add(s, "file_frames_resets", d->in.file_frames.resets);
 	proto_stats_add(s, "python_processes", c->py_processes);
 	proto_stats_add(s, "python_samples", c->py_samples);
 	proto_stats_add(s, "python_frames_unreadable", c->py_frames_unreadable);

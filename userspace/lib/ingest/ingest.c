@@ -13,6 +13,8 @@
 
 #define RAW_CACHE_MAX 32768
 #define PENDING_MAX 4096
+/* User frames named by (file, offset), for every process: ~5 MB at most. */
+#define FILE_FRAMES_MAX 131072
 /* An event waiting for the worker (its process's maps, a file's symbols)
  * of a live process is kept up to this long (two batch ends can come a few
  * ms apart), then named as well as it can be. */
@@ -49,6 +51,7 @@ int ingest_init(struct ingest *in, const struct ingest_backend *be, struct symbo
 	in->agg = agg;
 	in->raw_max = RAW_CACHE_MAX;
 	in->raw_gen = 1; /* BPF's stack_gen starts there */
+	fileframes_init(&in->file_frames, FILE_FRAMES_MAX);
 	in->pyc = pycode_cache_new();
 	in->pending = malloc(PENDING_MAX * sizeof(*in->pending));
 	if (!in->pyc || !in->pending) {
@@ -75,6 +78,7 @@ void ingest_free(struct ingest *in)
 	free_raw(&in->raw[0]);
 	free_raw(&in->raw[1]);
 	hashmap_free(&in->kernel_frames);
+	fileframes_free(&in->file_frames);
 	pycode_cache_free(in->pyc);
 	in->pyc = NULL;
 	free(in->pending);

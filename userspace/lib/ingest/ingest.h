@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "aggregate.h"
+#include "fileframes.h"
 #include "hashmap.h"
 #include "profd_abi.h"
 #include "proctable.h"
@@ -79,6 +80,7 @@ struct ingest_counters {
 	uint64_t bad_events;     /* malformed ringbuf records */
 	uint64_t maps_reloads;
 	uint64_t user_frames, user_frames_unknown; /* symbolized user frames / of them without a symbol */
+	uint64_t user_frames_by_file; /* user frames named from the file-wide cache (fileframes.h) */
 	uint64_t py_processes;   /* Python processes found */
 	uint64_t py_samples;     /* samples carrying Python frames */
 	uint64_t py_frames_unreadable; /* code objects that could not be read */
@@ -130,6 +132,7 @@ struct ingest {
 	size_t sweep_at; /* a sweep's next entry + 1 (0: none under way) */
 	size_t rss_at;	 /* the RSS pass's next entry + 1 (0: start over) */
 	struct hashmap kernel_frames; /* kernel ip -> global frame id + 1 */
+	struct fileframes file_frames; /* (file, offset) -> user frame id + 1, eval bit */
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
 	bool frames_wait; /* the last stack built has a frame whose file is being read */

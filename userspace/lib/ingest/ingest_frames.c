@@ -119,23 +119,36 @@ static bool refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uin
 
 #define EVAL_BIT (1ull << 62) /* in user_frames values: an eval-loop frame */
 
+static int64_t frame_of(uint64_t v, bool *is_eval)
+{
+	*is_eval = v & EVAL_BIT;
+	return (int64_t)(v & ~EVAL_BIT) - 1;
+}
+
 /* A user frame's id, and whether it is the eval loop's (where Python
- * frames go): one lookup in the process's cache when seen before. */
+ * frames go): one lookup in the process's cache when seen before, else
+ * one in the cache of its file (another process, or before a maps
+ * reload, named it), else symbolized. */
 static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool is_ret,
 			  struct buf *name, uint64_t mono, bool *stable, bool *is_eval)
 {
-	uint64_t key = ip ^ (is_ret ? 1ull << 63 : 0), v;
+	uint64_t key = ip ^ (is_ret ? 1ull << 63 : 0), addr = is_ret && ip ? ip - 1 : ip, v;
+	const struct procmap *map;
 	uint32_t kind = FRAME_UNKNOWN;
 	struct sym_module mod;
 	bool mapped;
 	int64_t id;
 
-	if (hashmap_get(&p->user_frames, key, &v)) {
-		*is_eval = v & EVAL_BIT;
-		return (int64_t)(v & ~EVAL_BIT) - 1;
-	}
+	if (hashmap_get(&p->user_frames, key, &v))
+		return frame_of(v, is_eval);
 	mapped = refresh_maps_for(in, p, ip, mono);
 	*stable &= mapped;
+	map = mapped ? procmaps_find(&p->maps, addr) : NULL;
+	if (map && fileframes_get(&in->file_frames, map, addr, &v)) {
+		in->c.user_frames_by_file++;
+		hashmap_put(&p->user_frames, key, v);
+		return frame_of(v, is_eval);
+	}
 	buf_reset(name);
 	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, ip, is_ret, name, &kind, &mod) ||
 	    !buf_cstr(name))
@@ -152,8 +165,12 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	*is_eval = strcmp(name->data, EVAL_FRAME) == 0;
 	/* An address outside the maps is not cached: once a reload finds its
 	 * mapping, the next sample gets the real name. */
-	if (id >= 0 && mapped)
-		hashmap_put(&p->user_frames, key, ((uint64_t)id + 1) | (*is_eval ? EVAL_BIT : 0));
+	if (id >= 0 && mapped) {
+		v = ((uint64_t)id + 1) | (*is_eval ? EVAL_BIT : 0);
+		hashmap_put(&p->user_frames, key, v);
+		if (map && mod.from_file)
+			fileframes_put(&in->file_frames, map, addr, v);
+	}
 	return id;
 }
 

@@ -390,6 +390,7 @@ static void put_module(struct sym_module *mod, const struct procmap *map, const 
 	if (!mod)
 		return;
 	mod->path = map->path;
+	mod->from_file = es && map->path[0] == '/';
 	id = es ? elfsym_build_id(es, &len) : NULL;
 	if (!id || len > (sizeof(mod->build_id) - 1) / 2)
 		len = 0;
@@ -452,8 +453,10 @@ int symbolizer_user(struct symbolizer *s, int pid, const struct procmaps *m, uin
 	uint64_t addr = is_return_addr && ip ? ip - 1 : ip;
 	const struct procmap *map = m ? procmaps_find(m, addr) : NULL;
 
-	if (mod)
+	if (mod) {
 		mod->path = NULL;
+		mod->from_file = false;
+	}
 	buf_reset(name);
 	s->waiting = false;
 	s->c.lookups++;

@@ -58,6 +58,9 @@ void symbolizer_preload_kernel(struct symbolizer *s);
 struct sym_module {
 	const char *path;
 	char build_id[2 * 64 + 1]; /* lowercase hex, "" when none */
+	/* Named from the file's own symbols: the same name for the same file
+	 * offset in any process (fileframes.h may keep it). */
+	bool from_file;
 };
 
 /* User frame ip of process pid whose maps are m (may be NULL); mod, when
