@@ -10,8 +10,13 @@
 static struct procmap map_of(uint64_t start, uint64_t offset, uint32_t minor, uint64_t inode,
 			     char *path)
 {
-	struct procmap m = { .start = start, .end = start + 0x10000, .offset = offset,
-			     .inode = inode, .dev_major = 8, .dev_minor = minor, .path = path };
+	struct procmap m = {.start = start,
+			    .end = start + 0x10000,
+			    .offset = offset,
+			    .inode = inode,
+			    .dev_major = 8,
+			    .dev_minor = minor,
+			    .path = path};
 	return m;
 }
 
@@ -92,9 +97,9 @@ static void test_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_shared_by_offset),
-		cmocka_unit_test(test_identity),
-		cmocka_unit_test(test_bounded),
+	    cmocka_unit_test(test_shared_by_offset),
+	    cmocka_unit_test(test_identity),
+	    cmocka_unit_test(test_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
