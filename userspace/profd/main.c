@@ -745,9 +745,8 @@ static void daemon_stop(struct daemon *d)
  * minute, and goes on a step per tick.  The RSS pass likewise. */
 static void sweep_if_due(struct daemon *d)
 {
-	uint64_t lost_cnt, now = daemon_mono_ns();
-	bool lost = sampler_counter(d->sampler, PROFD_CNT_PROC_RB_FULL, &lost_cnt) == 0 &&
-		    lost_cnt != d->proc_lost_seen;
+	uint64_t lost_cnt = sampler_proc_events_lost(d->sampler), now = daemon_mono_ns();
+	bool lost = lost_cnt != d->proc_lost_seen;
 
 	if (lost || now - d->swept_mono_ns >= SWEEP_EVERY_NS) {
 		if (lost)

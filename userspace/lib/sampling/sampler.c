@@ -613,18 +613,10 @@ int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX])
 	return bpfcount_sum_value(bpf_map__fd(s->skel->maps.counters), PROFD_CNT_MAX, out);
 }
 
-int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out)
+uint64_t sampler_proc_events_lost(const struct sampler *s)
 {
-	uint64_t all[PROFD_CNT_MAX];
-	int err;
-
-	*out = 0;
-	if (k >= PROFD_CNT_MAX)
-		return -EINVAL;
-	err = sampler_counters(s, all);
-	if (!err)
-		*out = all[k];
-	return err;
+	return s->skel->bss ? __atomic_load_n(&s->skel->bss->proc_events_lost, __ATOMIC_RELAXED)
+			    : 0;
 }
 
 int sampler_ncpus(const struct sampler *s)

@@ -80,8 +80,9 @@ int sampler_counters(struct sampler *s, uint64_t out[PROFD_CNT_MAX]);
 /* Throttling the kernel reported on the sampling events (throttle.h). */
 struct throttle_counts;
 void sampler_throttle_counts(const struct sampler *s, struct throttle_counts *out);
-/* One of them (one map read instead of PROFD_CNT_MAX). */
-int sampler_counter(struct sampler *s, uint32_t k, uint64_t *out);
+/* Lifecycle events BPF could not send (PROFD_CNT_PROC_RB_FULL), read from
+ * the program's global: no system call, for every tick. */
+uint64_t sampler_proc_events_lost(const struct sampler *s);
 /* Number of CPUs sampled. */
 int sampler_ncpus(const struct sampler *s);
 /* Bytes the BPF maps take (ringbuf + stacks + scratch), for stats. */
