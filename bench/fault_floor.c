@@ -82,8 +82,10 @@ static void set_events(const int *fds, int ncpu, unsigned long req)
 	int c;
 
 	for (c = 0; c < ncpu; c++)
-		if (fds[c] >= 0)
-			ioctl(fds[c], req, 0);
+		if (fds[c] >= 0 && ioctl(fds[c], req, 0)) {
+			perror("fault_floor: switching the count");
+			exit(1); /* a round under the wrong condition would spoil the result */
+		}
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -107,7 +109,8 @@ int main(int argc, char **argv)
 	}
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("fault_floor: pinning to CPU 0 (going on unpinned)");
 	if (open_events(fds, ncpu))
 		return 1;
 	off = calloc((size_t)rounds, sizeof(*off));

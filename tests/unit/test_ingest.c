@@ -3,195 +3,8 @@
  * returns: frames in order, counts, lost stacks accounted, time windows,
  * per-thread roots; stack records kept by ID across generations, samples
  * counted by the memo without symbolizing again, pid reuse told apart by
- * the sample's start time. */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-#include <cmocka.h>
-
-#include "aggregate.h"
-#include "ingest.h"
-#include "procmaps.h"
-#include "proctable.h"
-#include "render_folded.h"
-#include "symbolize.h"
-
-__attribute__((noinline, used)) void victim_leaf(void)
-{
-	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
-}
-
-__attribute__((noinline, used)) void victim_caller(void)
-{
-	victim_leaf();
-	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
-}
-
-/* Named as CPython's: an off-CPU stack through it waits for the GIL. */
-__attribute__((noinline, used)) void take_gil(void)
-{
-	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
-}
-
-/* The stack BPF would send: its record goes in before the next sample
- * naming it when present is set (once, as BPF sends it once). */
-struct fake_source {
-	uint64_t id;
-	struct profd_stack st;
-	bool present;
-	uint32_t gens_told, last_gen;
-};
-
-static void fake_gen(void *ctx, uint32_t gen)
-{
-	struct fake_source *f = ctx;
-
-	f->gens_told++;
-	f->last_gen = gen;
-}
-
-static void send_record(struct ingest *in, struct fake_source *src)
-{
-	src->st.type = PROFD_EV_STACK;
-	src->st.id = src->id;
-	ingest_event(in, &src->st, PROFD_STACK_REC_BYTES(src->st.nr));
-}
-
-struct fixture {
-	struct fake_source src;
-	struct symbolizer *sym;
-	struct proctable pt;
-	struct aggregate agg;
-	struct ingest in;
-	uint64_t clock_ns; /* when set, the samples' time (tests of rate limits) */
-};
-
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-	struct symbolizer_opts so = { 0 };
-	struct ingest_backend s = { 0 };
-
-	so.kallsyms_path = "/nonexistent"; /* no privileges needed */
-	f->sym = symbolizer_new(&so);
-	assert_non_null(f->sym);
-	proctable_init(&f->pt, 0, "/proc");
-	f->pt.on_free = aggregate_proc_free;
-	assert_int_equal(aggregate_init(&f->agg, 0), 0);
-	s.stack_gen = fake_gen;
-	s.ctx = &f->src;
-	assert_int_equal(ingest_init(&f->in, &s, f->sym, &f->pt, &f->agg), 0);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	ingest_free(&f->in);
-	proctable_free(&f->pt);
-	aggregate_free(&f->agg);
-	symbolizer_free(f->sym);
-	free(f);
-	return 0;
-}
-
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void send_sample(struct fixture *f, uint64_t ustack, uint32_t flags, uint32_t tid)
-{
-	struct profd_sample e;
-
-	memset(&e, 0, sizeof(e));
-	e.type = PROFD_EV_SAMPLE;
-	e.pid = (uint32_t)getpid();
-	e.tid = tid;
-	e.time_ns = f->clock_ns ? f->clock_ns : mono_now();
-	e.ustack_id = ustack;
-	e.flags = flags;
-	strcpy(e.comm, "worker");
-	if (f->src.present && ustack == f->src.id) {
-		send_record(&f->in, &f->src);
-		f->src.present = false;
-	}
-	ingest_event(&f->in, &e, sizeof(e));
-}
-
-static char *dump_proc_query(struct fixture *f, struct proc *p, const struct agg_query *qp)
-{
-	struct agg_query q = *qp;
-	struct stackset *ss = stackset_new();
-	struct buf b;
-	char *s;
-
-	assert_non_null(p);
-	assert_int_equal(aggregate_dump(&f->agg, p, &q, ss), 0);
-	buf_init(&b);
-	assert_int_equal(render_folded(ss, &b), 0);
-	s = strdup(buf_cstr(&b) ? b.data : "");
-	buf_free(&b);
-	stackset_free(ss);
-	return s;
-}
-
-static char *dump_query(struct fixture *f, const struct agg_query *q)
-{
-	return dump_proc_query(f, proctable_find_live(&f->pt, (uint32_t)getpid()), q);
-}
-
-static char *dump_proc_folded(struct fixture *f, struct proc *p)
-{
-	struct agg_query q = { 0, 0, 0, AGG_CPU, 0 };
-
-	return dump_proc_query(f, p, &q);
-}
-
-static char *dump_folded(struct fixture *f, uint32_t flags, uint64_t since)
-{
-	struct agg_query q = { since, 0, flags, AGG_CPU, 0 };
-
-	return dump_query(f, &q);
-}
-
-static char *dump_type(struct fixture *f, int type, uint64_t scale)
-{
-	struct agg_query q = { 0, 0, 0, type, scale };
-
-	return dump_query(f, &q);
-}
-
-static void prepare_stack(struct fixture *f)
-{
-	f->src.id = 0xabcdef;
-	f->src.present = true;
-	f->src.st.kind = PROFD_STACK_USER;
-	f->src.st.nr = 2;
-	/* Leaf first, as bpf_get_stack returns them; the caller's entry is a
-	 * return address just past the call. */
-	f->src.st.ips[0] = (uint64_t)(uintptr_t)&victim_leaf + 2;
-	f->src.st.ips[1] = (uint64_t)(uintptr_t)&victim_caller + 6;
-}
+ * the sample's start time.  (Naming frames: test_ingest_frames.c.) */
+#include "ingesttest.h"
 
 /* A stack's frames come once; later samples name it by ID, and the second
  * sample of the same stack in a process is counted without symbolizing. */
@@ -473,64 +286,6 @@ static void test_stack_cap_counts_overflow(void **state)
 	/* Known stacks still resolve to themselves. */
 	frames[0] = (uint32_t)aggregate_frame(&f->agg, FRAME_NATIVE, "x");
 	assert_int_equal(aggregate_stack(&f->agg, p, frames, 1), a);
-}
-
-/* Map this test's own text again at a new address, as a loader mapping a
- * library after the maps were read would; returns where victim_leaf is in
- * the new mapping. */
-static uint64_t map_text_again(void **region, size_t *len)
-{
-	uint64_t leaf = (uint64_t)(uintptr_t)&victim_leaf;
-	struct procmaps m = { 0 };
-	const struct procmap *text;
-	uint64_t at;
-	int fd;
-
-	assert_int_equal(procmaps_read(getpid(), &m), 0);
-	text = procmaps_find(&m, leaf);
-	assert_non_null(text);
-	fd = open(text->path, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	*len = (size_t)(text->end - text->start);
-	*region = mmap(NULL, *len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, (off_t)text->offset);
-	assert_true(*region != MAP_FAILED);
-	close(fd);
-	at = (uint64_t)(uintptr_t)*region + (leaf - text->start);
-	procmaps_free(&m);
-	return at;
-}
-
-/* An address outside the known maps is not cached as [unknown]: once a
- * reload (rate-limited) sees the new mapping, samples get the real name. */
-static void test_late_mapping_gets_named(void **state)
-{
-	struct fixture *f = *state;
-	void *region;
-	size_t len;
-	char *folded;
-	uint64_t leaf2;
-
-	/* The samples' clock is set, not read: under a sanitizer the first
-	 * sample's symbolization alone can outlast the backoff. */
-	f->clock_ns = mono_now();
-	prepare_stack(f);
-	f->src.st.ips[0] = 0x10; /* never mapped: a reload finds nothing, backs off */
-	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
-	leaf2 = map_text_again(&region, &len);
-	f->src.id++;
-	f->src.present = true;
-	f->src.st.ips[0] = leaf2 + 2;
-	f->clock_ns += 1000000; /* within the backoff: not read again, not named */
-	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
-	f->src.id++;
-	f->src.present = true;
-	f->clock_ns += 50 * 1000000; /* past it: read again, named */
-	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
-	folded = dump_folded(f, 0, 0);
-	assert_non_null(strstr(folded, "victim_caller;victim_leaf 1\n"));
-	assert_non_null(strstr(folded, "victim_caller;[unknown] 2\n"));
-	free(folded);
-	munmap(region, len);
 }
 
 /* A fake /proc/PID/stat with the given start time (field 22). */
@@ -968,30 +723,6 @@ static void test_fork_inherits_parent(void **state)
 	free(folded);
 }
 
-/* Native frames carry the binary they are in through to a dump. */
-static void test_dump_keeps_modules(void **state)
-{
-	struct fixture *f = *state;
-	struct agg_query q = { 0, 0, 0, AGG_CPU, 0 };
-	struct stackset *ss = stackset_new();
-	const struct ss_module *m;
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	assert_true(n > 0);
-	self[n] = '\0';
-	prepare_stack(f);
-	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
-	assert_int_equal(aggregate_dump(&f->agg, proctable_find_live(&f->pt, (uint32_t)getpid()), &q,
-					ss), 0);
-	assert_int_equal(ss->nstacks, 1);
-	assert_int_equal(ss->stacks[0].depth, 2);
-	m = stackset_frame_module(ss, ss->stacks[0].frames[1]);
-	assert_non_null(m);
-	assert_string_equal(m->path, self);
-	stackset_free(ss);
-}
-
 /* The parent pid, for --subprocesses: counted from the last ')', since a
  * process names itself (comm may hold spaces and parentheses). */
 static void test_stat_ppid(void **state)
@@ -1041,13 +772,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rss_points, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_keeps_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_cap_counts_overflow, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_late_mapping_gets_named, setup, teardown),
 		cmocka_unit_test(test_late_samples_and_pid_reuse),
 		cmocka_unit_test(test_lost_exit_repaired_by_start_time),
 		cmocka_unit_test(test_eviction_order),
 		cmocka_unit_test(test_stat_ppid),
 		cmocka_unit_test(test_stat_rss),
-		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_events, setup, teardown),
 		cmocka_unit_test(test_identity_read_off_sample_path),
 		cmocka_unit_test_setup_teardown(test_maps_read_off_sample_path, setup, teardown),

@@ -13,7 +13,8 @@
 
 #define RAW_CACHE_MAX 32768
 #define PENDING_MAX 4096
-/* User frames named by (file, offset), for every process: ~5 MB at most. */
+/* User frames named by (file, offset), for every process: a few MB at most
+ * (fileframes.h counts each file's own tables too). */
 #define FILE_FRAMES_MAX 131072
 /* An event waiting for the worker (its process's maps, a file's symbols)
  * of a live process is kept up to this long (two batch ends can come a few

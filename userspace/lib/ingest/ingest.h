@@ -80,7 +80,7 @@ struct ingest_counters {
 	uint64_t bad_events;     /* malformed ringbuf records */
 	uint64_t maps_reloads;
 	uint64_t user_frames, user_frames_unknown; /* symbolized user frames / of them without a symbol */
-	uint64_t user_frames_by_file; /* user frames named from the file-wide cache (fileframes.h) */
+	uint64_t user_frames_by_file; /* named from the file-wide cache (fileframes.h): not in the two above */
 	uint64_t py_processes;   /* Python processes found */
 	uint64_t py_samples;     /* samples carrying Python frames */
 	uint64_t py_frames_unreadable; /* code objects that could not be read */

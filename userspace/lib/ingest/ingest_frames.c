@@ -144,7 +144,8 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	mapped = refresh_maps_for(in, p, ip, mono);
 	*stable &= mapped;
 	map = mapped ? procmaps_find(&p->maps, addr) : NULL;
-	if (map && fileframes_get(&in->file_frames, map, addr, &v)) {
+	if (map && fileframes_get(&in->file_frames, map, addr, symbolizer_file_seq(in->sym, map),
+				  &v)) {
 		in->c.user_frames_by_file++;
 		hashmap_put(&p->user_frames, key, v);
 		return frame_of(v, is_eval);
@@ -169,7 +170,8 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 		v = ((uint64_t)id + 1) | (*is_eval ? EVAL_BIT : 0);
 		hashmap_put(&p->user_frames, key, v);
 		if (map && mod.from_file)
-			fileframes_put(&in->file_frames, map, addr, v);
+			fileframes_put(&in->file_frames, map, addr,
+				       symbolizer_file_seq(in->sym, map), v);
 	}
 	return id;
 }

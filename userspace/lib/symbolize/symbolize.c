@@ -301,6 +301,11 @@ void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
 	symcache_put(s->cache, m, r);
 }
 
+uint64_t symbolizer_file_seq(const struct symbolizer *s, const struct procmap *m)
+{
+	return symcache_seq(s->cache, m);
+}
+
 bool symbolizer_waiting(const struct symbolizer *s)
 {
 	return s->waiting;

@@ -86,6 +86,9 @@ void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
 			    struct symcache_loaded *r);
 /* Whether the last symbolizer_user() frame waits for its file. */
 bool symbolizer_waiting(const struct symbolizer *s);
+/* Which load of m's file its names come from now (symcache_seq): names
+ * kept by file (fileframes.h) hold while it stays the same. */
+uint64_t symbolizer_file_seq(const struct symbolizer *s, const struct procmap *m);
 /* Files being read for it. */
 size_t symbolizer_loading(const struct symbolizer *s);
 /* Reloading kallsyms (a missing kernel symbol: a new module or BPF

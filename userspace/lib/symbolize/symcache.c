@@ -25,6 +25,7 @@ struct entry {
 	int err;               /* its errno */
 	uint64_t retry_ns;     /* failure: when to try again (0: never) */
 	bool loading;          /* asked of the loader, no answer yet */
+	uint64_t seq;          /* which load of this identity es came from (symcache_seq) */
 	struct entry *hnext;   /* hash bucket chain */
 	struct entry *prev, *next; /* LRU list, most recent first */
 };
@@ -38,6 +39,7 @@ struct symcache {
 	struct symcache_io io;
 	struct symcache_loader loader;
 	size_t loading;
+	uint64_t seq; /* loads so far: the last one's number */
 };
 
 static uint64_t now_ns(void)
@@ -207,6 +209,7 @@ static int take(struct symcache *c, struct entry *e, struct symcache_loaded *r)
 	if (r->gone)
 		return -ESRCH;
 	e->es = r->es;
+	e->seq = ++c->seq;
 	e->err = r->err;
 	e->retry_ns = r->retry ? now_ns() + SYMCACHE_RETRY_NS : 0;
 	r->es = NULL;
@@ -299,6 +302,13 @@ const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int
 	}
 	errno = e->err;
 	return e->es;
+}
+
+uint64_t symcache_seq(const struct symcache *c, const struct procmap *m)
+{
+	const struct entry *e = m->inode && m->path[0] == '/' ? find(c, m) : NULL;
+
+	return e && e->es ? e->seq : 0;
 }
 
 void symcache_set_io(struct symcache *c, const struct symcache_io *io)

@@ -38,6 +38,11 @@ void symcache_free(struct symcache *c);
 const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int pid,
 				  const struct procmap *m);
 void symcache_stats(const struct symcache *c, struct symcache_stats *out);
+/* Which load of m's file the cache holds symbols from (a number no other
+ * load had), 0 when it holds none: what was named from that load may be
+ * kept while this stays the same (an evicted and reloaded file, a reused
+ * inode, gets a new number).  No effect on the eviction order. */
+uint64_t symcache_seq(const struct symcache *c, const struct procmap *m);
 
 /* Called around reading a new file's symbols (disk reads, parsing: up to
  * hundreds of ms for a large library on a busy disk), so the daemon can

@@ -1,0 +1,134 @@
+/* ingest naming frames: an address outside the maps read, a frame's
+ * module, and the file-wide cache (fileframes.h) serving the same file at
+ * another address without a symbolizer look-up. */
+#include "ingesttest.h"
+
+/* Map this test's own text again at a new address, as a loader mapping a
+ * library after the maps were read would; returns where victim_leaf is in
+ * the new mapping. */
+static uint64_t map_text_again(void **region, size_t *len)
+{
+	uint64_t leaf = (uint64_t)(uintptr_t)&victim_leaf;
+	struct procmaps m = { 0 };
+	const struct procmap *text;
+	uint64_t at;
+	int fd;
+
+	assert_int_equal(procmaps_read(getpid(), &m), 0);
+	text = procmaps_find(&m, leaf);
+	assert_non_null(text);
+	fd = open(text->path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	*len = (size_t)(text->end - text->start);
+	*region = mmap(NULL, *len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, (off_t)text->offset);
+	assert_true(*region != MAP_FAILED);
+	close(fd);
+	at = (uint64_t)(uintptr_t)*region + (leaf - text->start);
+	procmaps_free(&m);
+	return at;
+}
+
+/* An address outside the known maps is not cached as [unknown]: once a
+ * reload (rate-limited) sees the new mapping, samples get the real name. */
+static void test_late_mapping_gets_named(void **state)
+{
+	struct fixture *f = *state;
+	void *region;
+	size_t len;
+	char *folded;
+	uint64_t leaf2;
+
+	/* The samples' clock is set, not read: under a sanitizer the first
+	 * sample's symbolization alone can outlast the backoff. */
+	f->clock_ns = mono_now();
+	prepare_stack(f);
+	f->src.st.ips[0] = 0x10; /* never mapped: a reload finds nothing, backs off */
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	leaf2 = map_text_again(&region, &len);
+	f->src.id++;
+	f->src.present = true;
+	f->src.st.ips[0] = leaf2 + 2;
+	f->clock_ns += 1000000; /* within the backoff: not read again, not named */
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	f->src.id++;
+	f->src.present = true;
+	f->clock_ns += 50 * 1000000; /* past it: read again, named */
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	folded = dump_folded(f, 0, 0);
+	assert_non_null(strstr(folded, "victim_caller;victim_leaf 1\n"));
+	assert_non_null(strstr(folded, "victim_caller;[unknown] 2\n"));
+	free(folded);
+	munmap(region, len);
+}
+
+/* Native frames carry the binary they are in through to a dump. */
+static void test_dump_keeps_modules(void **state)
+{
+	struct fixture *f = *state;
+	struct agg_query q = { 0, 0, 0, AGG_CPU, 0 };
+	struct stackset *ss = stackset_new();
+	const struct ss_module *m;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(n > 0);
+	self[n] = '\0';
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	assert_int_equal(aggregate_dump(&f->agg, proctable_find_live(&f->pt, (uint32_t)getpid()), &q,
+					ss), 0);
+	assert_int_equal(ss->nstacks, 1);
+	assert_int_equal(ss->stacks[0].depth, 2);
+	m = stackset_frame_module(ss, ss->stacks[0].frames[1]);
+	assert_non_null(m);
+	assert_string_equal(m->path, self);
+	stackset_free(ss);
+}
+
+/* The same file at another address (here this test's text mapped again;
+ * in life another process running the same binary, or this one after its
+ * maps were read again) is named from the file's cache: no look-up, and
+ * the same frames as the first mapping, a return address included (its
+ * ip - 1 looked up in both). */
+static void test_file_cache_names_other_mapping(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t leaf = (uint64_t)(uintptr_t)&victim_leaf, leaf2, by_file0;
+	struct symbolizer_counters c0, c1;
+	void *region;
+	size_t len;
+	char *folded;
+
+	f->clock_ns = mono_now();
+	leaf2 = map_text_again(&region, &len); /* before the maps are first read */
+	prepare_stack(f);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	symbolizer_stats(f->sym, &c0);
+	by_file0 = f->in.c.user_frames_by_file;
+	assert_int_equal(by_file0, 0);
+	/* Both frames in the second mapping: the caller's return address at
+	 * the same offset as in the first. */
+	f->src.id++;
+	f->src.present = true;
+	f->src.st.ips[0] = leaf2 + 2;
+	f->src.st.ips[1] = leaf2 + ((uint64_t)(uintptr_t)&victim_caller + 6 - leaf);
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	symbolizer_stats(f->sym, &c1);
+	assert_int_equal(f->in.c.user_frames_by_file, 2);
+	assert_int_equal(c1.lookups, c0.lookups);
+	folded = dump_folded(f, 0, 0);
+	assert_string_equal(folded, "victim_caller;victim_leaf 2\n");
+	free(folded);
+	munmap(region, len);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_late_mapping_gets_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_cache_names_other_mapping, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
