@@ -55,7 +55,7 @@ static void usage(FILE *out)
 		"                           power of two >= 65536; default 262144)\n"
 		"      --python-uprobe      also find Python threads with a uprobe on the eval\n"
 		"                           loop (costs the program ~1us per C->Python call)\n"
-		"      --unwind-table-bytes N memory for .eh_frame unwind tables (default 64M)\n"
+		"      --unwind-table-bytes BYTES memory for .eh_frame unwind tables (default 64M)\n"
 		"      --gpu auto|on|off    GPU driver calls and CUDA entry points: auto traces\n"
 		"                           the accelerator drivers loaded (CUDA with NVIDIA's),\n"
 		"                           on also probes CUDA libraries without a driver\n"
@@ -269,7 +269,7 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 			c->max_procs = (size_t)v;
 			break;
 		case OPT_RINGBUF:
-			err = optvalue_number("ringbuf-size", optarg, 4096, 1u << 30, &v);
+			err = optvalue_size("ringbuf-size", optarg, 4096, 1u << 30, &v);
 			if (!err && (v & (v - 1))) {
 				fprintf(stderr, "profd: --ringbuf-size must be a power of two\n");
 				err = -EINVAL;
@@ -284,14 +284,14 @@ static int parse_args(const struct config_argv *ca, struct daemon_config *c)
 		case OPT_STATE_DIR: c->state_dir = optarg; break;
 		case OPT_NO_HISTORY: c->no_history = true; break;
 		case OPT_HISTORY_MAX:
-			err = optvalue_number("history-max-size", optarg, 1u << 20, 1ull << 44, &c->history_max_bytes);
+			err = optvalue_size("history-max-size", optarg, 1u << 20, 1ull << 44, &c->history_max_bytes);
 			break;
 		case OPT_FLUSH_INTERVAL: err = optvalue_duration("flush-interval", optarg, &c->flush_interval_ns); break;
 		case OPT_MAX_STACKS:
 			err = optvalue_number("max-stacks-per-process", optarg, 16, 100000000, &c->max_stacks);
 			break;
 		case OPT_UNWIND_BYTES:
-			err = optvalue_number("unwind-table-bytes", optarg, 1u << 20, 1ull << 34, &v);
+			err = optvalue_size("unwind-table-bytes", optarg, 1u << 20, 1ull << 34, &v);
 			c->unwind_table_bytes = v;
 			break;
 		case OPT_CONFIG: break; /* read already, by config_find_path */
