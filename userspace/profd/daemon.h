@@ -131,6 +131,8 @@ void daemon_unlock(struct daemon *d);
 int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns);
 /* Under d->lock (the tick): keep the stats figures for daemon_lock_other_within's timeouts. */
 void control_publish_stats(struct daemon *d);
+/* The stats answer's payload (control_stats.c). */
+int control_stats_payload(struct daemon *d, struct buf *payload);
 /* Have ingest read the rings and wait (at most timeout_ms) until it has:
  * what was sampled before the call is then in the profiles.  Call with
  * no lock held. */
