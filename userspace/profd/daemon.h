@@ -131,6 +131,13 @@ void daemon_unlock(struct daemon *d);
 int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns);
 /* Under d->lock (the tick): keep the stats figures for daemon_lock_other_within's timeouts. */
 void control_publish_stats(struct daemon *d);
+/* options.c: one getopt pass over the config file's options, then the
+ * command line's; 0 to run, 1 to exit successfully (--help), -1 on a
+ * usage error (said). */
+int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c);
+/* config_find_path and config_to_argv with profd's option table. */
+int daemon_find_config(int argc, char **argv, const char **path);
+int daemon_config_argv(const char *path, unsigned flags, int argc, char **argv, struct config_argv *out);
 /* The stats answer's payload (control_stats.c). */
 int control_stats_payload(struct daemon *d, struct buf *payload);
 /* Have ingest read the rings and wait (at most timeout_ms) until it has:

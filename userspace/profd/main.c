@@ -3,7 +3,6 @@
  * ingest loop over the ring buffers, the worker's answers, signals and a
  * housekeeping timer. */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,321 +21,11 @@
 
 #include "config.h"
 #include "daemon.h"
-#include "duration.h"
 #include "gpu.h"
 #include "log.h"
-#include "optvalue.h"
 #include "sdnotify.h"
 #include "symcache.h"
 #include "unwinder.h"
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: profd [--all-processes | --pid PID ...] [options]\n"
-		"\n"
-		"Samples every online CPU with BPF and keeps per-process profiles that\n"
-		"profctl reads over a Unix socket.\n"
-		"\n"
-		"  -a, --all-processes      sample every process (the default)\n"
-		"  -p, --pid PID            sample only PID and its threads (repeatable)\n"
-		"  -r, --rate HZ            samples per second per CPU (default 99)\n"
-		"  -s, --socket PATH        control socket (default %s)\n"
-		"      --retention DUR      keep exited processes this long (default 24h)\n"
-		"      --bucket DUR         time bucket width (default 10s)\n"
-		"      --max-procs N        processes tracked at most (default 65536)\n"
-		"      --max-stacks-per-process N  distinct stacks kept per process (200000)\n"
-		"      --state-dir DIR      history database directory (default /var/lib/profd)\n"
-		"      --history-max-size BYTES  cap on the history file (default 1G)\n"
-		"      --flush-interval DUR write profiles to history this often (default 5s)\n"
-		"      --no-history         keep profiles in memory only\n"
-		"      --ringbuf-size BYTES BPF ring buffer size, power of two (default 4M)\n"
-		"      --stack-map-entries N stack IDs BPF remembers as sent (rounded up to a\n"
-		"                           power of two >= 65536; default 262144)\n"
-		"      --python-uprobe      also find Python threads with a uprobe on the eval\n"
-		"                           loop (costs the program ~1us per C->Python call)\n"
-		"      --unwind-table-bytes BYTES memory for .eh_frame unwind tables (default 64M)\n"
-		"      --gpu auto|on|off    GPU driver calls and CUDA entry points: auto traces\n"
-		"                           the accelerator drivers loaded (CUDA with NVIDIA's),\n"
-		"                           on also probes CUDA libraries without a driver\n"
-		"      --gpu-device PATH[=CLASS] also watch this character device; CLASS\n"
-		"                           (nvidia, uvm, kfd, drm) names its commands\n"
-		"      --gpu-syscall-hook auto|uprobe|tracepoint  how ioctl and poll are\n"
-		"                           traced: auto uses fentry/fexit on their kernel\n"
-		"                           functions, else uprobe; uprobe probes the C\n"
-		"                           library's ioctl/poll/ppoll (only their callers pay;\n"
-		"                           static and Go binaries are not seen); tracepoint\n"
-		"                           the raw syscall tracepoints (every syscall pays)\n"
-		"      --off-cpu, --no-off-cpu  record where threads block and for how long\n"
-		"                           (off-cpu and wall profiles, profctl stacks; off:\n"
-		"                           it costs every context switch ~150 ns)\n"
-		"      --off-cpu-threshold DUR  shortest block recorded (default 1ms)\n"
-		"      --memory, --no-memory  record which stacks make memory resident (page\n"
-		"                           faults, sampled by bytes: the memory profile\n"
-		"                           type; off: every page fault pays ~85 ns)\n"
-		"      --memory-sample-kib N  mean KiB made resident per memory event\n"
-		"                           (default 512, 4 to 1048576)\n"
-		"      --mmap, --no-mmap    record mmap/munmap/mremap/brk sizes by stack (the\n"
-		"                           mmap profile type; uprobes on the C libraries)\n"
-		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
-		"      --push-interval DUR  how often to send them (default 10s)\n"
-		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
-		"      --config PATH        settings file (default %s)\n"
-		"  -v, --verbose            more logging (repeat for debug)\n"
-		"  -h, --help               this help\n"
-		"\n"
-		"Durations take a unit: 500ms, 10s, 5m, 24h.\n",
-		PROFD_DEFAULT_SOCKET, CONFIG_DEFAULT_PATH);
-}
-
-enum {
-	OPT_RETENTION = 256,
-	OPT_BUCKET,
-	OPT_MAX_PROCS,
-	OPT_RINGBUF,
-	OPT_STACKMAP,
-	OPT_DURATION,
-	OPT_PY_UPROBE,
-	OPT_UNWIND_BYTES,
-	OPT_CONFIG,
-	OPT_PUSH,
-	OPT_PUSH_INTERVAL,
-	OPT_MAX_STACKS,
-	OPT_STATE_DIR,
-	OPT_NO_HISTORY,
-	OPT_HISTORY_MAX,
-	OPT_FLUSH_INTERVAL,
-	OPT_GPU,
-	OPT_GPU_DEVICE,
-	OPT_GPU_HOOK,
-	OPT_OFFCPU,
-	OPT_NO_OFFCPU,
-	OPT_OFFCPU_MIN,
-	OPT_MEMORY,
-	OPT_NO_MEMORY,
-	OPT_MEMORY_KIB,
-	OPT_MMAP,
-	OPT_NO_MMAP,
-};
-
-#define SHORT_OPTS "ap:r:s:vh"
-
-static const struct option long_opts[] = {
-	{ "all-processes", no_argument, NULL, 'a' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "rate", required_argument, NULL, 'r' },
-	{ "socket", required_argument, NULL, 's' },
-	{ "retention", required_argument, NULL, OPT_RETENTION },
-	{ "bucket", required_argument, NULL, OPT_BUCKET },
-	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-	{ "stack-map-entries", required_argument, NULL, OPT_STACKMAP },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "python-uprobe", no_argument, NULL, OPT_PY_UPROBE },
-	{ "unwind-table-bytes", required_argument, NULL, OPT_UNWIND_BYTES },
-	{ "max-stacks-per-process", required_argument, NULL, OPT_MAX_STACKS },
-	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-	{ "no-history", no_argument, NULL, OPT_NO_HISTORY },
-	{ "history-max-size", required_argument, NULL, OPT_HISTORY_MAX },
-	{ "flush-interval", required_argument, NULL, OPT_FLUSH_INTERVAL },
-	{ "gpu", required_argument, NULL, OPT_GPU },
-	{ "gpu-device", required_argument, NULL, OPT_GPU_DEVICE },
-	{ "gpu-syscall-hook", required_argument, NULL, OPT_GPU_HOOK },
-	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
-	{ "no-off-cpu", no_argument, NULL, OPT_NO_OFFCPU },
-	{ "off-cpu-threshold", required_argument, NULL, OPT_OFFCPU_MIN },
-	{ "memory", no_argument, NULL, OPT_MEMORY },
-	{ "no-memory", no_argument, NULL, OPT_NO_MEMORY },
-	{ "memory-sample-kib", required_argument, NULL, OPT_MEMORY_KIB },
-	{ "mmap", no_argument, NULL, OPT_MMAP },
-	{ "no-mmap", no_argument, NULL, OPT_NO_MMAP },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "push", required_argument, NULL, OPT_PUSH },
-	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int add_pid(struct daemon_config *c, const char *arg)
-{
-	uint64_t pid;
-	uint32_t *p;
-	char path[64];
-
-	if (optvalue_u64(arg, 1, 0x3fffffff, &pid)) {
-		fprintf(stderr, "profd: --pid: '%s' is not a process id\n", arg);
-		return -EINVAL;
-	}
-	snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)pid);
-	if (access(path, F_OK)) {
-		fprintf(stderr, "profd: --pid %llu: no such process\n", (unsigned long long)pid);
-		return -ESRCH;
-	}
-	p = realloc(c->pids, (c->npids + 1) * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	c->pids = p;
-	c->pids[c->npids++] = (uint32_t)pid;
-	return 0;
-}
-
-/* --gpu MODE, --gpu-syscall-hook HOOK and --gpu-device PATH[=CLASS] (checked when GPU tracing
- * starts: the device must exist then). */
-static int opt_gpu(struct daemon_config *c, int opt, const char *arg)
-{
-	static const char *const modes[] = { [GPU_MODE_AUTO] = "auto", [GPU_MODE_ON] = "on",
-					     [GPU_MODE_OFF] = "off" };
-	const char **devs;
-	int i;
-
-	if (opt == OPT_GPU_HOOK) {
-		if (strcmp(arg, "auto") == 0)
-			c->gpu_hook = GPU_HOOK_AUTO;
-		else if (strcmp(arg, "uprobe") == 0)
-			c->gpu_hook = GPU_HOOK_UPROBE;
-		else if (strcmp(arg, "tracepoint") == 0)
-			c->gpu_hook = GPU_HOOK_TRACEPOINT;
-		else {
-			fprintf(stderr,
-				"profd: --gpu-syscall-hook: '%s' must be auto, uprobe or tracepoint\n",
-				arg);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (opt == OPT_GPU_DEVICE) {
-		devs = realloc(c->gpu_devices, (c->ngpu_devices + 1) * sizeof(*devs));
-		if (!devs)
-			return -ENOMEM;
-		c->gpu_devices = devs;
-		c->gpu_devices[c->ngpu_devices++] = arg;
-		return 0;
-	}
-	for (i = 0; i < 3; i++) {
-		if (strcmp(arg, modes[i]) == 0) {
-			c->gpu_mode = i;
-			return 0;
-		}
-	}
-	fprintf(stderr, "profd: --gpu: '%s' must be auto, on or off\n", arg);
-	return -EINVAL;
-}
-
-/* One getopt pass over the config file's options, then the command
- * line's (config_to_argv).  A --pid or --all-processes on the command
- * line replaces the file's pids rather than adding to them.
- * Returns 0 to run, 1 to exit successfully (--help), -1 on a usage error. */
-static int parse_args(const struct config_argv *ca, struct daemon_config *c)
-{
-	int argc = ca->argc, file_end = ca->nfile + 1, opt;
-	char **argv = ca->argv;
-	bool cli_pids = false;
-	uint64_t v = 0;
-
-	optind = 0; /* glibc: a full reset, also for a reload */
-	c->rate_hz = 99;
-	c->socket_path = PROFD_DEFAULT_SOCKET;
-	c->retention_ns = 24ull * 3600 * 1000000000ull;
-	c->bucket_ns = 10ull * 1000000000ull;
-	c->flush_interval_ns = 5ull * 1000000000ull;
-	c->history_max_bytes = 1ull << 30;
-	c->push_interval_ns = 10ull * 1000000000ull;
-	c->offcpu = false; /* sched_switch costs every switch: see README */
-	c->offcpu_min_ns = 1000000ull;
-	c->memory = false; /* every user page fault pays: see README */
-	c->memory_sample_kib = 512;
-	while ((opt = getopt_long(argc, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
-		int err = 0;
-
-		if ((opt == 'a' || opt == 'p') && optind > file_end && !cli_pids) {
-			c->npids = 0;
-			cli_pids = true;
-		}
-		switch (opt) {
-		case 'a': break;
-		case 'p': err = add_pid(c, optarg); break;
-		case 'r':
-			err = optvalue_number("rate", optarg, 1, 100000, &v);
-			c->rate_hz = (uint32_t)v;
-			break;
-		case 's': c->socket_path = optarg; break;
-		case OPT_RETENTION: err = optvalue_duration("retention", optarg, &c->retention_ns); break;
-		case OPT_BUCKET: err = optvalue_duration("bucket", optarg, &c->bucket_ns); break;
-		case OPT_DURATION: err = optvalue_duration("duration", optarg, &c->duration_ns); break;
-		case OPT_MAX_PROCS:
-			err = optvalue_number("max-procs", optarg, 16, 10000000, &v);
-			c->max_procs = (size_t)v;
-			break;
-		case OPT_RINGBUF:
-			err = optvalue_size("ringbuf-size", optarg, 4096, 1u << 30, &v);
-			if (!err && (v & (v - 1))) {
-				fprintf(stderr, "profd: --ringbuf-size must be a power of two\n");
-				err = -EINVAL;
-			}
-			c->ringbuf_bytes = (uint32_t)v;
-			break;
-		case OPT_STACKMAP:
-			err = optvalue_number("stack-map-entries", optarg, 64, 1u << 22, &v);
-			c->stack_map_entries = (uint32_t)v;
-			break;
-		case OPT_PY_UPROBE: c->python_uprobe = true; break;
-		case OPT_STATE_DIR: c->state_dir = optarg; break;
-		case OPT_NO_HISTORY: c->no_history = true; break;
-		case OPT_HISTORY_MAX:
-			err = optvalue_size("history-max-size", optarg, 1u << 20, 1ull << 44, &c->history_max_bytes);
-			break;
-		case OPT_FLUSH_INTERVAL: err = optvalue_duration("flush-interval", optarg, &c->flush_interval_ns); break;
-		case OPT_MAX_STACKS:
-			err = optvalue_number("max-stacks-per-process", optarg, 16, 100000000, &c->max_stacks);
-			break;
-		case OPT_UNWIND_BYTES:
-			err = optvalue_size("unwind-table-bytes", optarg, 1u << 20, 1ull << 34, &v);
-			c->unwind_table_bytes = v;
-			break;
-		case OPT_CONFIG: break; /* read already, by config_find_path */
-		case OPT_GPU:
-		case OPT_GPU_DEVICE:
-		case OPT_GPU_HOOK: err = opt_gpu(c, opt, optarg); break;
-		case OPT_OFFCPU: c->offcpu = true; break;
-		case OPT_NO_OFFCPU: c->offcpu = false; break;
-		case OPT_OFFCPU_MIN:
-			err = optvalue_duration("off-cpu-threshold", optarg, &c->offcpu_min_ns);
-			break;
-		case OPT_MEMORY: c->memory = true; break;
-		case OPT_NO_MEMORY: c->memory = false; break;
-		case OPT_MMAP: c->mmap = true; break;
-		case OPT_NO_MMAP: c->mmap = false; break;
-		case OPT_MEMORY_KIB:
-			err = optvalue_number("memory-sample-kib", optarg, 4, 1u << 20, &c->memory_sample_kib);
-			break;
-		case OPT_PUSH: c->push_url = optarg; break;
-		case OPT_PUSH_INTERVAL:
-			err = optvalue_duration("push-interval", optarg, &c->push_interval_ns);
-			break;
-		case 'v': c->verbose++; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return -1;
-		}
-		if (err) {
-			optvalue_origin(ca, optind - 1);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "profd: unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
-	if (c->push_interval_ns < 1000000000ull) {
-		fprintf(stderr, "profd: --push-interval must be at least 1s\n");
-		return -1;
-	}
-	if (c->bucket_ns < 1000000000ull) {
-		fprintf(stderr, "profd: --bucket must be at least 1s\n");
-		return -1;
-	}
-	return 0;
-}
 
 /* Ingest and control run a little ahead of ordinary work (nice -5): they
  * are small and bounded, and a busy machine must not delay a sample's
@@ -862,8 +551,8 @@ static void daemon_reload(struct daemon *d)
 	bool pids_changed;
 
 	sdnotify_send("RELOADING=1");
-	if (config_to_argv(d->config_path, long_opts, d->config_flags, d->argc, d->argv, &args) ||
-	    parse_args(&args, &nc) != 0) {
+	if (daemon_config_argv(d->config_path, d->config_flags, d->argc, d->argv, &args) ||
+	    daemon_parse_args(&args, &nc) != 0) {
 		log_error("profd: reload: configuration rejected; nothing changed");
 		sdnotify_send("READY=1\nSTATUS=reload failed: configuration rejected");
 		goto out;
@@ -988,14 +677,14 @@ int main(int argc, char **argv)
 	d.argv = argv;
 	d.config_path = CONFIG_DEFAULT_PATH;
 	d.config_flags = CONFIG_MISSING_OK;
-	err = config_find_path(argc, argv, SHORT_OPTS, long_opts, OPT_CONFIG, &d.config_path);
+	err = daemon_find_config(argc, argv, &d.config_path);
 	if (err < 0)
 		return 1;
 	if (err == 1)
 		d.config_flags = 0; /* a file the user named must exist */
-	if (config_to_argv(d.config_path, long_opts, d.config_flags, argc, argv, &d.args))
+	if (daemon_config_argv(d.config_path, d.config_flags, argc, argv, &d.args))
 		return 2;
-	err = parse_args(&d.args, &d.cfg);
+	err = daemon_parse_args(&d.args, &d.cfg);
 	if (err) {
 		free_args(&d);
 		return err > 0 ? 0 : 2;
