@@ -88,7 +88,7 @@ struct daemon {
 	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
 	/* What `stats` answers when ingest holds the lock longer than a stats
 	 * request may wait (a preempted thread on a saturated machine): the
-	 * figures as of the last tick, all of one moment (control.c). */
+	 * figures as of the last tick, all of one moment (control_stats.c). */
 	pthread_mutex_t stats_mu;
 	struct proto_stats stats_pub; /* under stats_mu */
 	uint64_t stats_pub_mono_ns;

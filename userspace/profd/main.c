@@ -380,7 +380,7 @@ static int daemon_start(struct daemon *d)
 	return 0;
 }
 
-/* What config_to_argv and parse_args allocated, for the exits before
+/* What daemon_config_argv and daemon_parse_args allocated, for the exits before
  * the daemon starts (daemon_stop frees them after). */
 static void free_args(struct daemon *d)
 {

@@ -322,7 +322,6 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 	return 0;
 }
 
-
 int daemon_find_config(int argc, char **argv, const char **path)
 {
 	return config_find_path(argc, argv, SHORT_OPTS, long_opts, OPT_CONFIG, path);
