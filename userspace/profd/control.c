@@ -2,8 +2,8 @@
  * stacks; stats in control_stats.c).  Each answer is built into a buffer
  * that the control thread (control_server.c) sends without blocking.
  * The profile state is read under d->lock for as short as it takes to
- * copy it; history is queried
- * under its own lock, so a long query never stops ingest.
+ * copy it; history is queried under its own lock, so a long query never
+ * stops ingest.
  * SO_PEERCRED decides what a caller may see: root everything, anyone
  * else only processes running under its own uid. */
 #include <errno.h>
