@@ -25,15 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor.h"
+
 #define MAX_CPUS 1024
-
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* CPU ns per fault of making mib MiB resident, page by page. */
 static double touch_round(size_t mib)
@@ -47,10 +41,10 @@ static double touch_round(size_t mib)
 		exit(1);
 	}
 	madvise(p, len, MADV_NOHUGEPAGE); /* one fault per page, as measured */
-	t0 = cpu_ns();
+	t0 = floor_cpu_ns();
 	for (i = 0; i < len; i += page)
 		p[i] = 1;
-	t0 = cpu_ns() - t0;
+	t0 = floor_cpu_ns() - t0;
 	munmap(p, len);
 	return (double)t0 / (double)(len / page);
 }
@@ -88,13 +82,6 @@ static void set_events(const int *fds, int ncpu, unsigned long req)
 		}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 15, ncpu = (int)sysconf(_SC_NPROCESSORS_CONF), r;
@@ -129,10 +116,8 @@ int main(int argc, char **argv)
 		(first_on ? off : on)[r] = touch_round(mib);
 	}
 	set_events(fds, ncpu, PERF_EVENT_IOC_DISABLE);
-	qsort(off, (size_t)rounds, sizeof(*off), cmp_double);
-	qsort(on, (size_t)rounds, sizeof(*on), cmp_double);
-	moff = off[rounds / 2];
-	mon = on[rounds / 2];
+	moff = floor_median(off, rounds);
+	mon = floor_median(on, rounds);
 	/* 1 GB/s of 4 KiB pages is 244,141 faults a second. */
 	printf("fault_floor: %d rounds of %zu MiB: CPU per fault %.0f ns without the count, %.0f ns "
 	       "with it (+%.0f ns, +%.1f%%); at 1 GB/s the count alone costs %.2f%% of a CPU\n",

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "floor.h"
 #include "switch_floor.skel.h"
 
 static volatile sig_atomic_t stop;
@@ -89,14 +90,6 @@ static void *bounce(void *arg)
 	return NULL;
 }
 
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* CPU ns per context switch of one round of trips round trips. */
 static double round_ns(long trips)
 {
@@ -109,12 +102,12 @@ static double round_ns(long trips)
 		exit(1);
 	a = (struct pinger){ .in = ba[0], .out = ab[1], .trips = trips, .first = 1 };
 	b = (struct pinger){ .in = ab[0], .out = ba[1], .trips = trips, .first = 0 };
-	t0 = cpu_ns();
+	t0 = floor_cpu_ns();
 	if (pthread_create(&ta, NULL, bounce, &a) || pthread_create(&tb, NULL, bounce, &b))
 		exit(1);
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
-	t0 = cpu_ns() - t0;
+	t0 = floor_cpu_ns() - t0;
 	close(ab[0]);
 	close(ab[1]);
 	close(ba[0]);
@@ -122,17 +115,11 @@ static double round_ns(long trips)
 	return (double)t0 / (double)(2 * trips);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
 static int interleaved(int rounds, long trips)
 {
 	struct switch_floor_bpf *skel = switch_floor_bpf__open_and_load();
 	double *off = calloc((size_t)rounds, sizeof(double)), *on = calloc((size_t)rounds, sizeof(double));
+	double moff, mon;
 	int r;
 
 	if (!skel || !off || !on) {
@@ -156,12 +143,11 @@ static int interleaved(int rounds, long trips)
 			bpf_link__destroy(l);
 		}
 	}
-	qsort(off, (size_t)rounds, sizeof(double), cmp_double);
-	qsort(on, (size_t)rounds, sizeof(double), cmp_double);
+	moff = floor_median(off, rounds);
+	mon = floor_median(on, rounds);
 	printf("switch_floor: %d rounds of %ld round trips on CPU 0: CPU per switch %.0f ns without "
 	       "a sched_switch program, %.0f ns with an empty one (+%.0f ns, +%.1f%%)\n",
-	       rounds, trips, off[rounds / 2], on[rounds / 2], on[rounds / 2] - off[rounds / 2],
-	       100.0 * (on[rounds / 2] / off[rounds / 2] - 1));
+	       rounds, trips, moff, mon, mon - moff, 100.0 * (mon / moff - 1));
 	switch_floor_bpf__destroy(skel);
 	free(off);
 	free(on);

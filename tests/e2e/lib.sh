@@ -58,6 +58,8 @@ stop_profd() {
 }
 
 ctl() { "$PROFCTL" --socket "$SOCK" "$@"; }
+# stat_of NAME: one figure of `profctl stats`.
+stat_of() { ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 run_bg() { "$@" & CHILDREN+=($!); }
 

@@ -13,12 +13,12 @@ trap restore EXIT
 echo 0 >"$CTL" 2>/dev/null || skip "the kernel refuses to take cpu$LAST offline"
 
 start_profd --all-processes
-before=$(ctl stats | awk '$1 == "cpus_sampled" { print $2 }')
+before=$(stat_of cpus_sampled)
 echo 1 >"$CTL" || fail "cannot bring cpu$LAST back"
 run_bg taskset -c "$LAST" sh -c 'while :; do :; done'
 SPIN=${CHILDREN[-1]}
 for _ in $(seq 1 30); do
-	after=$(ctl stats | awk '$1 == "cpus_sampled" { print $2 }')
+	after=$(stat_of cpus_sampled)
 	[ "$after" -gt "$before" ] && break
 	sleep 1
 done

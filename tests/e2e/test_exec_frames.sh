@@ -6,7 +6,6 @@
 # names), and the runs after the first are named mostly from the cache.
 . "$(dirname "$0")/lib.sh"
 
-stat_of() { ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 RUNS=6
 start_profd --all-processes --rate 499
 "$WORKLOADS/cpu_split" 1.5 >/dev/null &

@@ -12,7 +12,7 @@ for bad in 64X -5M 0x100 16385M; do
 done
 ok "bad sizes refused with the option named"
 start_profd --all-processes --unwind-table-bytes 96M --ringbuf-size 1MiB --history-max-size 2g
-limit=$(ctl stats | awk '$1 == "unwind_table_bytes_limit" { print $2 }')
+limit=$(stat_of unwind_table_bytes_limit)
 [ "$limit" = $((96 << 20)) ] || fail "--unwind-table-bytes 96M gave a limit of $limit"
 ok "--unwind-table-bytes 96M: limit $limit bytes"
 stop_profd

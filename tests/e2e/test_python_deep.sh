@@ -39,7 +39,7 @@ for py in "${PYTHONS[@]}"; do
 	sleep 3
 	ctl dump --pid "$A" --python-only -o "$T/d200.folded" || fail "python $ver: dump failed"
 	ctl dump --pid "$B" --python-only -o "$T/d300.folded" || fail "python $ver: dump failed"
-	cut=$(ctl stats | awk '$1 == "bpf_python_stack_truncated" { print $2 }')
+	cut=$(stat_of bpf_python_stack_truncated)
 	stop_profd
 	kill "$A" "$B"; wait "$A" "$B" 2>/dev/null
 

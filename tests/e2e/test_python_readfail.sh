@@ -8,7 +8,6 @@
 PY=$(command -v python3) || fail "python3 missing (a dependency)"
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info[:2] in ((3, 11), (3, 12)) else 3)' ||
 	skip "py_readfail.py knows the frame layout of CPython 3.11 and 3.12 only"
-stat_of() { ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 start_profd --rate 499
 before=$(stat_of bpf_python_read_failed)

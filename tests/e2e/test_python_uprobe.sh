@@ -9,7 +9,6 @@ mapfile -t PYTHONS < <(list_pythons)
 [ "${#PYTHONS[@]}" -gt 0 ] || fail "no CPython found (Debian's python3 is a dependency)"
 PY=$(readlink -f "${PYTHONS[0]}")
 start_profd --rate 499 --python-uprobe
-stat_of() { ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 run_bg "$PY" "$SRC/tests/workloads/py_split.py" 3 2
 W=${CHILDREN[-1]}

@@ -9,7 +9,6 @@ SYSCTL=/proc/sys/kernel/perf_event_max_sample_rate
 ORIG=$(cat "$SYSCTL")
 restore() { echo "$ORIG" >"$SYSCTL"; cleanup; }
 trap restore EXIT
-stat_of() { ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 run_bg "$WORKLOADS/cpu_split" 30
 W=${CHILDREN[-1]}
