@@ -1,16 +1,24 @@
 /* switch_floor: the floor of any sched_switch hook, bpf/switch_floor.bpf.c
- * (a program that returns at once).
+ * (a program that returns at once), and what profd's own off-CPU program
+ * adds to it.
  *
  * switch_floor: attach it until SIGINT or SIGTERM.  bench/run runs it as
  * one of the conditions of its off-CPU section, shown next to profd's.
  * Prints "attached" once the program is in place.
  *
- * switch_floor --interleaved [ROUNDS [TRIPS]]: measure it in one process:
- * two threads pinned to CPU 0 pass a byte over pipes TRIPS times a round
- * (every round trip two context switches, no idle), the program attached
- * for every other round, so both conditions run interleaved under the
- * same load: far steadier than comparing separate runs on a noisy VM.
- * Prints the median CPU time per switch without and with the program.
+ * switch_floor --interleaved [ROUNDS [TRIPS [WORK_NS]]]: measure it in one
+ * process: two threads pinned to CPU 0 pass a byte over pipes TRIPS times
+ * a round (every round trip two context switches, no idle), each first
+ * spinning WORK_NS ns of its own CPU time per message it gets (0: none, a
+ * pure switch storm; 10000: a server thread doing 10 us of work per
+ * request it is handed, still ~70,000 switches a second), in turn with no
+ * program, with the empty one and with profd's on_sched_switch
+ * (bpf/offcpu.bpf.h, from the object profd ships, loaded alone with
+ * off-CPU tracing on and its default settings), so the conditions run
+ * interleaved under the same load: far steadier than comparing separate
+ * runs on a noisy VM.  The two threads are a context-switch storm, the
+ * case profd's program has to make cheap.  Prints the median CPU time
+ * per switch of each and the median of each round's own difference.
  *
  * Needs root. */
 #include <pthread.h>
@@ -23,7 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "floor.h"
+#include "sample.skel.h"
 #include "switch_floor.skel.h"
 
 static volatile sig_atomic_t stop;
@@ -57,6 +68,29 @@ static int hold(void)
 	return 0;
 }
 
+static uint64_t work_ns; /* CPU time each thread spends per message */
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The work a message asks for: CPU time, so that it is the same under
+ * every condition and only the switches' cost differs. */
+static void work(void)
+{
+	uint64_t t0;
+
+	if (!work_ns)
+		return;
+	t0 = thread_cpu_ns();
+	while (thread_cpu_ns() - t0 < work_ns)
+		;
+}
+
 struct pinger {
 	int in, out;
 	long trips;
@@ -83,8 +117,12 @@ static void *bounce(void *arg)
 
 	pin_cpu0();
 	for (i = 0; i < p->trips; i++) {
-		if ((p->first && write(p->out, &c, 1) != 1) || read(p->in, &c, 1) != 1 ||
-		    (!p->first && write(p->out, &c, 1) != 1))
+		if (p->first && write(p->out, &c, 1) != 1)
+			exit(1);
+		if (read(p->in, &c, 1) != 1)
+			exit(1);
+		work();
+		if (!p->first && write(p->out, &c, 1) != 1)
 			exit(1);
 	}
 	return NULL;
@@ -115,43 +153,117 @@ static double round_ns(long trips)
 	return (double)t0 / (double)(2 * trips);
 }
 
+/* profd's off-CPU program alone, from profd's object, every other
+ * program of it left unloaded. */
+static struct sample_bpf *load_offcpu(void)
+{
+	struct sample_bpf *skel = sample_bpf__open();
+	struct bpf_program *p;
+
+	if (!skel)
+		return NULL;
+	bpf_object__for_each_program(p, skel->obj)
+		bpf_program__set_autoload(p, p == skel->progs.on_sched_switch);
+	skel->rodata->offcpu_enabled = 1;
+	if (sample_bpf__load(skel)) {
+		sample_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/* The program's own time per run, when kernel.bpf_stats_enabled was on
+ * (it costs time of its own: the medians above are measured without). */
+static void print_prog_stats(struct bpf_program *p, const char *name)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) || !info.run_cnt)
+		return;
+	printf("  %-26s %6.0f ns of BPF time per run (kernel.bpf_stats_enabled)\n", name,
+	       (double)info.run_time_ns / (double)info.run_cnt);
+}
+
+enum { COND_NONE, COND_EMPTY, COND_PROFD, NCOND };
+
+static const char *const cond_name[NCOND] = { "no sched_switch program", "an empty one",
+					       "profd's off-CPU program" };
+
+/* One round of trips under condition c. */
+static int run_cond(int c, struct bpf_program *const progs[NCOND], long trips, double *ns)
+{
+	struct bpf_link *l = progs[c] ? bpf_program__attach(progs[c]) : NULL;
+
+	if (progs[c] && !l) {
+		fprintf(stderr, "switch_floor: cannot attach %s\n", cond_name[c]);
+		return -1;
+	}
+	*ns = round_ns(trips);
+	bpf_link__destroy(l);
+	return 0;
+}
+
+/* Per condition: the median over rounds, and the median of each round's
+ * own difference from the round without a program (the steadier figure:
+ * a slow round is slow for every condition in it).  Sorts v. */
+static int report(double *const v[NCOND], int rounds, long trips)
+{
+	double *d = calloc((size_t)rounds, sizeof(double)), none;
+	int r, k;
+
+	if (!d)
+		return -1;
+	printf("switch_floor: %d rounds of %ld round trips on CPU 0, %llu ns of work per message, "
+	       "CPU per switch:\n", rounds, trips, (unsigned long long)work_ns);
+	for (k = NCOND - 1; k >= 0; k--) {
+		for (r = 0; r < rounds; r++)
+			d[r] = v[k][r] - v[COND_NONE][r];
+		double dm = floor_median(d, rounds), m = floor_median(v[k], rounds);
+
+		none = m - dm;
+		printf("  %-26s median %6.0f ns, paired difference %+5.0f ns (%+5.1f%%)\n",
+		       cond_name[k], m, dm, 100.0 * dm / none);
+	}
+	free(d);
+	return 0;
+}
+
 static int interleaved(int rounds, long trips)
 {
 	struct switch_floor_bpf *skel = switch_floor_bpf__open_and_load();
-	double *off = calloc((size_t)rounds, sizeof(double)), *on = calloc((size_t)rounds, sizeof(double));
-	double moff, mon;
-	int r;
+	struct sample_bpf *profd = load_offcpu();
+	double *v[NCOND] = { NULL };
+	int r, k, rc = 1;
 
-	if (!skel || !off || !on) {
-		fprintf(stderr, "switch_floor: cannot load the program\n");
-		return 1;
+	if (!skel || !profd) {
+		fprintf(stderr, "switch_floor: cannot load the programs\n");
+		goto out;
 	}
+	struct bpf_program *const progs[NCOND] = { NULL, skel->progs.switch_floor,
+						   profd->progs.on_sched_switch };
+
+	for (k = 0; k < NCOND; k++)
+		if (!(v[k] = calloc((size_t)rounds, sizeof(double))))
+			goto out;
 	round_ns(trips / 4); /* warm */
-	for (r = 0; r < rounds; r++) {
-		/* Alternate which goes first: a drift in the load falls on both. */
-		int k;
-
-		for (k = 0; k < 2; k++) {
-			int with = (k == 0) == (r & 1);
-			struct bpf_link *l = with ? bpf_program__attach(skel->progs.switch_floor) : NULL;
-
-			if (with && !l) {
-				fprintf(stderr, "switch_floor: cannot attach the program\n");
-				return 1;
-			}
-			(with ? on : off)[r] = round_ns(trips);
-			bpf_link__destroy(l);
-		}
-	}
-	moff = floor_median(off, rounds);
-	mon = floor_median(on, rounds);
-	printf("switch_floor: %d rounds of %ld round trips on CPU 0: CPU per switch %.0f ns without "
-	       "a sched_switch program, %.0f ns with an empty one (+%.0f ns, +%.1f%%)\n",
-	       rounds, trips, moff, mon, mon - moff, 100.0 * (mon / moff - 1));
+	for (r = 0; r < rounds; r++)
+		/* Rotate which goes first: a drift in the load falls on all. */
+		for (k = 0; k < NCOND; k++)
+			if (run_cond((r + k) % NCOND, progs, trips, &v[(r + k) % NCOND][r]))
+				goto out;
+	if (report(v, rounds, trips))
+		goto out;
+	for (k = COND_EMPTY; k < NCOND; k++)
+		print_prog_stats(progs[k], cond_name[k]);
+	rc = 0;
+out:
+	for (k = 0; k < NCOND; k++)
+		free(v[k]);
 	switch_floor_bpf__destroy(skel);
-	free(off);
-	free(on);
-	return 0;
+	sample_bpf__destroy(profd);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -160,8 +272,10 @@ int main(int argc, char **argv)
 		int rounds = argc > 2 ? atoi(argv[2]) : 21;
 		long trips = argc > 3 ? atol(argv[3]) : 50000;
 
+		work_ns = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
+
 		if (rounds < 1 || trips < 4) {
-			fprintf(stderr, "usage: switch_floor [--interleaved [ROUNDS [TRIPS]]]\n");
+			fprintf(stderr, "usage: switch_floor [--interleaved [ROUNDS [TRIPS [WORK_NS]]]]\n");
 			return 2;
 		}
 		return interleaved(rounds, trips);

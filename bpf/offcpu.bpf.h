@@ -2,8 +2,19 @@
  * of the thread leaving the CPU, so at a voluntary switch-out (the thread
  * blocks: sleep, lock, I/O) its kernel stack, its user registers and its
  * Python frames are the blocked thread's own: that is where the stacks are
- * walked.  At its switch-in the time off CPU is known, and a block of at
- * least offcpu_min_ns is sent as one event weighted by that time.
+ * walked.  A block of at least offcpu_min_ns is sent as one event
+ * weighted by its time off CPU.
+ *
+ * Only the switch-out runs code.  When the thread came back is the
+ * scheduler's own record (sched_info.last_arrival, written right after
+ * this tracepoint when it is switched in), so a block is settled (sent,
+ * or counted as short) the next time the thread itself shows up: its
+ * next switch-out, its next CPU sample or its exit, whichever comes
+ * first.  A block's event is therefore late by at most the thread's run
+ * until then (a sample interval for a thread that keeps running), and the
+ * switch-in, half of every context switch, costs nothing: measured, its
+ * task-storage look-up was half of what a storm switch paid
+ * (bench/switch_floor --interleaved).
  *
  * Cost is bounded per CPU:
  *  - the per-thread state lives in task storage (no hash of all threads,
@@ -12,7 +23,7 @@
  *    blocks were all shorter than the threshold, it ran for less than the
  *    threshold since it came back, and it was walked less than
  *    offcpu_rewalk_ns ago.  A storm costs one task-storage lookup per
- *    task per switch, not a walk.  A long block right out of a storm is
+ *    switch, not a walk.  A long block right out of a storm is
  *    sent without stacks ("[off-cpu: stack not walked]");
  *  - the time is the scheduler's own clock, read for this very switch
  *    (offcpu_now): reading the clocksource again cost more than all the
@@ -38,6 +49,10 @@ const volatile __u64 offcpu_min_ns = 1000000;   /* blocks shorter are not sent *
 const volatile __u64 offcpu_rewalk_ns = 1000000000; /* walk at least this often per thread */
 const volatile __u32 offcpu_walks_per_window = 50;  /* per CPU per 10 ms, each kind */
 const volatile __u32 offcpu_events_per_window = 200; /* per CPU per 10 ms */
+/* profd's own process: never traced off CPU.  Its threads wake for the
+ * events this program sends, so tracing them would feed on itself (they
+ * were 61% of the machine's off-CPU time on a quiet machine). */
+const volatile __u32 offcpu_self_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -74,6 +89,9 @@ struct {
 } offcpu_budgets SEC(".maps");
 
 #define OFFCPU_CALIB_NS 10000000ull /* rq->clock -> ktime offset refreshed this often */
+/* Two CPUs' views of one instant differ by far less (offcpu_now): a
+ * switch-in further before its block began is no record of it. */
+#define OFFCPU_SKEW_NS 100000ll
 
 static __always_inline struct offcpu_budget *offcpu_cpu(void)
 {
@@ -166,65 +184,40 @@ static __always_inline void offcpu_walk(void *ctx, struct task_struct *prev,
 	count(PROFD_CNT_OFFCPU_CAPTURES);
 }
 
-/* prev leaves the CPU: note when, walk its stacks if worth it.  One
- * task-storage lookup: a thread's storage is zeroed when created, and
- * one never walked (new, or created by a CPU sample) is "fresh". */
-static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev,
-					      unsigned int state, __u64 now,
-					      struct offcpu_budget *b)
+/* t's state, created if it has none yet.  Looked up without the create
+ * flag first: with it, the helper costs ~10 ns more per call even when
+ * the state exists (kernel.bpf_stats_enabled), and nearly every call
+ * finds it. */
+static __always_inline struct profd_thread_state *offcpu_state(struct task_struct *t)
 {
-	struct profd_thread_state *ts;
-	int fresh;
+	struct profd_thread_state *ts = bpf_task_storage_get(&thread_states, t, 0, 0);
 
-	ts = bpf_task_storage_get(&thread_states, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ts) {
-		count(PROFD_CNT_OFFCPU_NO_STORAGE);
-		return;
-	}
-	count(PROFD_CNT_OFFCPU_BLOCKS);
-	ts->off_ns = now;
-	ts->state = state;
-	ts->captured = 0;
-	fresh = !ts->captured_ns;
-	/* The storm test first: most switches of a busy machine end here. */
-	if (!fresh && !(ts->long_hist & 0xff) && now - ts->on_ns < offcpu_min_ns &&
-	    now - ts->captured_ns < offcpu_rewalk_ns)
-		return;
-	if (fresh)
-		ts->long_hist = 0xff; /* no history yet: not a storm */
-	if (!offcpu_take(b, now, fresh ? OFFCPU_FIRST_WALK : OFFCPU_WALK)) {
-		count(PROFD_CNT_OFFCPU_CAPTURE_LIMITED);
-		return;
-	}
-	offcpu_walk(ctx, prev, ts, now);
+	return ts ? ts : bpf_task_storage_get(&thread_states, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
-/* next comes back: send its block if it was long enough. */
-static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now,
-					     struct offcpu_budget *b)
+/* When t, running now, last came on CPU (CLOCK_MONOTONIC ns): the
+ * scheduler's sched_info.last_arrival, this CPU's rq->clock at that
+ * switch-in (a task changes CPU only through a switch).  Kernels without
+ * CONFIG_SCHED_INFO keep none: there the switch-in notes it in ts->on_ns
+ * (offcpu_note_arrival). */
+static __always_inline __u64 offcpu_arrival(struct task_struct *t, struct profd_thread_state *ts,
+					    struct offcpu_budget *b)
 {
-	struct profd_thread_state *ts = bpf_task_storage_get(&thread_states, next, 0, 0);
-	struct profd_offcpu_event *e;
-	__u64 d;
+	__u64 a;
 
-	if (!ts)
-		return;
-	ts->on_ns = now;
-	if (!ts->off_ns)
-		return;
-	d = now - ts->off_ns;
-	if ((__s64)d < 0)
-		d = 0; /* out and in on two CPUs whose clocks disagree a little */
-	ts->off_ns = 0;
-	ts->last_block_ns = d;
-	ts->long_hist = ts->long_hist << 1 | (d >= offcpu_min_ns);
-	if (d < offcpu_min_ns) {
-		count(PROFD_CNT_OFFCPU_SHORT);
-		if (ts->captured)
-			count(PROFD_CNT_OFFCPU_WALK_UNUSED); /* what the storm test missed */
-		return;
-	}
-	if (!offcpu_take(b, now, OFFCPU_EVENT)) {
+	if (!bpf_core_field_exists(t->sched_info.last_arrival))
+		return ts->on_ns;
+	a = t->sched_info.last_arrival;
+	return a && b ? a + b->clock_off : 0;
+}
+
+/* Send t's ended block (d ns off CPU, back on CPU at `back`). */
+static __always_inline void offcpu_send(struct task_struct *t, struct profd_thread_state *ts,
+					__u64 back, __u64 d, struct offcpu_budget *b)
+{
+	struct profd_offcpu_event *e;
+
+	if (!offcpu_take(b, back, OFFCPU_EVENT)) {
 		count(PROFD_CNT_OFFCPU_RATE_LIMITED);
 		return;
 	}
@@ -234,10 +227,10 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 		return;
 	}
 	e->type = PROFD_EV_OFFCPU;
-	e->pid = next->tgid;
-	e->tid = next->pid;
+	e->pid = t->tgid;
+	e->tid = t->pid;
 	e->state = ts->state;
-	e->time_ns = now;
+	e->time_ns = back;
 	e->duration_ns = d;
 	e->_pad = 0;
 	if (ts->captured) {
@@ -251,13 +244,127 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, __u64 now
 		e->flags = PROFD_OFFCPU_UNCAPTURED;
 		count(PROFD_CNT_OFFCPU_UNCAPTURED);
 	}
-	e->start_ns = next->group_leader->start_boottime;
-	__builtin_memcpy(e->comm, next->comm, sizeof(e->comm));
+	e->start_ns = t->group_leader->start_boottime;
+	__builtin_memcpy(e->comm, t->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, events_wakeup_flag());
 	count(PROFD_CNT_OFFCPU_SENT);
 }
 
-/* A CPU sample of the current thread: remembered for `profctl stacks`. */
+/* t, on CPU now, came back from the block that began at ts->off_ns at
+ * `back`: send it if it was long enough, count it either way.  Called
+ * from whatever sees the thread first after its block: its next
+ * switch-out, a CPU sample of it, its exit.  0 (nothing done) where
+ * `back` predates the block: the scheduler did not record that switch-in
+ * (seen for ~0.2% of blocks on 6.18; sched_info_arrive() skips tasks it
+ * did not see queued). */
+static __always_inline int offcpu_settle(struct task_struct *t, struct profd_thread_state *ts,
+					 __u64 back, struct offcpu_budget *b)
+{
+	__u64 d = back - ts->off_ns;
+
+	if (!ts->off_ns)
+		return 1; /* settled already */
+	if (!back || (__s64)d < -OFFCPU_SKEW_NS)
+		return 0;
+	if ((__s64)d < 0)
+		d = 0; /* out and in on two CPUs whose clocks disagree a little */
+	ts->off_ns = 0;
+	ts->last_block_ns = d;
+	ts->long_hist = ts->long_hist << 1 | (d >= offcpu_min_ns);
+	if (d < offcpu_min_ns) {
+		count(PROFD_CNT_OFFCPU_SHORT);
+		if (ts->captured)
+			count(PROFD_CNT_OFFCPU_WALK_UNUSED); /* what the storm test missed */
+		return 1;
+	}
+	offcpu_send(t, ts, back, d, b);
+	return 1;
+}
+
+/* At prev's switch-out, where the scheduler kept no switch-in time: when
+ * it came back estimated from its run time since (sum_exec_runtime
+ * counts from that switch-in; it leaves out interrupt and steal time, so
+ * the block may come out longer by that much). */
+static __always_inline void offcpu_settle_by_runtime(struct task_struct *prev,
+						     struct profd_thread_state *ts, __u64 now,
+						     struct offcpu_budget *b)
+{
+	__u64 ran = prev->se.sum_exec_runtime - prev->se.prev_sum_exec_runtime;
+
+	count(PROFD_CNT_OFFCPU_END_UNRECORDED);
+	if (ran >= now || !offcpu_settle(prev, ts, now - ran, b))
+		ts->off_ns = 0;
+}
+
+/* prev leaves the CPU: settle the block it came back from, note when this
+ * one starts, walk its stacks if worth it.  One task-storage lookup: a
+ * thread's storage is zeroed when created, and one never walked (new, or
+ * created by a CPU sample) is "fresh". */
+static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *prev,
+					      unsigned int state, __u64 now,
+					      struct offcpu_budget *b)
+{
+	struct profd_thread_state *ts;
+	__u64 back;
+	int fresh;
+
+	ts = offcpu_state(prev);
+	if (!ts) {
+		count(PROFD_CNT_OFFCPU_NO_STORAGE);
+		return;
+	}
+	back = offcpu_arrival(prev, ts, b);
+	if (!offcpu_settle(prev, ts, back, b))
+		offcpu_settle_by_runtime(prev, ts, now, b);
+	count(PROFD_CNT_OFFCPU_BLOCKS);
+	ts->off_ns = now;
+	ts->state = state;
+	ts->captured = 0;
+	fresh = !ts->captured_ns;
+	/* The storm test first: most switches of a busy machine end here. */
+	if (!fresh && !(ts->long_hist & 0xff) && now - back < offcpu_min_ns &&
+	    now - ts->captured_ns < offcpu_rewalk_ns)
+		return;
+	if (fresh)
+		ts->long_hist = 0xff; /* no history yet: not a storm */
+	if (!offcpu_take(b, now, fresh ? OFFCPU_FIRST_WALK : OFFCPU_WALK)) {
+		count(PROFD_CNT_OFFCPU_CAPTURE_LIMITED);
+		return;
+	}
+	offcpu_walk(ctx, prev, ts, now);
+}
+
+/* Kernels without sched_info only: next comes back now. */
+static __always_inline void offcpu_note_arrival(struct task_struct *next, __u64 now)
+{
+	struct profd_thread_state *ts = bpf_task_storage_get(&thread_states, next, 0, 0);
+
+	if (ts)
+		ts->on_ns = now;
+}
+
+/* The current thread, running: settle its last block if that is still
+ * open (it has not switched out since it came back).  0: not settled
+ * (the scheduler did not record when, or no switch on this CPU has
+ * measured the clock offset yet); its next switch-out will. */
+static __always_inline int offcpu_settle_current(struct task_struct *t,
+						 struct profd_thread_state *ts)
+{
+	struct offcpu_budget *b;
+
+	if (!ts->off_ns)
+		return 1;
+	b = offcpu_cpu();
+	/* The offset the last switch on this CPU measured: rq->clock is only
+	 * fresh inside the scheduler, so it is not measured again here (its
+	 * drift since is NTP's slew, microseconds a second). */
+	if (!b || !b->clock_at)
+		return 0;
+	return offcpu_settle(t, ts, offcpu_arrival(t, ts, b), b);
+}
+
+/* A CPU sample of the current thread: remembered for `profctl stacks`,
+ * and the block it came back from settled. */
 static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
@@ -265,9 +372,10 @@ static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 
 	if (!offcpu_enabled)
 		return;
-	ts = bpf_task_storage_get(&thread_states, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ts = offcpu_state(t);
 	if (!ts)
 		return;
+	offcpu_settle_current(t, ts);
 	ts->sample_ns = e->time_ns;
 	ts->sample_kstack_id = e->kstack_id;
 	ts->sample_ustack_id = e->ustack_id;
@@ -275,18 +383,32 @@ static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 	ts->sample_flags = e->flags;
 }
 
+/* A thread of a selected process exits: the block it came back from, if
+ * neither a switch-out nor a sample settled it. */
+static __always_inline void offcpu_note_exit(struct task_struct *t)
+{
+	struct profd_thread_state *ts;
+
+	if (!offcpu_enabled || !selected(t->tgid))
+		return;
+	ts = bpf_task_storage_get(&thread_states, t, 0, 0);
+	if (ts && !offcpu_settle_current(t, ts))
+		count(PROFD_CNT_OFFCPU_END_UNRECORDED); /* and no switch-out to come */
+}
+
 /* Fires in prev's context with interrupts off.  A preempted thread
  * (preempt, or prev_state TASK_RUNNING) is off CPU too, runnable and
  * waiting for one (state 0): on a busy machine that is part of its wall
  * time.  Every switch on the machine runs this: the cheap tests come
- * first, and a switch between kernel threads or the idle task reads
+ * first, and a switch away from a kernel thread or the idle task reads
  * neither the clock nor any map. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	int out = offcpu_user_task(prev) && selected(prev->tgid);
-	int in = offcpu_user_task(next) && selected(next->tgid);
+	int out = offcpu_user_task(prev) && prev->tgid != offcpu_self_tgid && selected(prev->tgid);
+	int in = !bpf_core_field_exists(prev->sched_info.last_arrival) && offcpu_user_task(next) &&
+		 selected(next->tgid);
 	struct offcpu_budget *b;
 	__u64 now;
 
@@ -297,7 +419,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (out)
 		offcpu_switch_out(ctx, prev, preempt ? 0 : prev_state, now, b);
 	if (in)
-		offcpu_switch_in(next, now, b);
+		offcpu_note_arrival(next, now);
 	return 0;
 }
 

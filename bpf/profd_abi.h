@@ -149,7 +149,7 @@ struct profd_thread_state {
 	__u64 sample_kstack_id, sample_ustack_id, sample_pystack_id;
 	__u32 sample_flags;
 	__u32 _pad2;
-	__u64 on_ns;         /* the last switch-in */
+	__u64 on_ns;         /* the last switch-in (kernels without sched_info only) */
 };
 
 /* Process lifecycle events from tracepoints, in a ring of their own so a
@@ -204,9 +204,11 @@ enum profd_counter {
 	PROFD_CNT_PY_UPROBE_HITS,  /* eval-loop uprobe hits (--python-uprobe) */
 	PROFD_CNT_STACKS_SENT,     /* stack records sent (new in this generation) */
 	/* Off-CPU (offcpu.bpf.h): each voluntary switch-out of a selected
-	 * user thread (or preemption) is BLOCKS; its switch-in ends in exactly one of
-	 * OFFCPU_SHORT, OFFCPU_SENT, OFFCPU_RATE_LIMITED or OFFCPU_RB_FULL
-	 * (or never comes: the thread exits or is still blocked). */
+	 * user thread (or preemption) is BLOCKS; once the thread is back
+	 * (seen at its next switch-out, CPU sample or exit) the block ends in
+	 * exactly one of OFFCPU_SHORT, OFFCPU_SENT, OFFCPU_RATE_LIMITED or
+	 * OFFCPU_RB_FULL (or is still open: the thread is blocked, or has not
+	 * been seen since; or is lost: see OFFCPU_END_UNRECORDED). */
 	PROFD_CNT_OFFCPU_BLOCKS,       /* switch-outs seen (blocks and preemptions) */
 	PROFD_CNT_OFFCPU_CAPTURES,     /* ... whose stacks were walked */
 	PROFD_CNT_OFFCPU_CAPTURE_LIMITED, /* ... not walked: the CPU's walk budget was spent */
@@ -224,6 +226,8 @@ enum profd_counter {
 	PROFD_CNT_MMAP_SENT,           /* ... sent as mmap events */
 	PROFD_CNT_MMAP_RATE_LIMITED,   /* ... not sent: the CPU's event budget was spent */
 	PROFD_CNT_MMAP_RB_FULL,        /* ... not sent: ringbuf full */
+	PROFD_CNT_OFFCPU_END_UNRECORDED, /* blocks whose switch-in the scheduler did not record:
+					  * end estimated from run time (lost at exit) */
 	PROFD_CNT_MAX
 };
 

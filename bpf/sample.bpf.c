@@ -192,6 +192,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
+	offcpu_note_exit(p);
 	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
 		return 0;
 	return send_proc_event(p, PROFD_EV_EXIT);

@@ -1,9 +1,9 @@
 """Wall-clock workload: one function computes, another sleeps, for equal
 time each round (each round a little different in length, so the loop
-cannot lock in phase with the sampling clock).  After the first second a
-second thread blocks forever on a lock (later than profd takes to find
-the interpreter: a thread that blocks before that and never runs again
-keeps a stack without Python frames); with --gil N, N more threads
+cannot lock in phase with the sampling clock).  After 2.5 s a second
+thread blocks forever on a lock (well after profd finds the interpreter,
+even on a loaded machine: a thread that blocks before that and never
+runs again keeps a stack without Python frames); with --gil N, N more threads
 compute and contend for the GIL.  With --truth FILE it keeps there the
 wall seconds each of compute and sleep_for really took ("C S", rewritten
 every round): on a busy machine a compute step overshoots its deadline
@@ -62,7 +62,7 @@ def main():
                 f.write("%.6f %.6f\n" % (spent[0], spent[1]))
             os.replace(truth + ".tmp", truth)
         k += 1
-        if k == 12:
+        if k == 25:
             threading.Thread(target=wait_forever, args=(lock,), name="blocked", daemon=True).start()
 
 

@@ -72,27 +72,30 @@ static int read_task(uint32_t pid, struct thread_now *t)
 }
 
 /* Which stack says what the thread does now: its switch-out's while it is
- * blocked, else its latest sample. */
+ * blocked, else its latest sample.  Whether it is blocked is /proc's word
+ * (t->state): the BPF program keeps a thread's last switch-out time until
+ * something settles that block, which may be after the thread is back. */
 static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uint64_t now)
 {
 	struct profd_thread_state ts;
+	bool blocked = t->state != 'R';
 
 	t->source = "no stack seen: not run since profd started";
 	if (sampler_thread_state(d->sampler, t->tid, &ts))
 		return;
-	if (ts.off_ns && ts.captured) {
+	if (blocked && ts.off_ns && ts.captured) {
 		t->source = "blocked: stack when it blocked";
 		t->blocked = t->have = true;
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 		ingest_sample_of(&t->s, pid, t->tid, ts.off_ns, ts.kstack_id, ts.ustack_id,
 				 ts.pystack_id, ts.flags);
-	} else if (ts.sample_ns && !ts.off_ns) {
+	} else if (ts.sample_ns && !(blocked && ts.off_ns)) {
 		t->source = "running: latest CPU sample";
 		t->have = true;
 		t->age_ns = now > ts.sample_ns ? now - ts.sample_ns : 0;
 		ingest_sample_of(&t->s, pid, t->tid, ts.sample_ns, ts.sample_kstack_id,
 				 ts.sample_ustack_id, ts.sample_pystack_id, ts.sample_flags);
-	} else if (ts.off_ns) {
+	} else if (blocked && ts.off_ns) {
 		t->source = "blocked: stack not walked (a storm, or the walk budget spent)";
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 	}
