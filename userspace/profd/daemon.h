@@ -93,7 +93,7 @@ struct daemon {
 	struct proto_stats stats_pub; /* under stats_mu */
 	uint64_t stats_pub_mono_ns;
 	atomic_ullong stats_from_snapshot;
-	atomic_ullong stats_asked_mono_ns; /* the last stats request came then */
+	atomic_ullong stats_fell_back_mono_ns; /* a request last took the snapshot then */
 	uint64_t consumed_mono_ns;   /* the rings were last read then */
 	/* A client about to dump asks ingest to read the rings now (the
 	 * rings are otherwise read once a second or per 64 KiB of events):
