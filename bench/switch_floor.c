@@ -207,7 +207,8 @@ static int run_cond(int c, struct bpf_program *const progs[NCOND], long trips, d
 
 /* Per condition: the median over rounds, and the median of each round's
  * own difference from the round without a program (the steadier figure:
- * a slow round is slow for every condition in it).  Sorts v. */
+ * a slow round is slow for every condition in it), as a share of the
+ * median without a program.  Sorts v. */
 static int report(double *const v[NCOND], int rounds, long trips)
 {
 	double *d = calloc((size_t)rounds, sizeof(double)), none;
@@ -215,16 +216,17 @@ static int report(double *const v[NCOND], int rounds, long trips)
 
 	if (!d)
 		return -1;
+	memcpy(d, v[COND_NONE], (size_t)rounds * sizeof(double));
+	none = floor_median(d, rounds);
 	printf("switch_floor: %d rounds of %ld round trips on CPU 0, %llu ns of work per message, "
 	       "CPU per switch:\n", rounds, trips, (unsigned long long)work_ns);
 	for (k = NCOND - 1; k >= 0; k--) {
 		for (r = 0; r < rounds; r++)
 			d[r] = v[k][r] - v[COND_NONE][r];
-		double dm = floor_median(d, rounds), m = floor_median(v[k], rounds);
+		double dm = floor_median(d, rounds);
 
-		none = m - dm;
 		printf("  %-26s median %6.0f ns, paired difference %+5.0f ns (%+5.1f%%)\n",
-		       cond_name[k], m, dm, 100.0 * dm / none);
+		       cond_name[k], floor_median(v[k], rounds), dm, 100.0 * dm / none);
 	}
 	free(d);
 	return 0;

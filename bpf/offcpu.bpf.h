@@ -28,7 +28,8 @@
  *  - the time is the scheduler's own clock, read for this very switch
  *    (offcpu_now): reading the clocksource again cost more than all the
  *    rest of a storm switch on a paravirtualized clock (bench/RESULTS.md);
- *  - switches of kernel threads and the idle task return before any of it.
+ *  - switches away from kernel threads, the idle task and profd's own
+ *    threads return before any of it.
  *  - walks and events each have a per-CPU budget per 10 ms window; a
  *    thread's first walk has a budget of its own, so a busy machine's
  *    rewalks never starve a new thread (which may block once, forever).
@@ -89,9 +90,6 @@ struct {
 } offcpu_budgets SEC(".maps");
 
 #define OFFCPU_CALIB_NS 10000000ull /* rq->clock -> ktime offset refreshed this often */
-/* Two CPUs' views of one instant differ by far less (offcpu_now): a
- * switch-in further before its block began is no record of it. */
-#define OFFCPU_SKEW_NS 100000ll
 
 static __always_inline struct offcpu_budget *offcpu_cpu(void)
 {
@@ -109,7 +107,7 @@ static __always_inline struct offcpu_budget *offcpu_cpu(void)
  * drift over that time (ns with a stable TSC, at most microseconds where
  * the kernel filters an unstable one); a switch-out and a switch-in on
  * different CPUs may then disagree by that much, which only a block that
- * short could notice (offcpu_switch_in clamps it at 0).  Kernels without
+ * short could notice (offcpu_settle clamps it at 0).  Kernels without
  * cfs_rq->rq (no group scheduling) read the clocksource. */
 static __always_inline __u64 offcpu_now(struct task_struct *t, struct offcpu_budget *b)
 {
@@ -137,7 +135,7 @@ static __always_inline int offcpu_take(struct offcpu_budget *b, __u64 now,
 
 	if (!b)
 		return 0;
-	if (b->window != w) {
+	if (w > b->window) { /* never back: a late event counts in the current window */
 		b->window = w;
 		b->walks = 0;
 		b->first_walks = 0;
@@ -157,9 +155,11 @@ static __always_inline struct profd_stack *offcpu_slot(__u32 kind)
 	return bpf_map_lookup_elem(&offcpu_scratch, &slot);
 }
 
+/* A user thread, not exiting: blocks during exit (after its exit hook
+ * settled the last one, offcpu_note_exit) are not traced. */
 static __always_inline int offcpu_user_task(struct task_struct *t)
 {
-	return t->pid && !(t->flags & PF_KTHREAD) && t->mm;
+	return t->pid && !(t->flags & (PF_KTHREAD | PF_EXITING)) && t->mm;
 }
 
 /* Walk the blocking thread's three stacks into its state. */
@@ -195,29 +195,41 @@ static __always_inline struct profd_thread_state *offcpu_state(struct task_struc
 	return ts ? ts : bpf_task_storage_get(&thread_states, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
-/* When t, running now, last came on CPU (CLOCK_MONOTONIC ns): the
- * scheduler's sched_info.last_arrival, this CPU's rq->clock at that
- * switch-in (a task changes CPU only through a switch).  Kernels without
- * CONFIG_SCHED_INFO keep none: there the switch-in notes it in ts->on_ns
- * (offcpu_note_arrival). */
-static __always_inline __u64 offcpu_arrival(struct task_struct *t, struct profd_thread_state *ts,
-					    struct offcpu_budget *b)
+/* Whether the scheduler recorded a switch-in of t since its switch-out
+ * that noted pcount_out: sched_info_arrive() counts pcount exactly when
+ * it writes last_arrival (and skips both for a task it did not see
+ * queued, ~0.2% of blocks on 6.18).  Kernels without sched_info: the
+ * switch-in hook's on_ns (offcpu_note_arrival). */
+static __always_inline int offcpu_back_recorded(struct task_struct *t,
+						struct profd_thread_state *ts)
 {
-	__u64 a;
-
-	if (!bpf_core_field_exists(t->sched_info.last_arrival))
-		return ts->on_ns;
-	a = t->sched_info.last_arrival;
-	return a && b ? a + b->clock_off : 0;
+	if (!bpf_core_field_exists(t->sched_info.pcount))
+		return ts->on_ns >= ts->off_ns;
+	return (__u32)t->sched_info.pcount != ts->pcount_out;
 }
 
-/* Send t's ended block (d ns off CPU, back on CPU at `back`). */
+/* When t, running now, came back from its open block (CLOCK_MONOTONIC
+ * ns), 0 if the scheduler did not record it: sched_info.last_arrival is
+ * this CPU's rq->clock at that switch-in (a task changes CPU only
+ * through a switch), converted with this CPU's offset. */
+static __always_inline __u64 offcpu_back(struct task_struct *t, struct profd_thread_state *ts,
+					 struct offcpu_budget *b)
+{
+	if (!offcpu_back_recorded(t, ts))
+		return 0;
+	if (!bpf_core_field_exists(t->sched_info.last_arrival))
+		return ts->on_ns;
+	return b ? t->sched_info.last_arrival + b->clock_off : 0;
+}
+
+/* Send t's ended block (d ns off CPU, back on CPU at `back`); `now`
+ * charges it to this CPU's current budget window. */
 static __always_inline void offcpu_send(struct task_struct *t, struct profd_thread_state *ts,
-					__u64 back, __u64 d, struct offcpu_budget *b)
+					__u64 back, __u64 d, __u64 now, struct offcpu_budget *b)
 {
 	struct profd_offcpu_event *e;
 
-	if (!offcpu_take(b, back, OFFCPU_EVENT)) {
+	if (!offcpu_take(b, now, OFFCPU_EVENT)) {
 		count(PROFD_CNT_OFFCPU_RATE_LIMITED);
 		return;
 	}
@@ -250,50 +262,49 @@ static __always_inline void offcpu_send(struct task_struct *t, struct profd_thre
 	count(PROFD_CNT_OFFCPU_SENT);
 }
 
-/* t, on CPU now, came back from the block that began at ts->off_ns at
- * `back`: send it if it was long enough, count it either way.  Called
- * from whatever sees the thread first after its block: its next
- * switch-out, a CPU sample of it, its exit.  0 (nothing done) where
- * `back` predates the block: the scheduler did not record that switch-in
- * (seen for ~0.2% of blocks on 6.18; sched_info_arrive() skips tasks it
- * did not see queued). */
-static __always_inline int offcpu_settle(struct task_struct *t, struct profd_thread_state *ts,
-					 __u64 back, struct offcpu_budget *b)
+/* t, on CPU now, came back at `back` from the block that began at
+ * ts->off_ns: send it if it was long enough, count it either way.
+ * Called by whatever sees the thread first after its block: its next
+ * switch-out, a CPU sample of it, its exit.  The block is claimed first
+ * (off_ns read and cleared in two adjacent instructions): the exit
+ * program runs with interrupts on, and a sample interrupting it then
+ * finds nothing left to settle. */
+static __always_inline void offcpu_settle(struct task_struct *t, struct profd_thread_state *ts,
+					  __u64 back, __u64 now, struct offcpu_budget *b)
 {
-	__u64 d = back - ts->off_ns;
+	__u64 off = *(volatile __u64 *)&ts->off_ns, d;
 
-	if (!ts->off_ns)
-		return 1; /* settled already */
-	if (!back || (__s64)d < -OFFCPU_SKEW_NS)
-		return 0;
-	if ((__s64)d < 0)
-		d = 0; /* out and in on two CPUs whose clocks disagree a little */
-	ts->off_ns = 0;
+	*(volatile __u64 *)&ts->off_ns = 0;
+	if (!off)
+		return;
+	d = back > off ? back - off : 0; /* 0: two CPUs' clocks disagreeing a little */
 	ts->last_block_ns = d;
 	ts->long_hist = ts->long_hist << 1 | (d >= offcpu_min_ns);
 	if (d < offcpu_min_ns) {
 		count(PROFD_CNT_OFFCPU_SHORT);
 		if (ts->captured)
 			count(PROFD_CNT_OFFCPU_WALK_UNUSED); /* what the storm test missed */
-		return 1;
+		return;
 	}
-	offcpu_send(t, ts, back, d, b);
-	return 1;
+	offcpu_send(t, ts, back, d, now, b);
 }
 
-/* At prev's switch-out, where the scheduler kept no switch-in time: when
- * it came back estimated from its run time since (sum_exec_runtime
- * counts from that switch-in; it leaves out interrupt and steal time, so
- * the block may come out longer by that much). */
-static __always_inline void offcpu_settle_by_runtime(struct task_struct *prev,
-						     struct profd_thread_state *ts, __u64 now,
-						     struct offcpu_budget *b)
+/* At prev's switch-out: when it came back from its open block, as
+ * recorded, else estimated from its run time since (sum_exec_runtime
+ * counts from that switch-in, less interrupt and steal time: the block
+ * may come out longer by that much; 0 if even that is missing: RT tasks
+ * keep no prev_sum_exec_runtime). */
+static __always_inline __u64 offcpu_back_at_switch(struct task_struct *prev,
+						   struct profd_thread_state *ts, __u64 now,
+						   struct offcpu_budget *b)
 {
-	__u64 ran = prev->se.sum_exec_runtime - prev->se.prev_sum_exec_runtime;
+	__u64 back = offcpu_back(prev, ts, b), ran;
 
-	count(PROFD_CNT_OFFCPU_END_UNRECORDED);
-	if (ran >= now || !offcpu_settle(prev, ts, now - ran, b))
-		ts->off_ns = 0;
+	if (back || !ts->off_ns)
+		return back;
+	count(PROFD_CNT_OFFCPU_END_ESTIMATED);
+	ran = prev->se.sum_exec_runtime - prev->se.prev_sum_exec_runtime;
+	return ran < now ? now - ran : 0;
 }
 
 /* prev leaves the CPU: settle the block it came back from, note when this
@@ -313,16 +324,20 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 		count(PROFD_CNT_OFFCPU_NO_STORAGE);
 		return;
 	}
-	back = offcpu_arrival(prev, ts, b);
-	if (!offcpu_settle(prev, ts, back, b))
-		offcpu_settle_by_runtime(prev, ts, now, b);
+	back = offcpu_back_at_switch(prev, ts, now, b);
+	if (back)
+		offcpu_settle(prev, ts, back, now, b);
+	else if (ts->off_ns)
+		count(PROFD_CNT_OFFCPU_END_LOST);
 	count(PROFD_CNT_OFFCPU_BLOCKS);
 	ts->off_ns = now;
+	if (bpf_core_field_exists(prev->sched_info.pcount))
+		ts->pcount_out = (__u32)prev->sched_info.pcount;
 	ts->state = state;
 	ts->captured = 0;
 	fresh = !ts->captured_ns;
 	/* The storm test first: most switches of a busy machine end here. */
-	if (!fresh && !(ts->long_hist & 0xff) && now - back < offcpu_min_ns &&
+	if (!fresh && !(ts->long_hist & 0xff) && back && now - back < offcpu_min_ns &&
 	    now - ts->captured_ns < offcpu_rewalk_ns)
 		return;
 	if (fresh)
@@ -343,24 +358,33 @@ static __always_inline void offcpu_note_arrival(struct task_struct *next, __u64 
 		ts->on_ns = now;
 }
 
-/* The current thread, running: settle its last block if that is still
- * open (it has not switched out since it came back).  0: not settled
- * (the scheduler did not record when, or no switch on this CPU has
- * measured the clock offset yet); its next switch-out will. */
+/* The offset from rq->clock to CLOCK_MONOTONIC is measured by switches
+ * (offcpu_now: rq->clock is only fresh inside the scheduler); one older
+ * than this is not used where no switch can measure it again. */
+#define OFFCPU_OFFSET_MAX_AGE_NS 1000000000ull
+
+/* The current thread, running, `now` (CLOCK_MONOTONIC): settle its
+ * block if it is still open (it has not switched out since it came
+ * back).  0: left open (the scheduler did not record the switch-in, or
+ * this CPU's clock offset is missing or over a second old: NTP slews
+ * CLOCK_MONOTONIC by up to 500 us a second): its next switch-out
+ * settles it. */
 static __always_inline int offcpu_settle_current(struct task_struct *t,
-						 struct profd_thread_state *ts)
+						 struct profd_thread_state *ts, __u64 now)
 {
 	struct offcpu_budget *b;
+	__u64 back;
 
 	if (!ts->off_ns)
 		return 1;
 	b = offcpu_cpu();
-	/* The offset the last switch on this CPU measured: rq->clock is only
-	 * fresh inside the scheduler, so it is not measured again here (its
-	 * drift since is NTP's slew, microseconds a second). */
-	if (!b || !b->clock_at)
+	if (!b || !b->clock_at || now - (b->clock_at + b->clock_off) > OFFCPU_OFFSET_MAX_AGE_NS)
 		return 0;
-	return offcpu_settle(t, ts, offcpu_arrival(t, ts, b), b);
+	back = offcpu_back(t, ts, b);
+	if (!back)
+		return 0;
+	offcpu_settle(t, ts, back, now, b);
+	return 1;
 }
 
 /* A CPU sample of the current thread: remembered for `profctl stacks`,
@@ -375,7 +399,7 @@ static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 	ts = offcpu_state(t);
 	if (!ts)
 		return;
-	offcpu_settle_current(t, ts);
+	offcpu_settle_current(t, ts, e->time_ns);
 	ts->sample_ns = e->time_ns;
 	ts->sample_kstack_id = e->kstack_id;
 	ts->sample_ustack_id = e->ustack_id;
@@ -384,7 +408,8 @@ static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 }
 
 /* A thread of a selected process exits: the block it came back from, if
- * neither a switch-out nor a sample settled it. */
+ * neither a switch-out nor a sample settled it (blocks after this one
+ * are not traced: offcpu_user_task). */
 static __always_inline void offcpu_note_exit(struct task_struct *t)
 {
 	struct profd_thread_state *ts;
@@ -392,16 +417,20 @@ static __always_inline void offcpu_note_exit(struct task_struct *t)
 	if (!offcpu_enabled || !selected(t->tgid))
 		return;
 	ts = bpf_task_storage_get(&thread_states, t, 0, 0);
-	if (ts && !offcpu_settle_current(t, ts))
-		count(PROFD_CNT_OFFCPU_END_UNRECORDED); /* and no switch-out to come */
+	if (ts && !offcpu_settle_current(t, ts, bpf_ktime_get_ns())) {
+		ts->off_ns = 0;
+		count(PROFD_CNT_OFFCPU_END_LOST);
+	}
 }
 
 /* Fires in prev's context with interrupts off.  A preempted thread
  * (preempt, or prev_state TASK_RUNNING) is off CPU too, runnable and
  * waiting for one (state 0): on a busy machine that is part of its wall
  * time.  Every switch on the machine runs this: the cheap tests come
- * first, and a switch away from a kernel thread or the idle task reads
- * neither the clock nor any map. */
+ * first, and a switch away from a kernel thread, the idle task or one
+ * of profd's own threads reads neither the clock nor any map (on
+ * kernels without sched_info, a switch to a traced thread notes its
+ * arrival). */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)

@@ -148,7 +148,8 @@ struct profd_thread_state {
 	__u64 sample_ns;     /* the last CPU sample of the thread */
 	__u64 sample_kstack_id, sample_ustack_id, sample_pystack_id;
 	__u32 sample_flags;
-	__u32 _pad2;
+	__u32 pcount_out;    /* sched_info.pcount (low bits) at the last switch-out: the
+			      * thread has not been back on a CPU since while it is unchanged */
 	__u64 on_ns;         /* the last switch-in (kernels without sched_info only) */
 };
 
@@ -206,9 +207,10 @@ enum profd_counter {
 	/* Off-CPU (offcpu.bpf.h): each voluntary switch-out of a selected
 	 * user thread (or preemption) is BLOCKS; once the thread is back
 	 * (seen at its next switch-out, CPU sample or exit) the block ends in
-	 * exactly one of OFFCPU_SHORT, OFFCPU_SENT, OFFCPU_RATE_LIMITED or
-	 * OFFCPU_RB_FULL (or is still open: the thread is blocked, or has not
-	 * been seen since; or is lost: see OFFCPU_END_UNRECORDED). */
+	 * exactly one of OFFCPU_SHORT, OFFCPU_SENT, OFFCPU_RATE_LIMITED,
+	 * OFFCPU_RB_FULL or OFFCPU_END_LOST; else it is still open (the
+	 * thread is blocked, or has not been seen since).  OFFCPU_END_ESTIMATED
+	 * counts, among the ended ones, those whose end was estimated. */
 	PROFD_CNT_OFFCPU_BLOCKS,       /* switch-outs seen (blocks and preemptions) */
 	PROFD_CNT_OFFCPU_CAPTURES,     /* ... whose stacks were walked */
 	PROFD_CNT_OFFCPU_CAPTURE_LIMITED, /* ... not walked: the CPU's walk budget was spent */
@@ -226,8 +228,10 @@ enum profd_counter {
 	PROFD_CNT_MMAP_SENT,           /* ... sent as mmap events */
 	PROFD_CNT_MMAP_RATE_LIMITED,   /* ... not sent: the CPU's event budget was spent */
 	PROFD_CNT_MMAP_RB_FULL,        /* ... not sent: ringbuf full */
-	PROFD_CNT_OFFCPU_END_UNRECORDED, /* blocks whose switch-in the scheduler did not record:
-					  * end estimated from run time (lost at exit) */
+	PROFD_CNT_OFFCPU_END_ESTIMATED, /* blocks whose switch-in the scheduler did not record,
+					 * their end estimated from the thread's run time since */
+	PROFD_CNT_OFFCPU_END_LOST,      /* blocks whose end could not be told (unrecorded at
+					 * exit, or no run time kept): not sent */
 	PROFD_CNT_MAX
 };
 

@@ -20,6 +20,7 @@
 #include "gpu.bpf.h" /* GPU driver and CUDA tracing, sharing the stack capture */
 
 #define PF_KTHREAD 0x00200000
+#define PF_EXITING 0x00000004 /* include/linux/sched.h: getting shut down */
 
 char LICENSE[] SEC("license") = "GPL";
 

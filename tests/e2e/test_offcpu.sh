@@ -115,11 +115,15 @@ assert t["state"] == "S" and t["wait"], t
 assert t["source"].startswith("blocked"), t
 assert t["age_ns"] > 3e9, t
 assert t["frames"][0]["kind"] == "kernel", t["frames"][0]
-# Blocked or running is /proc's state: the BPF program keeps a thread's
-# last switch-out until something settles that block, also once it is back.
+# The BPF program keeps a thread's last switch-out until something
+# settles that block, also once the thread is back: a sleeping thread
+# must show its switch-out, a running one its sample (or, preempted, the
+# switch-out it is waiting in).
 for u in threads:
-    if not u["source"].startswith("no stack"):
-        assert (u["state"] == "R") == u["source"].startswith("running"), u
+    if u["state"] == "S":
+        assert u["source"].startswith("blocked"), u
+    elif u["state"] == "R":
+        assert u["source"].startswith(("running", "waiting for a CPU", "no stack")), u
 print("stacks: thread %d %s, waiting in %s, %.1f s" % (t["tid"], t["state_name"], t["wait"], t["age_ns"] / 1e9))
 PYEOF
 	grep -q '^Thread [0-9]* ".*" sleeping, waiting in ' "$T/stacks.txt" || fail "python $ver: stacks text lacks a thread header"

@@ -28,6 +28,8 @@ struct thread_now {
 	char name[PROFD_COMM_LEN + 1];
 	char state;      /* /proc stat: R S D T t Z X I ... */
 	char wait[64];   /* kernel wait channel, "" when running or unknown */
+	bool have_pcount;
+	uint32_t pcount; /* /proc schedstat: times it came on a CPU (low bits) */
 	const char *source;
 	uint64_t age_ns; /* how old the stack is (blocked: how long) */
 	bool blocked;    /* the stack is a switch-out's, still blocked */
@@ -44,6 +46,18 @@ static int read_task_file(uint32_t pid, uint32_t tid, const char *what, char *te
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/%s", pid, tid, what);
 	n = proc_read_small_file(path, text, size);
 	return n < 0 ? n : 0;
+}
+
+/* schedstat's third figure (run time, run-queue wait, times run), where
+ * the kernel keeps it. */
+static void read_pcount(uint32_t pid, struct thread_now *t)
+{
+	char text[128];
+	unsigned long long run, wait, count;
+
+	t->have_pcount = !read_task_file(pid, t->tid, "schedstat", text, sizeof(text)) &&
+			 sscanf(text, "%llu %llu %llu", &run, &wait, &count) == 3;
+	t->pcount = t->have_pcount ? (uint32_t)count : 0;
 }
 
 /* Name and state from stat ("tid (name) S ..."): the name may hold
@@ -68,34 +82,48 @@ static int read_task(uint32_t pid, struct thread_now *t)
 	if (t->state != 'R' && !read_task_file(pid, t->tid, "wchan", t->wait, sizeof(t->wait)) &&
 	    !strcmp(t->wait, "0"))
 		t->wait[0] = '\0';
+	read_pcount(pid, t);
 	return 0;
 }
 
+/* Whether the thread is off CPU in the block that began at ts->off_ns
+ * (blocked, or preempted and waiting for a CPU).  The BPF program keeps a
+ * thread's last switch-out until something settles that block, which may
+ * be after the thread is back: back it is if a sample has seen it run
+ * since, or if the scheduler has put it on a CPU since (pcount moved).
+ * Without schedstat, /proc's state says (R: running or runnable). */
+static bool off_cpu_now(const struct thread_now *t, const struct profd_thread_state *ts)
+{
+	if (!ts->off_ns || ts->sample_ns > ts->off_ns)
+		return false;
+	return t->have_pcount ? t->pcount == ts->pcount_out : t->state != 'R';
+}
+
 /* Which stack says what the thread does now: its switch-out's while it is
- * blocked, else its latest sample.  Whether it is blocked is /proc's word
- * (t->state): the BPF program keeps a thread's last switch-out time until
- * something settles that block, which may be after the thread is back. */
+ * off CPU, else its latest sample. */
 static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uint64_t now)
 {
 	struct profd_thread_state ts;
-	bool blocked = t->state != 'R';
+	bool off;
 
 	t->source = "no stack seen: not run since profd started";
 	if (sampler_thread_state(d->sampler, t->tid, &ts))
 		return;
-	if (blocked && ts.off_ns && ts.captured) {
-		t->source = "blocked: stack when it blocked";
+	off = off_cpu_now(t, &ts);
+	if (off && ts.captured) {
+		t->source = t->state == 'R' ? "waiting for a CPU: stack when it was preempted"
+					    : "blocked: stack when it blocked";
 		t->blocked = t->have = true;
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 		ingest_sample_of(&t->s, pid, t->tid, ts.off_ns, ts.kstack_id, ts.ustack_id,
 				 ts.pystack_id, ts.flags);
-	} else if (ts.sample_ns && !(blocked && ts.off_ns)) {
+	} else if (!off && ts.sample_ns) {
 		t->source = "running: latest CPU sample";
 		t->have = true;
 		t->age_ns = now > ts.sample_ns ? now - ts.sample_ns : 0;
 		ingest_sample_of(&t->s, pid, t->tid, ts.sample_ns, ts.sample_kstack_id,
 				 ts.sample_ustack_id, ts.sample_pystack_id, ts.sample_flags);
-	} else if (blocked && ts.off_ns) {
+	} else if (off) {
 		t->source = "blocked: stack not walked (a storm, or the walk budget spent)";
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 	}

@@ -92,7 +92,8 @@ static const char *const counter_names[PROFD_CNT_MAX] = {
 	[PROFD_CNT_OFFCPU_RB_FULL] = "bpf_offcpu_events_dropped_ringbuf_full",
 	[PROFD_CNT_OFFCPU_NO_STORAGE] = "bpf_offcpu_thread_state_failed",
 	[PROFD_CNT_OFFCPU_WALK_UNUSED] = "bpf_offcpu_walks_unused",
-	[PROFD_CNT_OFFCPU_END_UNRECORDED] = "bpf_offcpu_blocks_end_unrecorded",
+	[PROFD_CNT_OFFCPU_END_ESTIMATED] = "bpf_offcpu_blocks_end_estimated",
+	[PROFD_CNT_OFFCPU_END_LOST] = "bpf_offcpu_blocks_end_lost",
 };
 
 const char *sampler_counter_name(int which)
@@ -352,6 +353,8 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	}
 	s->skel->rodata->filter_by_pid = o->npids > 0;
 	s->skel->rodata->offcpu_enabled = o->offcpu;
+	/* As the kernel numbers it where profd runs in the host's pid
+	 * namespace (in another one, profd's threads are traced too). */
 	s->skel->rodata->offcpu_self_tgid = (uint32_t)getpid();
 	if (o->offcpu_min_ns)
 		s->skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
