@@ -32,7 +32,7 @@ static void usage(FILE *out)
 		"      --max-stacks-per-process N  distinct stacks kept per process (200000)\n"
 		"      --state-dir DIR      history database directory (default /var/lib/profd)\n"
 		"      --history-max-size BYTES  cap on the history file (default 1G)\n"
-		"      --flush-interval DUR write profiles to history this often (default 5s)\n"
+		"      --flush-interval DUR write profiles to history this often (default 10s)\n"
 		"      --no-history         keep profiles in memory only\n"
 		"      --ringbuf-size BYTES BPF ring buffer size, power of two (default 4M)\n"
 		"      --stack-map-entries N stack IDs BPF remembers as sent (rounded up to a\n"
@@ -223,7 +223,10 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 	c->socket_path = PROFD_DEFAULT_SOCKET;
 	c->retention_ns = 24ull * 3600 * 1000000000ull;
 	c->bucket_ns = 10ull * 1000000000ull;
-	c->flush_interval_ns = 5ull * 1000000000ull;
+	/* The bucket width: each cell is then written about once a bucket.
+	 * At 5 s a steady 2-thread process cost ~1 us more userspace CPU per
+	 * sample at 99 Hz (SQLite rows written twice as often). */
+	c->flush_interval_ns = 10ull * 1000000000ull;
 	c->history_max_bytes = 1ull << 30;
 	c->push_interval_ns = 10ull * 1000000000ull;
 	c->offcpu = false; /* sched_switch costs every switch: see README */
