@@ -123,7 +123,7 @@ for u in threads:
     if u["state"] == "S":
         assert u["source"].startswith("blocked"), u
     elif u["state"] == "R":
-        assert u["source"].startswith(("running", "waiting for a CPU", "no stack")), u
+        assert u["source"].startswith(("running", "waiting for a CPU", "woken", "no stack")), u
 print("stacks: thread %d %s, waiting in %s, %.1f s" % (t["tid"], t["state_name"], t["wait"], t["age_ns"] / 1e9))
 PYEOF
 	grep -q '^Thread [0-9]* ".*" sleeping, waiting in ' "$T/stacks.txt" || fail "python $ver: stacks text lacks a thread header"

@@ -1,7 +1,7 @@
 /* control_stats.c: the figures `profctl stats` answers with, collected
  * under the state lock (all of one moment) or, when ingest holds it past
- * a short wait, from the snapshot the last tick published; and that
- * snapshot, kept fresh every tick while someone asks for stats. */
+ * a short wait, from the snapshot a tick published; and that snapshot,
+ * taken every 10 s, and every tick while requests have needed it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>

@@ -49,14 +49,14 @@ static int read_task_file(uint32_t pid, uint32_t tid, const char *what, char *te
 }
 
 /* schedstat's third figure (run time, run-queue wait, times run), where
- * the kernel keeps it. */
+ * the kernel keeps it (0 where it keeps the file but not the count). */
 static void read_pcount(uint32_t pid, struct thread_now *t)
 {
 	char text[128];
 	unsigned long long run, wait, count;
 
 	t->have_pcount = !read_task_file(pid, t->tid, "schedstat", text, sizeof(text)) &&
-			 sscanf(text, "%llu %llu %llu", &run, &wait, &count) == 3;
+			 sscanf(text, "%llu %llu %llu", &run, &wait, &count) == 3 && count;
 	t->pcount = t->have_pcount ? (uint32_t)count : 0;
 }
 
@@ -67,6 +67,9 @@ static int read_task(uint32_t pid, struct thread_now *t)
 	char text[512], *open_, *close_;
 	size_t len;
 
+	/* schedstat first: a thread waking between the two reads then shows
+	 * as back on a CPU (R) rather than sleeping with its sample. */
+	read_pcount(pid, t);
 	if (read_task_file(pid, t->tid, "stat", text, sizeof(text)))
 		return -ESRCH;
 	open_ = strchr(text, '(');
@@ -82,7 +85,6 @@ static int read_task(uint32_t pid, struct thread_now *t)
 	if (t->state != 'R' && !read_task_file(pid, t->tid, "wchan", t->wait, sizeof(t->wait)) &&
 	    !strcmp(t->wait, "0"))
 		t->wait[0] = '\0';
-	read_pcount(pid, t);
 	return 0;
 }
 
@@ -111,8 +113,9 @@ static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uin
 		return;
 	off = off_cpu_now(t, &ts);
 	if (off && ts.captured) {
-		t->source = t->state == 'R' ? "waiting for a CPU: stack when it was preempted"
-					    : "blocked: stack when it blocked";
+		t->source = t->state != 'R' ? "blocked: stack when it blocked"
+			    : !ts.state     ? "waiting for a CPU: stack when it was preempted"
+					    : "woken, waiting for a CPU: stack when it blocked";
 		t->blocked = t->have = true;
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 		ingest_sample_of(&t->s, pid, t->tid, ts.off_ns, ts.kstack_id, ts.ustack_id,
@@ -124,7 +127,9 @@ static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uin
 		ingest_sample_of(&t->s, pid, t->tid, ts.sample_ns, ts.sample_kstack_id,
 				 ts.sample_ustack_id, ts.sample_pystack_id, ts.sample_flags);
 	} else if (off) {
-		t->source = "blocked: stack not walked (a storm, or the walk budget spent)";
+		t->source = t->state != 'R'
+				    ? "blocked: stack not walked (a storm, or the walk budget spent)"
+				    : "waiting for a CPU: stack not walked (a storm, or the walk budget spent)";
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 	}
 }
@@ -172,7 +177,9 @@ static int add_ongoing(struct daemon *d, struct thread_now *t, void *arg)
 	uint32_t n;
 	int64_t idx;
 
-	if (!t->blocked || t->age_ns < d->cfg.offcpu_min_ns ||
+	/* Blocked now; a thread waiting for a CPU is left out (its wait is
+	 * short, and its event, runnable leaf and all, comes as it runs). */
+	if (!t->blocked || t->state == 'R' || t->age_ns < d->cfg.offcpu_min_ns ||
 	    ingest_thread_frames(&d->in, o->p, &t->s, true, o->ids, MAX_FRAMES, &n))
 		return 0;
 	idx = aggregate_stack(&d->agg, o->p, o->ids, n);
