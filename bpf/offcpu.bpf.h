@@ -302,9 +302,11 @@ static __always_inline __u64 offcpu_back_at_switch(struct task_struct *prev,
 
 	if (back || !ts->off_ns)
 		return back;
-	count(PROFD_CNT_OFFCPU_END_ESTIMATED);
 	ran = prev->se.sum_exec_runtime - prev->se.prev_sum_exec_runtime;
-	return ran < now ? now - ran : 0;
+	if (ran >= now)
+		return 0; /* lost: counted by the caller */
+	count(PROFD_CNT_OFFCPU_END_ESTIMATED);
+	return now - ran;
 }
 
 /* prev leaves the CPU: settle the block it came back from, note when this
