@@ -11,14 +11,15 @@
  * a round (every round trip two context switches, no idle), each first
  * spinning WORK_NS ns of its own CPU time per message it gets (0: none, a
  * pure switch storm; 10000: a server thread doing 10 us of work per
- * request it is handed, still ~70,000 switches a second), in turn with no
+ * request it is handed, still ~65,000 switches a second), in turn with no
  * program, with the empty one and with profd's on_sched_switch
  * (bpf/offcpu.bpf.h, from the object profd ships, loaded alone with
  * off-CPU tracing on and its default settings), so the conditions run
  * interleaved under the same load: far steadier than comparing separate
- * runs on a noisy VM.  The two threads are a context-switch storm, the
- * case profd's program has to make cheap.  Prints the median CPU time
- * per switch of each and the median of each round's own difference.
+ * runs on a noisy VM.  Without work the two threads are a context-switch
+ * storm, the case profd's program has to make cheap.  Prints the median
+ * CPU time per switch of each and the median of each round's own
+ * difference.
  *
  * Needs root. */
 #include <pthread.h>
@@ -70,14 +71,6 @@ static int hold(void)
 
 static uint64_t work_ns; /* CPU time each thread spends per message */
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The work a message asks for: CPU time, so that it is the same under
  * every condition and only the switches' cost differs. */
 static void work(void)
@@ -86,8 +79,8 @@ static void work(void)
 
 	if (!work_ns)
 		return;
-	t0 = thread_cpu_ns();
-	while (thread_cpu_ns() - t0 < work_ns)
+	t0 = floor_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	while (floor_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0 < work_ns)
 		;
 }
 

@@ -195,6 +195,14 @@ static __always_inline struct profd_thread_state *offcpu_state(struct task_struc
 	return ts ? ts : bpf_task_storage_get(&thread_states, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
+/* Whether the kernel keeps sched_info (CONFIG_SCHED_INFO: last_arrival
+ * and pcount come together); without it a switch-in hook notes arrivals
+ * (offcpu_note_arrival). */
+static __always_inline int offcpu_have_sched_info(void)
+{
+	return bpf_core_field_exists(struct sched_info, last_arrival);
+}
+
 /* Whether the scheduler recorded a switch-in of t since its switch-out
  * that noted pcount_out: sched_info_arrive() counts pcount exactly when
  * it writes last_arrival (and skips both for a task it did not see
@@ -203,7 +211,7 @@ static __always_inline struct profd_thread_state *offcpu_state(struct task_struc
 static __always_inline int offcpu_back_recorded(struct task_struct *t,
 						struct profd_thread_state *ts)
 {
-	if (!bpf_core_field_exists(t->sched_info.pcount))
+	if (!offcpu_have_sched_info())
 		return ts->on_ns >= ts->off_ns;
 	return (__u32)t->sched_info.pcount != ts->pcount_out;
 }
@@ -217,7 +225,7 @@ static __always_inline __u64 offcpu_back(struct task_struct *t, struct profd_thr
 {
 	if (!offcpu_back_recorded(t, ts))
 		return 0;
-	if (!bpf_core_field_exists(t->sched_info.last_arrival))
+	if (!offcpu_have_sched_info())
 		return ts->on_ns;
 	return b ? t->sched_info.last_arrival + b->clock_off : 0;
 }
@@ -333,7 +341,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 		count(PROFD_CNT_OFFCPU_END_LOST);
 	count(PROFD_CNT_OFFCPU_BLOCKS);
 	ts->off_ns = now;
-	if (bpf_core_field_exists(prev->sched_info.pcount))
+	if (offcpu_have_sched_info())
 		ts->pcount_out = (__u32)prev->sched_info.pcount;
 	ts->state = state;
 	ts->captured = 0;
@@ -438,7 +446,7 @@ int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	int out = offcpu_user_task(prev) && prev->tgid != offcpu_self_tgid && selected(prev->tgid);
-	int in = !bpf_core_field_exists(prev->sched_info.last_arrival) && offcpu_user_task(next) &&
+	int in = !offcpu_have_sched_info() && offcpu_user_task(next) &&
 		 selected(next->tgid);
 	struct offcpu_budget *b;
 	__u64 now;

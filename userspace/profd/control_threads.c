@@ -101,6 +101,21 @@ static bool off_cpu_now(const struct thread_now *t, const struct profd_thread_st
 	return t->have_pcount ? t->pcount == ts->pcount_out : t->state != 'R';
 }
 
+/* What a thread off CPU is doing, and where its stack is from: /proc's R
+ * is waiting for a CPU, preempted (switched out runnable: state 0) or
+ * woken from a block it has not yet run after. */
+static const char *off_source(const struct thread_now *t, const struct profd_thread_state *ts)
+{
+	if (!ts->captured)
+		return t->state == 'R'
+			       ? "waiting for a CPU: stack not walked (a storm, or the walk budget spent)"
+			       : "blocked: stack not walked (a storm, or the walk budget spent)";
+	if (t->state != 'R')
+		return "blocked: stack when it blocked";
+	return ts->state ? "woken, waiting for a CPU: stack when it blocked"
+			 : "waiting for a CPU: stack when it was preempted";
+}
+
 /* Which stack says what the thread does now: its switch-out's while it is
  * off CPU, else its latest sample. */
 static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uint64_t now)
@@ -113,9 +128,7 @@ static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uin
 		return;
 	off = off_cpu_now(t, &ts);
 	if (off && ts.captured) {
-		t->source = t->state != 'R' ? "blocked: stack when it blocked"
-			    : !ts.state     ? "waiting for a CPU: stack when it was preempted"
-					    : "woken, waiting for a CPU: stack when it blocked";
+		t->source = off_source(t, &ts);
 		t->blocked = t->have = true;
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 		ingest_sample_of(&t->s, pid, t->tid, ts.off_ns, ts.kstack_id, ts.ustack_id,
@@ -127,9 +140,7 @@ static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uin
 		ingest_sample_of(&t->s, pid, t->tid, ts.sample_ns, ts.sample_kstack_id,
 				 ts.sample_ustack_id, ts.sample_pystack_id, ts.sample_flags);
 	} else if (off) {
-		t->source = t->state != 'R'
-				    ? "blocked: stack not walked (a storm, or the walk budget spent)"
-				    : "waiting for a CPU: stack not walked (a storm, or the walk budget spent)";
+		t->source = off_source(t, &ts);
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 	}
 }
