@@ -184,6 +184,12 @@ enum profd_unwind_counter {
 	PROFD_UNWIND_CNT_MAX
 };
 
+/* The unwind_counters map's value (key 0), one per CPU: a walk bumps two
+ * to four counters, one look-up for them all. */
+struct profd_unwind_counters {
+	__u64 c[PROFD_UNWIND_CNT_MAX];
+};
+
 /* The per-CPU rule cache: the rule found at row pc tpc of file file_id,
  * direct-mapped by a hash of both (1024 entries).  A sampled program's hot return
  * addresses recur at every sample: one cache line instead of a page

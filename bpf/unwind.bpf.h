@@ -48,9 +48,9 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PROFD_UNWIND_CNT_MAX);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct profd_unwind_counters);
 } unwind_counters SEC(".maps");
 
 /* struct profd_unwind_rule_cache (profd_abi_unwind.h): this CPU's rules. */
@@ -83,12 +83,20 @@ struct unwind_walk {
 	struct profd_unwind_mapping m; /* mapping of the previous pc: usually the next one's too */
 };
 
+/* This CPU's unwind counters (NULL only if the map were broken). */
+static __always_inline struct profd_unwind_counters *unwind_counters_here(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&unwind_counters, &zero);
+}
+
 static __always_inline void unwind_count(__u32 which, __u64 n)
 {
-	__u64 *c = bpf_map_lookup_elem(&unwind_counters, &which);
+	struct profd_unwind_counters *c = unwind_counters_here();
 
-	if (c)
-		*c += n;
+	if (c && which < PROFD_UNWIND_CNT_MAX)
+		c->c[which] += n;
 }
 
 /* The user registers of the current task at a perf_event sample: the
@@ -437,28 +445,24 @@ static long unwind_step(__u32 i, void *arg)
 	return 0;
 }
 
+/* A walk's outcome, in one look-up of this CPU's counters. */
 static __always_inline void unwind_count_result(__u32 flags, __u32 n)
 {
-	unwind_count(PROFD_UNWIND_CNT_CALLS, 1);
-	unwind_count(PROFD_UNWIND_CNT_FRAMES, n);
-	if (flags & PROFD_UNWIND_F_END)
-		unwind_count(PROFD_UNWIND_CNT_COMPLETE, 1);
-	if (flags & PROFD_UNWIND_F_FP)
-		unwind_count(PROFD_UNWIND_CNT_FP_USED, 1);
-	if (flags & PROFD_UNWIND_F_TRUNC_DEPTH)
-		unwind_count(PROFD_UNWIND_CNT_DEPTH, 1);
-	if (flags & PROFD_UNWIND_F_TRUNC_UNKNOWN)
-		unwind_count(PROFD_UNWIND_CNT_UNKNOWN, 1);
-	if (flags & PROFD_UNWIND_F_TRUNC_GAP)
-		unwind_count(PROFD_UNWIND_CNT_GAP, 1);
-	if (flags & PROFD_UNWIND_F_TRUNC_STOP)
-		unwind_count(PROFD_UNWIND_CNT_STOP, 1);
-	if (flags & PROFD_UNWIND_F_TRUNC_READ)
-		unwind_count(PROFD_UNWIND_CNT_READ, 1);
-	if (flags & PROFD_UNWIND_F_TRUNC_BAD)
-		unwind_count(PROFD_UNWIND_CNT_BAD, 1);
-	if (flags & PROFD_UNWIND_F_ANON)
-		unwind_count(PROFD_UNWIND_CNT_ANON, 1);
+	struct profd_unwind_counters *c = unwind_counters_here();
+
+	if (!c)
+		return;
+	c->c[PROFD_UNWIND_CNT_CALLS]++;
+	c->c[PROFD_UNWIND_CNT_FRAMES] += n;
+	c->c[PROFD_UNWIND_CNT_COMPLETE] += !!(flags & PROFD_UNWIND_F_END);
+	c->c[PROFD_UNWIND_CNT_FP_USED] += !!(flags & PROFD_UNWIND_F_FP);
+	c->c[PROFD_UNWIND_CNT_DEPTH] += !!(flags & PROFD_UNWIND_F_TRUNC_DEPTH);
+	c->c[PROFD_UNWIND_CNT_UNKNOWN] += !!(flags & PROFD_UNWIND_F_TRUNC_UNKNOWN);
+	c->c[PROFD_UNWIND_CNT_GAP] += !!(flags & PROFD_UNWIND_F_TRUNC_GAP);
+	c->c[PROFD_UNWIND_CNT_STOP] += !!(flags & PROFD_UNWIND_F_TRUNC_STOP);
+	c->c[PROFD_UNWIND_CNT_READ] += !!(flags & PROFD_UNWIND_F_TRUNC_READ);
+	c->c[PROFD_UNWIND_CNT_BAD] += !!(flags & PROFD_UNWIND_F_TRUNC_BAD);
+	c->c[PROFD_UNWIND_CNT_ANON] += !!(flags & PROFD_UNWIND_F_ANON);
 }
 
 /* Walk the user stack of the current task (of process tgid) from regs.

@@ -716,7 +716,7 @@ int unwinder_counters(const struct unwinder *u, uint64_t out[PROFD_UNWIND_CNT_MA
 	memset(out, 0, sizeof(uint64_t) * PROFD_UNWIND_CNT_MAX);
 	if (!u->maps.counters)
 		return -ENOENT;
-	return bpfcount_sum(bpf_map__fd(u->maps.counters), PROFD_UNWIND_CNT_MAX, out);
+	return bpfcount_sum_value(bpf_map__fd(u->maps.counters), PROFD_UNWIND_CNT_MAX, out);
 }
 
 uint64_t unwinder_rule_cache_hits(const struct unwinder *u)
