@@ -17,6 +17,7 @@
 
 #include "elfsym.h"
 #include "procmaps.h"
+#include "perfmap.h"
 #include "symbolize.h"
 #include "symcache.h"
 #include "symtest.h"
@@ -669,6 +670,72 @@ static void test_perf_map_foreign_owner(void **state)
 	symbolizer_free(s);
 }
 
+/* The daemon reads perf maps on its worker: a due load is asked of the
+ * loader (the frame waits meanwhile, nothing read here), its answer
+ * names the code; an address in no mapping asks nothing; a process
+ * forgotten before the answer comes drops it. */
+struct pm_asked {
+	int n, pid;
+	struct perfmap_stamp prev;
+};
+
+static void pm_ask(void *ctx, int pid, const struct perfmap_stamp *prev)
+{
+	struct pm_asked *a = ctx;
+
+	a->n++;
+	a->pid = pid;
+	a->prev = *prev;
+}
+
+static void test_perf_map_loader(void **state)
+{
+	static const char maps_text[] = "7f1000000000-7f1000010000 r-xp 00000000 00:00 0 \n";
+	struct symbolizer *s = new_sym(proc_root, 0);
+	struct symbolizer_counters c;
+	struct pm_asked a = { 0 };
+	struct perfmap_loaded r;
+	struct procmaps m;
+
+	(void)state;
+	assert_int_equal(procmaps_parse(maps_text, strlen(maps_text), &m), 0);
+	symbolizer_set_perfmap_loader(s, &(struct symbolizer_perfmap_loader){ pm_ask, &a });
+	expect_user(s, FAKE_PID, &m, 0x7f3000000000ull, false, "[unknown]", FRAME_UNKNOWN);
+	assert_int_equal(a.n, 0); /* in no mapping: no JIT's code */
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "[anon]", FRAME_UNKNOWN);
+	assert_true(symbolizer_waiting(s));
+	assert_int_equal(symbolizer_loading(s), 1);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.pid, FAKE_PID);
+	assert_int_equal(a.prev.nspid, 0); /* status not read here */
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x20, false, "[anon]", FRAME_UNKNOWN);
+	assert_int_equal(a.n, 1); /* asked once */
+
+	perfmap_load(proc_root, a.pid, &a.prev, &r); /* what the worker runs */
+	assert_int_equal(r.stamp.nspid, 7);
+	assert_non_null(r.pm);
+	symbolizer_perfmap_loaded(s, FAKE_PID, &r);
+	assert_null(r.pm);
+	assert_int_equal(symbolizer_loading(s), 0);
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "jit_fn_a", FRAME_NATIVE);
+	assert_false(symbolizer_waiting(s));
+	symbolizer_stats(s, &c);
+	assert_int_equal(c.perfmap_loads, 1);
+
+	/* Forgotten while its load is out: the answer is dropped. */
+	symbolizer_forget_pid(s, FAKE_PID);
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "[anon]", FRAME_UNKNOWN);
+	assert_int_equal(a.n, 2);
+	symbolizer_forget_pid(s, FAKE_PID);
+	assert_int_equal(symbolizer_loading(s), 0);
+	perfmap_load(proc_root, a.pid, &a.prev, &r);
+	symbolizer_perfmap_loaded(s, FAKE_PID, &r);
+	symbolizer_stats(s, &c);
+	assert_int_equal(c.perfmap_loads, 1);
+	procmaps_free(&m);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -686,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_fake_root_identity),
 		cmocka_unit_test(test_perf_map),
 		cmocka_unit_test(test_perf_map_foreign_owner),
+		cmocka_unit_test(test_perf_map_loader),
 	};
 	const char *dir = symtest_setup("symbolize");
 

@@ -53,6 +53,11 @@ static void reload_kallsyms(void *ctx, const char *path)
 	worker_kallsyms(((struct daemon *)ctx)->worker, path);
 }
 
+static void load_perfmap(void *ctx, int pid, const struct perfmap_stamp *prev)
+{
+	worker_perfmap(((struct daemon *)ctx)->worker, (uint32_t)pid, prev);
+}
+
 static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
 {
 	struct daemon *d = ctx;
@@ -92,4 +97,5 @@ void daemon_symbolizer_hooks(struct daemon *d)
 {
 	symbolizer_set_loader(d->sym, &(struct symcache_loader){ load_symbols, d });
 	symbolizer_set_kallsyms_reload(d->sym, reload_kallsyms, d);
+	symbolizer_set_perfmap_loader(d->sym, &(struct symbolizer_perfmap_loader){ load_perfmap, d });
 }

@@ -1,7 +1,7 @@
 /* worker.c: the daemon's slow path.  Reading a new process's identity (uid,
  * exe) and its maps (again when a sample's address is outside them), looking
  * for CPython in a process (its maps, its binaries' symbol
- * tables) and building native unwind tables
+ * tables), reading symbol files and perf maps, and building native unwind tables
  * (1-50 ms per binary, seconds for a PyTorch library) run on this thread,
  * never in front of a sample or a client.  Ingest asks through a queue;
  * unwind tables go straight into their BPF maps, other answers come back
@@ -17,6 +17,7 @@
 #include "log.h"
 #include "elfsym.h"
 #include "kallsyms.h"
+#include "perfmap.h"
 #include "pyruntime.h"
 #include "symcache.h"
 #include "unwinder.h"
@@ -33,12 +34,14 @@ enum job_kind {
 	JOB_SYMBOLS, /* a file's symbols, for the symbolizer's cache */
 	JOB_KALLSYMS, /* kallsyms again (map.path: the file) */
 	JOB_RSS,      /* a process's resident set now */
+	JOB_PERFMAP,  /* a process's perf map (JIT code names), for the symbolizer */
 };
 
 struct job {
 	uint32_t kind, pid, req;
 	uint64_t start_time;
 	struct procmap map; /* JOB_SYMBOLS: the mapping (path owned by the job) */
+	struct perfmap_stamp pm_prev; /* JOB_PERFMAP: what the symbolizer has */
 };
 
 /* An answer for ingest: a Python runtime, an identity or maps. */
@@ -52,6 +55,7 @@ struct result {
 	struct kallsyms *ks;
 	uint64_t rss;
 	int rss_err;
+	struct perfmap_loaded pm;
 };
 
 /* Lanes, each a thread with its queue: the quick jobs (a process's
@@ -91,7 +95,7 @@ static uint64_t mono_ns(void)
 
 static struct lane *lane_of(struct worker *w, uint32_t kind)
 {
-	if (kind == JOB_SYMBOLS || kind == JOB_KALLSYMS)
+	if (kind == JOB_SYMBOLS || kind == JOB_KALLSYMS || kind == JOB_PERFMAP)
 		return &w->lanes[LANE_SYMBOLS];
 	if (kind == JOB_TABLES || kind == JOB_TABLES_FORGET || kind == JOB_TABLES_TICK)
 		return &w->lanes[LANE_TABLES];
@@ -181,6 +185,13 @@ void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m)
 		enqueue(w, j);
 }
 
+void worker_perfmap(struct worker *w, uint32_t pid, const struct perfmap_stamp *prev)
+{
+	struct job j = { .kind = JOB_PERFMAP, .pid = pid, .pm_prev = *prev };
+
+	enqueue(w, j);
+}
+
 void worker_kallsyms(struct worker *w, const char *path)
 {
 	struct job j = { .kind = JOB_KALLSYMS };
@@ -212,7 +223,19 @@ void worker_tables_tick(struct worker *w)
 	enqueue(w, job(JOB_TABLES_TICK, 0, 0, 0));
 }
 
-static void add_result(struct worker *w, const struct result *r)
+/* What an answer owns, when it is not published. */
+static void result_free(struct result *r)
+{
+	free(r->rt);
+	free(r->id.exe);
+	procmaps_free(&r->maps);
+	elfsym_free(r->syms.es);
+	kallsyms_free(r->ks);
+	perfmap_free(r->pm.pm);
+	free(r->job.map.path);
+}
+
+static void add_result(struct worker *w, struct result *r)
 {
 	uint64_t one = 1;
 
@@ -223,12 +246,7 @@ static void add_result(struct worker *w, const struct result *r)
 
 		if (!res) {
 			pthread_mutex_unlock(&w->mu);
-			free(r->rt); /* the process is asked again on a later sample */
-			free(r->id.exe);
-			procmaps_free((struct procmaps *)&r->maps);
-			elfsym_free(r->syms.es);
-			kallsyms_free(r->ks);
-			free(r->job.map.path);
+			result_free(r); /* asked again on a later sample */
 			return;
 		}
 		w->res = res;
@@ -269,6 +287,10 @@ static void run_job(struct worker *w, const struct job *j)
 		break;
 	case JOB_KALLSYMS:
 		r.ks = kallsyms_load(j->map.path);
+		add_result(w, &r);
+		break;
+	case JOB_PERFMAP:
+		perfmap_load("/proc", (int)j->pid, &j->pm_prev, &r.pm);
 		add_result(w, &r);
 		break;
 	case JOB_TABLES:
@@ -398,14 +420,8 @@ void worker_free(struct worker *w)
 		free(l->q);
 		pthread_cond_destroy(&w->lanes[i].cv);
 	}
-	for (i = 0; i < w->nres; i++) {
-		free(w->res[i].rt);
-		free(w->res[i].id.exe);
-		procmaps_free(&w->res[i].maps);
-		elfsym_free(w->res[i].syms.es);
-		kallsyms_free(w->res[i].ks);
-		free(w->res[i].job.map.path);
-	}
+	for (i = 0; i < w->nres; i++)
+		result_free(&w->res[i]);
 	free(w->res);
 	hashmap_free(&w->tables_queued);
 	if (w->efd >= 0)
@@ -445,6 +461,8 @@ void worker_publish(struct worker *w, struct ingest *in)
 			symbolizer_file_loaded(in->sym, &j->map, &res[i].syms);
 		else if (j->kind == JOB_KALLSYMS)
 			symbolizer_kallsyms_loaded(in->sym, res[i].ks);
+		else if (j->kind == JOB_PERFMAP)
+			symbolizer_perfmap_loaded(in->sym, (int)j->pid, &res[i].pm);
 		else if (j->kind == JOB_RSS)
 			ingest_rss_found(in, j->pid, j->start_time, j->req, res[i].rss_err,
 					 res[i].rss);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define PERFMAP_MAX_BYTES (64u << 20)
 
@@ -25,5 +26,30 @@ struct perfmap *perfmap_parse(const char *text, size_t len);
 const char *perfmap_lookup(const struct perfmap *pm, uint64_t addr, uint64_t *off);
 size_t perfmap_count(const struct perfmap *pm);
 void perfmap_free(struct perfmap *pm);
+
+/* What is known of a process's perf map between two loads: whose it is
+ * (from /proc/PID/status) and the file last read or refused. */
+struct perfmap_stamp {
+	int nspid;	      /* its pid in its own namespace; 0: status not read yet */
+	uid_t uid;	      /* its effective uid; -1: unknown (root's maps only) */
+	uint64_t refused_ino; /* last map refused, logged once */
+	uint64_t size, ino;
+	struct timespec mtime;
+};
+
+/* A load's answer: stamp as it is now, and pm, a map read anew (NULL:
+ * unchanged, missing, unreadable or refused). */
+struct perfmap_loaded {
+	struct perfmap_stamp stamp;
+	struct perfmap *pm;
+	bool refused;
+};
+
+/* Read pid's perf map, <proc_root>/PID/root/tmp/perf-NSPID.map, unless it
+ * is the one prev describes.  Opens files of another process and may
+ * parse up to PERFMAP_MAX_BYTES: the daemon runs it on its worker, never
+ * on the thread that counts samples. */
+void perfmap_load(const char *proc_root, int pid, const struct perfmap_stamp *prev,
+		  struct perfmap_loaded *out);
 
 #endif

@@ -23,21 +23,20 @@
 
 /* The documented JIT convention; the PID is the one the process itself
  * sees (its innermost namespace), the path is under its root. */
-#define PERFMAP_PATH_FMT "/tmp/perf-%d.map"
 /* A perf map that missed is re-stat'ed at most this often. */
 #define PERFMAP_RECHECK_NS (1000000000ull)
+/* A load asked of the loader and not answered by then (a job dropped from
+ * a full queue) is asked again. */
+#define PERFMAP_LOAD_LOST_NS (30ull * 1000000000ull)
 /* Missing kernel symbols (a new module or BPF program) trigger a
  * kallsyms reload at most this often: reading it costs ~100 ms. */
 #define KALLSYMS_RELOAD_NS (30ull * 1000000000ull)
 
 struct pid_jit {
 	struct perfmap *pm;
-	int nspid;
-	uid_t uid;	      /* effective uid of the process */
-	uint64_t refused_ino; /* last map refused, logged once */
-	uint64_t size, ino;
-	struct timespec mtime;
+	struct perfmap_stamp stamp;
 	uint64_t checked_ns;
+	bool loading; /* asked of the loader, no answer yet */
 };
 
 struct symbolizer {
@@ -49,7 +48,9 @@ struct symbolizer {
 	struct elfsym *vdso;
 	bool vdso_tried;
 	struct hashmap jits; /* pid -> struct pid_jit * */
-	bool waiting; /* the last user frame's file is being read */
+	struct symbolizer_perfmap_loader pm_loader;
+	size_t perfmaps_loading; /* asked of pm_loader, no answer yet */
+	bool waiting; /* the last user frame's file (or perf map) is being read */
 	void (*ks_reload)(void *ctx, const char *path);
 	void *ks_reload_ctx;
 	struct symbolizer_counters c;
@@ -168,121 +169,92 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct buf *name, uint3
 	return name->failed ? -ENOMEM : 0;
 }
 
-/* Number idx (0 first, -1 the last) on the status line starting with
- * key ("\nUid:"), or -1. */
-static long status_number(const char *text, const char *key, int idx)
+/* A load's answer into pj: counted, and its map (if any) now pj's. */
+static void perfmap_apply(struct symbolizer *s, struct pid_jit *pj, struct perfmap_loaded *r)
 {
-	const char *line = strstr(text, key), *p, *end, *num = NULL;
-	long v;
-	int i = 0;
-
-	if (!line)
-		return -1;
-	p = line + strlen(key);
-	end = p + strcspn(p, "\n");
-	for (; (p = strpbrk(p, "0123456789")) && p < end; p += strspn(p, "0123456789"), i++) {
-		num = p;
-		if (i == idx)
-			break;
-	}
-	if (!num || (idx >= 0 && i != idx))
-		return -1;
-	v = strtol(num, NULL, 10);
-	return v >= 0 && v <= INT_MAX ? v : -1;
-}
-
-/* From /proc/PID/status: the innermost-namespace pid (else pid) and the
- * effective uid (else -1: then only root's perf maps are read). */
-static void read_status(const struct symbolizer *s, int pid, struct pid_jit *pj)
-{
-	char path[PATH_MAX], *text;
-	size_t len;
-	long v;
-
-	pj->nspid = pid;
-	pj->uid = (uid_t)-1;
-	snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, pid);
-	if (rootfs_read_file(NULL, path, 1 << 16, &text, &len))
-		return;
-	v = status_number(text, "\nNSpid:", -1);
-	if (v > 0)
-		pj->nspid = (int)v;
-	v = status_number(text, "\nUid:", 1); /* real, effective, saved, fs */
-	if (v >= 0)
-		pj->uid = (uid_t)v;
-	free(text);
-}
-
-static void perfmap_refresh(struct symbolizer *s, int pid, struct pid_jit *pj)
-{
-	char root[PATH_MAX], path[64];
-	struct perfmap *pm;
-	struct stat st;
-	size_t len;
-	char *text;
-	int fd;
-
-	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
-	snprintf(path, sizeof(path), PERFMAP_PATH_FMT, pj->nspid);
-	fd = procfile_open(root, path, NULL);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) || ((uint64_t)st.st_size == pj->size && st.st_ino == pj->ino &&
-			       st.st_mtim.tv_sec == pj->mtime.tv_sec &&
-			       st.st_mtim.tv_nsec == pj->mtime.tv_nsec))
-		goto out;
-	/* /tmp is everyone's: a map another user planted there would name
-	 * this process's code as they like. */
-	if (!perfmap_owner_ok(st.st_uid, pj->uid)) {
-		if (st.st_ino != pj->refused_ino)
-			log_info("symbolize: ignoring %s of pid %d: owned by uid %u, not by the "
-				 "process (uid %d) or root",
-				 path, pid, (unsigned)st.st_uid, (int)pj->uid);
-		pj->refused_ino = st.st_ino;
+	pj->stamp = r->stamp;
+	if (r->refused)
 		s->c.perfmap_refused++;
-		goto out;
-	}
-	if (rootfs_read_fd(fd, PERFMAP_MAX_BYTES, &text, &len))
-		goto out;
-	pm = perfmap_parse(text, len);
-	free(text);
-	if (!pm)
-		goto out;
+	if (!r->pm)
+		return;
 	perfmap_free(pj->pm);
-	pj->pm = pm;
-	pj->size = (uint64_t)st.st_size;
-	pj->ino = st.st_ino;
-	pj->mtime = st.st_mtim;
+	pj->pm = r->pm;
+	r->pm = NULL;
 	s->c.perfmap_loads++;
-out:
-	close(fd);
 }
 
-static const char *perfmap_name(struct symbolizer *s, int pid, uint64_t addr)
+static struct pid_jit *pid_jit_of(struct symbolizer *s, int pid)
 {
 	struct pid_jit *pj;
-	uint64_t val, now;
-	const char *sym;
+	uint64_t val;
 
-	if (pid <= 0)
+	if (hashmap_get(&s->jits, (uint64_t)pid, &val))
+		return (struct pid_jit *)(uintptr_t)val;
+	pj = calloc(1, sizeof(*pj));
+	if (!pj || hashmap_put(&s->jits, (uint64_t)pid, (uintptr_t)pj)) {
+		free(pj);
 		return NULL;
-	if (hashmap_get(&s->jits, (uint64_t)pid, &val)) {
-		pj = (struct pid_jit *)(uintptr_t)val;
-	} else {
-		pj = calloc(1, sizeof(*pj));
-		if (!pj || hashmap_put(&s->jits, (uint64_t)pid, (uintptr_t)pj)) {
-			free(pj);
-			return NULL;
-		}
-		read_status(s, pid, pj);
 	}
+	pj->stamp.uid = (uid_t)-1;
+	return pj;
+}
+
+/* addr's name in pid's perf map.  The map is looked at again at most once
+ * a second while addresses miss it; with a loader, on its thread (the
+ * frame waits for the answer like a file's symbols: s->waiting). */
+static const char *perfmap_name(struct symbolizer *s, int pid, uint64_t addr)
+{
+	struct perfmap_loaded r;
+	struct pid_jit *pj;
+	const char *sym;
+	uint64_t now;
+
+	if (pid <= 0 || !(pj = pid_jit_of(s, pid)))
+		return NULL;
 	sym = pj->pm ? perfmap_lookup(pj->pm, addr, NULL) : NULL;
 	now = now_ns();
-	if (sym || (pj->checked_ns && now - pj->checked_ns < PERFMAP_RECHECK_NS))
+	if (pj->loading && now - pj->checked_ns > PERFMAP_LOAD_LOST_NS) {
+		pj->loading = false;
+		s->perfmaps_loading--;
+	}
+	if (!sym && pj->loading)
+		s->waiting = true;
+	if (sym || pj->loading || (pj->checked_ns && now - pj->checked_ns < PERFMAP_RECHECK_NS))
 		return sym;
 	pj->checked_ns = now;
-	perfmap_refresh(s, pid, pj);
+	if (s->pm_loader.load) {
+		pj->loading = true;
+		s->perfmaps_loading++;
+		s->waiting = true;
+		s->pm_loader.load(s->pm_loader.ctx, pid, &pj->stamp);
+		return NULL;
+	}
+	perfmap_load(s->proc_root, pid, &pj->stamp, &r);
+	perfmap_apply(s, pj, &r);
 	return pj->pm ? perfmap_lookup(pj->pm, addr, NULL) : NULL;
+}
+
+void symbolizer_set_perfmap_loader(struct symbolizer *s,
+				   const struct symbolizer_perfmap_loader *l)
+{
+	s->pm_loader = *l;
+}
+
+void symbolizer_perfmap_loaded(struct symbolizer *s, int pid, struct perfmap_loaded *r)
+{
+	uint64_t val;
+	struct pid_jit *pj;
+
+	if (pid > 0 && hashmap_get(&s->jits, (uint64_t)pid, &val)) {
+		pj = (struct pid_jit *)(uintptr_t)val;
+		if (pj->loading) {
+			pj->loading = false;
+			s->perfmaps_loading--;
+			perfmap_apply(s, pj, r);
+		}
+	}
+	perfmap_free(r->pm); /* not taken: the process was forgotten meanwhile */
+	r->pm = NULL;
 }
 
 void symbolizer_set_io(struct symbolizer *s, const struct symcache_io *io)
@@ -313,7 +285,7 @@ bool symbolizer_waiting(const struct symbolizer *s)
 
 size_t symbolizer_loading(const struct symbolizer *s)
 {
-	return symcache_loading(s->cache);
+	return symcache_loading(s->cache) + s->perfmaps_loading;
 }
 
 void symbolizer_set_kallsyms_reload(struct symbolizer *s,
@@ -336,7 +308,11 @@ void symbolizer_forget_pid(struct symbolizer *s, int pid)
 	uint64_t val;
 
 	if (pid > 0 && hashmap_get(&s->jits, (uint64_t)pid, &val)) {
-		pid_jit_free((struct pid_jit *)(uintptr_t)val);
+		struct pid_jit *pj = (struct pid_jit *)(uintptr_t)val;
+
+		if (pj->loading) /* its answer finds no entry and is dropped */
+			s->perfmaps_loading--;
+		pid_jit_free(pj);
 		hashmap_del(&s->jits, (uint64_t)pid);
 	}
 }
@@ -434,10 +410,13 @@ static uint32_t name_mapped(struct symbolizer *s, int pid, const struct procmap 
 	return FRAME_UNKNOWN;
 }
 
+/* Anonymous code is named from the process's perf map; an address in
+ * no mapping at all (maps not read yet, or stale) is no JIT's either: the
+ * caller reads the maps again, the map is not looked at for it. */
 static uint32_t name_anon(struct symbolizer *s, int pid, const struct procmap *map, uint64_t addr,
 			  struct buf *name)
 {
-	const char *sym = perfmap_name(s, pid, addr);
+	const char *sym = map ? perfmap_name(s, pid, addr) : NULL;
 
 	if (sym) {
 		buf_puts(name, sym);

@@ -84,12 +84,27 @@ struct symcache_loaded;
 void symbolizer_set_loader(struct symbolizer *s, const struct symcache_loader *l);
 void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
 			    struct symcache_loaded *r);
-/* Whether the last symbolizer_user() frame waits for its file. */
+/* Or have perf maps read on another thread: a due (re)load asks
+ * load(ctx, pid, stamp), whose answer, from perfmap_load(), goes to
+ * symbolizer_perfmap_loaded(); the frame waits for it meanwhile
+ * (symbolizer_waiting, symbolizer_loading). */
+struct perfmap_stamp;
+struct perfmap_loaded;
+struct symbolizer_perfmap_loader {
+	void (*load)(void *ctx, int pid, const struct perfmap_stamp *prev);
+	void *ctx;
+};
+void symbolizer_set_perfmap_loader(struct symbolizer *s,
+				   const struct symbolizer_perfmap_loader *l);
+/* Takes r->pm. */
+void symbolizer_perfmap_loaded(struct symbolizer *s, int pid, struct perfmap_loaded *r);
+/* Whether the last symbolizer_user() frame waits for its file (or its
+ * process's perf map). */
 bool symbolizer_waiting(const struct symbolizer *s);
 /* Which load of m's file its names come from now (symcache_seq): names
  * kept by file (fileframes.h) hold while it stays the same. */
 uint64_t symbolizer_file_seq(const struct symbolizer *s, const struct procmap *m);
-/* Files being read for it. */
+/* Files (and perf maps) being read for it. */
 size_t symbolizer_loading(const struct symbolizer *s);
 /* Reloading kallsyms (a missing kernel symbol: a new module or BPF
  * program; ~100 ms) on another thread too: with reload set, a due reload
