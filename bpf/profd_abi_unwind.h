@@ -166,7 +166,7 @@ struct profd_unwind_proc {
 #define PROFD_UNWIND_F_WANTED (1u << 11) /* walked a PROFD_UNWIND_MAP_WANTED mapping */
 #define PROFD_UNWIND_F_TRUNC_MASK (0x1f8u)
 
-/* The unwinder's own counters, one slot each in its per-CPU map. */
+/* The unwinder's own counters: slots of struct profd_unwind_counters. */
 enum profd_unwind_counter {
 	PROFD_UNWIND_CNT_CALLS = 0, /* unwind_user() calls */
 	PROFD_UNWIND_CNT_NO_PROC,   /* tgid not known to the unwinder */

@@ -672,19 +672,23 @@ static void test_perf_map_foreign_owner(void **state)
 
 /* The daemon reads perf maps on its worker: a due load is asked of the
  * loader (the frame waits meanwhile, nothing read here), its answer
- * names the code; an address in no mapping asks nothing; a process
- * forgotten before the answer comes drops it. */
+ * names the code; an address in no mapping asks nothing (a map already
+ * loaded still names it); an answer to an ask made before the process
+ * was forgotten (its exec, or its pid reused) is dropped, even when a
+ * new ask is pending. */
 struct pm_asked {
 	int n, pid;
+	uint32_t seq;
 	struct perfmap_stamp prev;
 };
 
-static void pm_ask(void *ctx, int pid, const struct perfmap_stamp *prev)
+static void pm_ask(void *ctx, int pid, uint32_t seq, const struct perfmap_stamp *prev)
 {
 	struct pm_asked *a = ctx;
 
 	a->n++;
 	a->pid = pid;
+	a->seq = seq;
 	a->prev = *prev;
 }
 
@@ -714,24 +718,45 @@ static void test_perf_map_loader(void **state)
 	perfmap_load(proc_root, a.pid, &a.prev, &r); /* what the worker runs */
 	assert_int_equal(r.stamp.nspid, 7);
 	assert_non_null(r.pm);
-	symbolizer_perfmap_loaded(s, FAKE_PID, &r);
+	symbolizer_perfmap_loaded(s, FAKE_PID, a.seq, &r);
 	assert_null(r.pm);
 	assert_int_equal(symbolizer_loading(s), 0);
 	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "jit_fn_a", FRAME_NATIVE);
 	assert_false(symbolizer_waiting(s));
 	symbolizer_stats(s, &c);
 	assert_int_equal(c.perfmap_loads, 1);
+	/* Outside every mapping (a region newer than the maps read): named
+	 * from the map loaded, nothing asked. */
+	m.maps[0].end = m.maps[0].start + 0x100;
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x101, true, "LuaJIT:trace 12", FRAME_NATIVE);
+	assert_int_equal(a.n, 1);
+	m.maps[0].end = m.maps[0].start + 0x10000;
 
-	/* Forgotten while its load is out: the answer is dropped. */
+	/* Forgotten (an exec) while its load is out, then asked again: the
+	 * first answer is dropped, the second taken. */
 	symbolizer_forget_pid(s, FAKE_PID);
 	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "[anon]", FRAME_UNKNOWN);
 	assert_int_equal(a.n, 2);
-	symbolizer_forget_pid(s, FAKE_PID);
-	assert_int_equal(symbolizer_loading(s), 0);
+	{
+		struct pm_asked first = a;
+
+		symbolizer_forget_pid(s, FAKE_PID);
+		assert_int_equal(symbolizer_loading(s), 0);
+		expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "[anon]", FRAME_UNKNOWN);
+		assert_int_equal(a.n, 3);
+		perfmap_load(proc_root, first.pid, &first.prev, &r);
+		symbolizer_perfmap_loaded(s, FAKE_PID, first.seq, &r);
+		assert_null(r.pm);
+		assert_int_equal(symbolizer_loading(s), 1);
+		symbolizer_stats(s, &c);
+		assert_int_equal(c.perfmap_loads, 1);
+	}
 	perfmap_load(proc_root, a.pid, &a.prev, &r);
-	symbolizer_perfmap_loaded(s, FAKE_PID, &r);
+	symbolizer_perfmap_loaded(s, FAKE_PID, a.seq, &r);
+	assert_int_equal(symbolizer_loading(s), 0);
+	expect_user(s, FAKE_PID, &m, JIT_BASE + 0x10, false, "jit_fn_a", FRAME_NATIVE);
 	symbolizer_stats(s, &c);
-	assert_int_equal(c.perfmap_loads, 1);
+	assert_int_equal(c.perfmap_loads, 2);
 	procmaps_free(&m);
 	symbolizer_free(s);
 }

@@ -53,9 +53,9 @@ static void reload_kallsyms(void *ctx, const char *path)
 	worker_kallsyms(((struct daemon *)ctx)->worker, path);
 }
 
-static void load_perfmap(void *ctx, int pid, const struct perfmap_stamp *prev)
+static void load_perfmap(void *ctx, int pid, uint32_t seq, const struct perfmap_stamp *prev)
 {
-	worker_perfmap(((struct daemon *)ctx)->worker, (uint32_t)pid, prev);
+	worker_perfmap(((struct daemon *)ctx)->worker, (uint32_t)pid, seq, prev);
 }
 
 static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)

@@ -162,7 +162,8 @@ struct procmap;
 void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m);
 void worker_kallsyms(struct worker *w, const char *path);
 struct perfmap_stamp;
-void worker_perfmap(struct worker *w, uint32_t pid, const struct perfmap_stamp *prev);
+void worker_perfmap(struct worker *w, uint32_t pid, uint32_t seq,
+		    const struct perfmap_stamp *prev);
 void worker_tables(struct worker *w, uint32_t pid);
 void worker_tables_forget(struct worker *w, uint32_t pid);
 /* Once a second: the tables' worker notes which processes BPF sampled,

@@ -185,9 +185,10 @@ void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m)
 		enqueue(w, j);
 }
 
-void worker_perfmap(struct worker *w, uint32_t pid, const struct perfmap_stamp *prev)
+void worker_perfmap(struct worker *w, uint32_t pid, uint32_t seq,
+		    const struct perfmap_stamp *prev)
 {
-	struct job j = { .kind = JOB_PERFMAP, .pid = pid, .pm_prev = *prev };
+	struct job j = { .kind = JOB_PERFMAP, .pid = pid, .req = seq, .pm_prev = *prev };
 
 	enqueue(w, j);
 }
@@ -462,7 +463,7 @@ void worker_publish(struct worker *w, struct ingest *in)
 		else if (j->kind == JOB_KALLSYMS)
 			symbolizer_kallsyms_loaded(in->sym, res[i].ks);
 		else if (j->kind == JOB_PERFMAP)
-			symbolizer_perfmap_loaded(in->sym, (int)j->pid, &res[i].pm);
+			symbolizer_perfmap_loaded(in->sym, (int)j->pid, j->req, &res[i].pm);
 		else if (j->kind == JOB_RSS)
 			ingest_rss_found(in, j->pid, j->start_time, j->req, res[i].rss_err,
 					 res[i].rss);

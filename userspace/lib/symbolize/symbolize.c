@@ -36,7 +36,8 @@ struct pid_jit {
 	struct perfmap *pm;
 	struct perfmap_stamp stamp;
 	uint64_t checked_ns;
-	bool loading; /* asked of the loader, no answer yet */
+	uint32_t load_seq; /* the ask whose answer is awaited: older answers are dropped */
+	bool loading;	   /* asked of the loader, no answer yet */
 };
 
 struct symbolizer {
@@ -50,6 +51,7 @@ struct symbolizer {
 	struct hashmap jits; /* pid -> struct pid_jit * */
 	struct symbolizer_perfmap_loader pm_loader;
 	size_t perfmaps_loading; /* asked of pm_loader, no answer yet */
+	uint32_t pm_seq;	 /* asks made */
 	bool waiting; /* the last user frame's file (or perf map) is being read */
 	void (*ks_reload)(void *ctx, const char *path);
 	void *ks_reload_ctx;
@@ -224,9 +226,10 @@ static const char *perfmap_name(struct symbolizer *s, int pid, uint64_t addr)
 	pj->checked_ns = now;
 	if (s->pm_loader.load) {
 		pj->loading = true;
+		pj->load_seq = ++s->pm_seq;
 		s->perfmaps_loading++;
 		s->waiting = true;
-		s->pm_loader.load(s->pm_loader.ctx, pid, &pj->stamp);
+		s->pm_loader.load(s->pm_loader.ctx, pid, pj->load_seq, &pj->stamp);
 		return NULL;
 	}
 	perfmap_load(s->proc_root, pid, &pj->stamp, &r);
@@ -240,20 +243,24 @@ void symbolizer_set_perfmap_loader(struct symbolizer *s,
 	s->pm_loader = *l;
 }
 
-void symbolizer_perfmap_loaded(struct symbolizer *s, int pid, struct perfmap_loaded *r)
+void symbolizer_perfmap_loaded(struct symbolizer *s, int pid, uint32_t seq,
+			       struct perfmap_loaded *r)
 {
 	uint64_t val;
 	struct pid_jit *pj;
 
+	/* Only the answer to the ask pending now: one for an earlier program
+	 * of this pid (forgotten at its exec or exit since) read another
+	 * process's status and map. */
 	if (pid > 0 && hashmap_get(&s->jits, (uint64_t)pid, &val)) {
 		pj = (struct pid_jit *)(uintptr_t)val;
-		if (pj->loading) {
+		if (pj->loading && pj->load_seq == seq) {
 			pj->loading = false;
 			s->perfmaps_loading--;
 			perfmap_apply(s, pj, r);
 		}
 	}
-	perfmap_free(r->pm); /* not taken: the process was forgotten meanwhile */
+	perfmap_free(r->pm); /* not taken: stale, or the process was forgotten */
 	r->pm = NULL;
 }
 
@@ -410,13 +417,28 @@ static uint32_t name_mapped(struct symbolizer *s, int pid, const struct procmap 
 	return FRAME_UNKNOWN;
 }
 
-/* Anonymous code is named from the process's perf map; an address in
- * no mapping at all (maps not read yet, or stale) is no JIT's either: the
- * caller reads the maps again, the map is not looked at for it. */
+/* addr's name in the perf map pid has loaded already, if any: nothing
+ * read, nothing asked. */
+static const char *perfmap_known_name(const struct symbolizer *s, int pid, uint64_t addr)
+{
+	const struct pid_jit *pj;
+	uint64_t val;
+
+	if (pid <= 0 || !hashmap_get(&s->jits, (uint64_t)pid, &val))
+		return NULL;
+	pj = (const struct pid_jit *)(uintptr_t)val;
+	return pj->pm ? perfmap_lookup(pj->pm, addr, NULL) : NULL;
+}
+
+/* Anonymous code is named from the process's perf map.  An address in no
+ * mapping (maps not read yet, or a JIT region newer than them) only from
+ * a map already loaded: an exec storm's new processes would otherwise
+ * each have their /proc entries read for nothing; the caller reads the
+ * maps again. */
 static uint32_t name_anon(struct symbolizer *s, int pid, const struct procmap *map, uint64_t addr,
 			  struct buf *name)
 {
-	const char *sym = map ? perfmap_name(s, pid, addr) : NULL;
+	const char *sym = map ? perfmap_name(s, pid, addr) : perfmap_known_name(s, pid, addr);
 
 	if (sym) {
 		buf_puts(name, sym);

@@ -85,19 +85,20 @@ void symbolizer_set_loader(struct symbolizer *s, const struct symcache_loader *l
 void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
 			    struct symcache_loaded *r);
 /* Or have perf maps read on another thread: a due (re)load asks
- * load(ctx, pid, stamp), whose answer, from perfmap_load(), goes to
- * symbolizer_perfmap_loaded(); the frame waits for it meanwhile
- * (symbolizer_waiting, symbolizer_loading). */
+ * load(ctx, pid, seq, stamp), whose answer, from perfmap_load(), goes
+ * with the same seq to symbolizer_perfmap_loaded(); the frame waits for
+ * it meanwhile (symbolizer_waiting, symbolizer_loading). */
 struct perfmap_stamp;
 struct perfmap_loaded;
 struct symbolizer_perfmap_loader {
-	void (*load)(void *ctx, int pid, const struct perfmap_stamp *prev);
+	void (*load)(void *ctx, int pid, uint32_t seq, const struct perfmap_stamp *prev);
 	void *ctx;
 };
 void symbolizer_set_perfmap_loader(struct symbolizer *s,
 				   const struct symbolizer_perfmap_loader *l);
-/* Takes r->pm. */
-void symbolizer_perfmap_loaded(struct symbolizer *s, int pid, struct perfmap_loaded *r);
+/* Takes r->pm (freed when seq is not the ask pending for pid). */
+void symbolizer_perfmap_loaded(struct symbolizer *s, int pid, uint32_t seq,
+			       struct perfmap_loaded *r);
 /* Whether the last symbolizer_user() frame waits for its file (or its
  * process's perf map). */
 bool symbolizer_waiting(const struct symbolizer *s);
