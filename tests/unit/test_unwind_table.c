@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "clock.h"
 #include "rangealloc.h"
 #include "symtest.h"
 #include "unwind_table.h"
@@ -357,14 +358,6 @@ static void test_plt_wraps(void **state)
 	free(img);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void test_rangealloc(void **state)
 {
 	struct rangealloc a;
@@ -392,10 +385,10 @@ static void test_rangealloc(void **state)
 	assert_int_equal(a.nfree, 1);
 	/* Held-back spans are waited for, not refused. */
 	assert_int_equal(rangealloc_alloc(&a, 100, &s1), 0);
-	assert_int_equal(rangealloc_free_later(&a, 0, 100, now_ns() + 2000000), 0);
+	assert_int_equal(rangealloc_free_later(&a, 0, 100, clock_mono_ns() + 2000000), 0);
 	assert_int_equal(rangealloc_alloc(&a, 50, &s1), -ENOSPC);
-	assert_int_equal(rangealloc_alloc_wait(&a, 50, &s1, now_ns), 0);
-	assert_true(now_ns() >= a.held[0].free_at_ns || a.nheld == 0);
+	assert_int_equal(rangealloc_alloc_wait(&a, 50, &s1, clock_mono_ns), 0);
+	assert_true(clock_mono_ns() >= a.held[0].free_at_ns || a.nheld == 0);
 	rangealloc_destroy(&a);
 }
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "commands.h"
 #include "duration.h"
 #include "protocol.h"
@@ -187,11 +188,8 @@ static int fetch_window(const struct ctl *ctl, const struct diff_args *a, const 
 			struct stackset **out)
 {
 	struct proto_dump_req r = { 0 };
-	struct timespec ts;
-	uint64_t now;
+	uint64_t now = clock_realtime_ns();
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (parse_window(w, now, &r.since_ns, &r.until_ns)) {
 		fprintf(stderr, "profctl diff: bad window '%s' (e.g. 10m..5m or 5m)\n", w);
 		return -EINVAL;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "duration.h"
 #include "protocol.h"
@@ -49,14 +50,6 @@ static void usage(FILE *out)
 		"      --flame          SVG root at the bottom, however deep\n");
 }
 
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int ago(const char *opt, const char *arg, uint64_t *out)
 {
 	uint64_t d;
@@ -65,7 +58,7 @@ static int ago(const char *opt, const char *arg, uint64_t *out)
 		fprintf(stderr, "profctl dump: --%s: '%s' is not a duration (e.g. 30s, 5m)\n", opt, arg);
 		return -EINVAL;
 	}
-	*out = realtime_ns() - d;
+	*out = clock_realtime_ns() - d;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "commands.h"
 #include "duration.h"
 #include "launch.h"
@@ -157,29 +158,21 @@ static void progress(uint32_t pid, uint64_t done, uint64_t total, bool alive)
 		alive ? "" : " (process exited)");
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleep until the duration passes, the process exits or Ctrl-C. */
 static void wait_window(const struct record_opts *o)
 {
-	uint64_t start = mono_ns(), now;
+	uint64_t start = clock_mono_ns(), now;
 	char path[32];
 	bool alive = true;
 
 	snprintf(path, sizeof(path), "/proc/%u", o->pid);
 	signal(SIGINT, on_sigint);
-	while (!interrupted && alive && (now = mono_ns()) - start < o->duration_ns) {
+	while (!interrupted && alive && (now = clock_mono_ns()) - start < o->duration_ns) {
 		progress(o->pid, now - start, o->duration_ns, alive);
 		usleep(200000);
 		alive = access(path, F_OK) == 0;
 	}
-	progress(o->pid, mono_ns() - start, o->duration_ns, alive);
+	progress(o->pid, clock_mono_ns() - start, o->duration_ns, alive);
 	if (isatty(STDERR_FILENO))
 		fputc('\n', stderr);
 	signal(SIGINT, SIG_DFL);
@@ -290,11 +283,11 @@ static int daemon_answers(const struct ctl *ctl)
  * CMD exited (*code set), 0 when it still runs, -errno. */
 static int wait_command(struct launch *l, const struct record_opts *o, int *code)
 {
-	uint64_t start = mono_ns();
+	uint64_t start = clock_mono_ns();
 	int done;
 
 	while (!(done = launch_poll(l, false, code)) && !interrupted &&
-	       (!o->duration_set || mono_ns() - start < o->duration_ns))
+	       (!o->duration_set || clock_mono_ns() - start < o->duration_ns))
 		usleep(20000);
 	return done;
 }

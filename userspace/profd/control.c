@@ -214,7 +214,7 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 	retention = d->cfg.retention_ns;
 	daemon_unlock(d);
 	if (!err && d->hist)
-		err = history_procs(d->hist, daemon_realtime_ns() - retention, list_history_proc, &x);
+		err = history_procs(d->hist, clock_realtime_ns() - retention, list_history_proc, &x);
 	pthread_mutex_unlock(&d->hist_lock);
 	if (!err)
 		list_rss(d, &l);

@@ -34,7 +34,7 @@ static int keep_task(const struct pyasync_task *t, void *arg)
 {
 	struct task_list *l = arg;
 
-	if (daemon_mono_ns() > l->deadline_ns) {
+	if (clock_mono_ns() > l->deadline_ns) {
 		l->cut = true;
 		return 1; /* stop the walk, keep what came */
 	}
@@ -148,7 +148,7 @@ static int add_cut_note(struct stackset *out, const struct task_list *l)
 
 int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out)
 {
-	struct task_list l = {.deadline_ns = daemon_mono_ns() + ASYNC_BUDGET_NS};
+	struct task_list l = {.deadline_ns = clock_mono_ns() + ASYNC_BUDGET_NS};
 	struct pycode_cache *pyc = NULL;
 	struct pyruntime rt;
 	size_t i;

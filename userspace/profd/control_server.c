@@ -189,7 +189,7 @@ static void accept_one(struct control *c, int fd)
 	cl->fd = fd;
 	cl->who.uid = cred.uid;
 	cl->who.pid = cred.pid;
-	cl->deadline_ns = daemon_mono_ns() + REQUEST_DEADLINE_MS * 1000000ull;
+	cl->deadline_ns = clock_mono_ns() + REQUEST_DEADLINE_MS * 1000000ull;
 	buf_init(&cl->in);
 	buf_init(&cl->out);
 	ev.data.u64 = (uint64_t)slot;
@@ -247,7 +247,7 @@ static int write_answer(struct client *cl)
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -errno;
 		cl->sent += (size_t)n;
-		cl->deadline_ns = daemon_mono_ns() + ANSWER_DEADLINE_MS * 1000000ull;
+		cl->deadline_ns = clock_mono_ns() + ANSWER_DEADLINE_MS * 1000000ull;
 	}
 	return 1;
 }
@@ -256,10 +256,10 @@ static void answer(struct control *c, int slot)
 {
 	struct client *cl = c->clients[slot];
 	struct epoll_event ev = { .events = EPOLLOUT, .data.u64 = (uint64_t)slot };
-	uint64_t t0 = daemon_mono_ns(), took;
+	uint64_t t0 = clock_mono_ns(), took;
 
 	control_answer(c->d, &cl->who, cl->h.type, &cl->in, &cl->out);
-	took = daemon_mono_ns() - t0;
+	took = clock_mono_ns() - t0;
 	pthread_mutex_lock(&c->mu);
 	c->answered++;
 	if (took > c->answer_ns_max)
@@ -267,7 +267,7 @@ static void answer(struct control *c, int slot)
 	pthread_mutex_unlock(&c->mu);
 	buf_free(&cl->in);
 	cl->answering = true;
-	cl->deadline_ns = daemon_mono_ns() + ANSWER_DEADLINE_MS * 1000000ull;
+	cl->deadline_ns = clock_mono_ns() + ANSWER_DEADLINE_MS * 1000000ull;
 	epoll_ctl(c->ep, EPOLL_CTL_MOD, cl->fd, &ev);
 }
 
@@ -297,7 +297,7 @@ static void on_client(struct control *c, int slot)
 
 static void expire_clients(struct control *c)
 {
-	uint64_t now = daemon_mono_ns();
+	uint64_t now = clock_mono_ns();
 	int i;
 
 	for (i = 0; i < MAX_CLIENTS; i++) {

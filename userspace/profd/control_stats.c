@@ -244,7 +244,7 @@ static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
 	size_t live = d->pt.live.len;
 
 	proto_stats_add(s, "rate_hz", d->cfg.rate_hz);
-	proto_stats_add(s, "uptime_ns", daemon_mono_ns() - d->start_mono_ns);
+	proto_stats_add(s, "uptime_ns", clock_mono_ns() - d->start_mono_ns);
 	proto_stats_add(s, "startup_ns", d->ready_mono_ns - d->start_mono_ns);
 	if (d->in.c.first_sample_mono_ns > d->start_mono_ns)
 		proto_stats_add(s, "first_sample_after_ns",
@@ -305,7 +305,7 @@ static void collect_stats(struct daemon *d, struct proto_stats *s)
 void control_publish_stats(struct daemon *d)
 {
 	struct proto_stats s = { 0 }, old;
-	uint64_t now = daemon_mono_ns(), fell_back = atomic_load(&d->stats_fell_back_mono_ns);
+	uint64_t now = clock_mono_ns(), fell_back = atomic_load(&d->stats_fell_back_mono_ns);
 
 	if (d->stats_pub.n && now - d->stats_pub_mono_ns < STATS_IDLE_EVERY_NS &&
 	    (!fell_back || now - fell_back > STATS_CONTENDED_NS))
@@ -314,7 +314,7 @@ void control_publish_stats(struct daemon *d)
 	pthread_mutex_lock(&d->stats_mu);
 	old = d->stats_pub;
 	d->stats_pub = s;
-	d->stats_pub_mono_ns = daemon_mono_ns();
+	d->stats_pub_mono_ns = clock_mono_ns();
 	pthread_mutex_unlock(&d->stats_mu);
 	proto_stats_free(&old);
 }
@@ -332,7 +332,7 @@ static int published_stats(struct daemon *d, struct proto_stats *s)
 	for (i = 0; !err && i < d->stats_pub.n; i++)
 		err = proto_stats_add(s, d->stats_pub.items[i].name, d->stats_pub.items[i].value);
 	if (!err)
-		err = proto_stats_add(s, "stats_age_ns", daemon_mono_ns() - d->stats_pub_mono_ns);
+		err = proto_stats_add(s, "stats_age_ns", clock_mono_ns() - d->stats_pub_mono_ns);
 	pthread_mutex_unlock(&d->stats_mu);
 	return err;
 }
@@ -359,7 +359,7 @@ int control_stats_payload(struct daemon *d, struct buf *payload)
 			daemon_unlock(d);
 		} else {
 			atomic_fetch_add(&d->stats_from_snapshot, 1);
-			atomic_store(&d->stats_fell_back_mono_ns, daemon_mono_ns());
+			atomic_store(&d->stats_fell_back_mono_ns, clock_mono_ns());
 		}
 	}
 	proto_stats_add(&s, "stats_answered_from_last_tick",

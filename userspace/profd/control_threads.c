@@ -149,7 +149,7 @@ static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uin
 static int each_thread(struct daemon *d, uint32_t pid,
 		       int (*fn)(struct daemon *d, struct thread_now *t, void *arg), void *arg)
 {
-	uint64_t now = daemon_mono_ns();
+	uint64_t now = clock_mono_ns();
 	char path[64];
 	struct dirent *de;
 	size_t n = 0;

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "aggregate.h"
 #include "history.h"
 #include "config.h"
@@ -227,7 +228,5 @@ void control_answer(struct daemon *d, const struct caller *c, uint16_t type,
 
 #define DAEMON_NICE (-5)
 void daemon_raise_priority(const char *thread);
-uint64_t daemon_mono_ns(void);
-uint64_t daemon_realtime_ns(void);
 
 #endif

@@ -37,22 +37,6 @@ void daemon_raise_priority(const char *thread)
 		log_info("profd: %s thread keeps its priority: %s", thread, strerror(errno));
 }
 
-uint64_t daemon_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t daemon_realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The profile-state lock.  Ingest holds it across a whole consume pass
  * (no lock operation per sample) and hands it over between two events
  * when another thread waits: that thread counts itself in lock_waiters
@@ -65,19 +49,19 @@ static void daemon_lock_ingest(struct daemon *d)
 
 void daemon_lock_other(struct daemon *d)
 {
-	uint64_t t0 = daemon_mono_ns(), waited;
+	uint64_t t0 = clock_mono_ns(), waited;
 
 	atomic_fetch_add(&d->lock_waiters, 1);
 	pthread_mutex_lock(&d->lock);
 	atomic_fetch_sub(&d->lock_waiters, 1);
-	waited = daemon_mono_ns() - t0;
+	waited = clock_mono_ns() - t0;
 	if (waited > d->lock_wait_ns_max)
 		d->lock_wait_ns_max = waited; /* under the lock */
 }
 
 int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns)
 {
-	uint64_t t0 = daemon_mono_ns(), waited;
+	uint64_t t0 = clock_mono_ns(), waited;
 	struct timespec until;
 	int err;
 
@@ -93,7 +77,7 @@ int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns)
 	atomic_fetch_sub(&d->lock_waiters, 1);
 	if (err)
 		return -err;
-	waited = daemon_mono_ns() - t0;
+	waited = clock_mono_ns() - t0;
 	if (waited > d->lock_wait_ns_max)
 		d->lock_wait_ns_max = waited;
 	return 0;
@@ -119,7 +103,7 @@ static void daemon_yield(struct daemon *d)
 /* Time since t0, kept in *max if the longest so far. */
 static uint64_t note_max(uint64_t *max, uint64_t t0)
 {
-	uint64_t took = daemon_mono_ns() - t0;
+	uint64_t took = clock_mono_ns() - t0;
 
 	if (took > *max)
 		*max = took;
@@ -161,7 +145,7 @@ static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 	uint64_t t0;
 
 	daemon_yield(d);
-	t0 = daemon_mono_ns();
+	t0 = clock_mono_ns();
 	ingest_event(&d->in, data, len);
 	t0 = note_max(&d->event_ns_max, t0);
 	if (t0 > SLOW_EVENT_NS)
@@ -189,7 +173,7 @@ static void consume(struct daemon *d)
 	pthread_mutex_lock(&d->cu_mu);
 	seq = ++d->consume_started;
 	pthread_mutex_unlock(&d->cu_mu);
-	d->consumed_mono_ns = daemon_mono_ns();
+	d->consumed_mono_ns = clock_mono_ns();
 	daemon_lock_ingest(d);
 	sampler_consume(d->sampler);
 	ingest_end_batch(&d->in);
@@ -343,7 +327,7 @@ static int daemon_start(struct daemon *d)
 		d->push_win = d->pusher ? push_window_new(0) : NULL;
 		if (!d->push_win)
 			return d->pusher ? -ENOMEM : -errno;
-		d->push_next_mono_ns = daemon_mono_ns() + d->cfg.push_interval_ns;
+		d->push_next_mono_ns = clock_mono_ns() + d->cfg.push_interval_ns;
 	}
 	d->listen_fd = control_listen(d->cfg.socket_path);
 	if (d->listen_fd < 0)
@@ -371,7 +355,7 @@ static int daemon_start(struct daemon *d)
 	if (!d->control)
 		return -ENOMEM;
 	daemon_raise_priority("ingest");
-	d->ready_mono_ns = daemon_mono_ns();
+	d->ready_mono_ns = clock_mono_ns();
 	d->busy_until_mono_ns = d->ready_mono_ns + INGEST_BUSY_NS; /* the first tables */
 	log_info("profd: %d Python processes found at start", npy);
 	log_info("profd: sampling %d CPUs at %u Hz (%s), control socket %s",
@@ -402,7 +386,7 @@ static void daemon_stop(struct daemon *d)
 	daemon_unlock(d);
 	history_close(d->hist);
 	if (d->pusher) /* the last window, then up to 2 s to send the queue */
-		push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt, daemon_realtime_ns(),
+		push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt, clock_realtime_ns(),
 				  d->cfg.rate_hz);
 	push_free(d->pusher);
 	push_window_free(d->push_win);
@@ -434,7 +418,7 @@ static void daemon_stop(struct daemon *d)
  * minute, and goes on a step per tick.  The RSS pass likewise. */
 static void sweep_if_due(struct daemon *d)
 {
-	uint64_t lost_cnt = sampler_proc_events_lost(d->sampler), now = daemon_mono_ns();
+	uint64_t lost_cnt = sampler_proc_events_lost(d->sampler), now = clock_mono_ns();
 	bool lost = lost_cnt != d->proc_lost_seen;
 
 	if (lost || now - d->swept_mono_ns >= SWEEP_EVERY_NS) {
@@ -460,7 +444,7 @@ static void housekeeping(struct daemon *d)
 		bool hs_ok;
 
 		daemon_lock_ingest(d);
-		t0 = daemon_mono_ns();
+		t0 = clock_mono_ns();
 		persist_tick(d);
 		note_max(&d->persist_ns_max, t0);
 		daemon_unlock(d);
@@ -473,20 +457,20 @@ static void housekeeping(struct daemon *d)
 		pthread_mutex_unlock(&d->hist_lock);
 	}
 	daemon_lock_ingest(d);
-	t0 = daemon_mono_ns();
+	t0 = clock_mono_ns();
 	ingest_sync_clock(&d->in);
-	if (d->pusher && daemon_mono_ns() >= d->push_next_mono_ns) {
+	if (d->pusher && clock_mono_ns() >= d->push_next_mono_ns) {
 		int n = push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt,
-					  daemon_realtime_ns(), d->cfg.rate_hz);
+					  clock_realtime_ns(), d->cfg.rate_hz);
 
 		if (n < 0)
 			log_warn("profd: push: %s", strerror(-n));
 		d->push_next_mono_ns += d->cfg.push_interval_ns;
-		if (d->push_next_mono_ns < daemon_mono_ns())
-			d->push_next_mono_ns = daemon_mono_ns() + d->cfg.push_interval_ns;
+		if (d->push_next_mono_ns < clock_mono_ns())
+			d->push_next_mono_ns = clock_mono_ns() + d->cfg.push_interval_ns;
 	}
 	/* Before expiry: a process expiring now still gets its last window. */
-	proctable_expire(&d->pt, daemon_realtime_ns(), d->cfg.retention_ns);
+	proctable_expire(&d->pt, clock_realtime_ns(), d->cfg.retention_ns);
 	sweep_if_due(d);
 	worker_tables_tick(d->worker);
 	if (++d->ticks % 10 == 0) /* CPUs that came online, every 10 s */
@@ -610,7 +594,7 @@ static void publish_worker_answers(struct daemon *d)
 	uint64_t t0;
 
 	daemon_lock_ingest(d);
-	t0 = daemon_mono_ns();
+	t0 = clock_mono_ns();
 	worker_publish(d->worker, &d->in);
 	note_max(&d->publish_ns_max, t0);
 	daemon_unlock(d);
@@ -621,7 +605,7 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 	int ep = epoll_create1(EPOLL_CLOEXEC), rbfd = sampler_fd(d->sampler);
 	int pfd = sampler_proc_fd(d->sampler);
 	int wfd = worker_fd(d->worker), cfd = d->catchup_fd;
-	uint64_t deadline = d->cfg.duration_ns ? daemon_mono_ns() + d->cfg.duration_ns : 0;
+	uint64_t deadline = d->cfg.duration_ns ? clock_mono_ns() + d->cfg.duration_ns : 0;
 	bool stop = false;
 
 	if (ep < 0 || add_fd(ep, rbfd) || add_fd(ep, pfd) || add_fd(ep, wfd) || add_fd(ep, sfd) ||
@@ -631,7 +615,7 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 	}
 	while (!stop) {
 		struct epoll_event evs[8];
-		bool busy = daemon_mono_ns() < d->busy_until_mono_ns;
+		bool busy = clock_mono_ns() < d->busy_until_mono_ns;
 		/* Idle: the tick wakes us each second. */
 		int n = epoll_wait(ep, evs, 8, busy ? INGEST_BATCH_MS : -1), i;
 		bool consumed = false;
@@ -656,9 +640,9 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 				housekeeping(d);
 		}
 		if (!consumed && busy &&
-		    daemon_mono_ns() - d->consumed_mono_ns >= INGEST_BATCH_MS * 1000000ull)
+		    clock_mono_ns() - d->consumed_mono_ns >= INGEST_BATCH_MS * 1000000ull)
 			consume(d);
-		if (deadline && daemon_mono_ns() >= deadline)
+		if (deadline && clock_mono_ns() >= deadline)
 			stop = true;
 	}
 	consume(d); /* account for what is already queued */
@@ -672,7 +656,7 @@ int main(int argc, char **argv)
 	int sfd, tfd, rc = 1, err;
 
 	memset(&d, 0, sizeof(d));
-	d.start_mono_ns = daemon_mono_ns();
+	d.start_mono_ns = clock_mono_ns();
 	d.argc = argc;
 	d.argv = argv;
 	d.config_path = CONFIG_DEFAULT_PATH;

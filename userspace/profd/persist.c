@@ -14,7 +14,7 @@
 void persist_open(struct daemon *d)
 {
 	struct history_opts ho = { .bucket_ns = d->cfg.bucket_ns };
-	uint64_t now = daemon_realtime_ns();
+	uint64_t now = clock_realtime_ns();
 
 	if (d->cfg.no_history)
 		return;
@@ -27,8 +27,8 @@ void persist_open(struct daemon *d)
 	history_prune(d->hist, now > d->cfg.retention_ns ? now - d->cfg.retention_ns : 0,
 		      d->cfg.history_max_bytes, NULL);
 	persist_snap_stats(d);
-	d->flush_next_mono_ns = daemon_mono_ns() + d->cfg.flush_interval_ns;
-	d->prune_next_mono_ns = daemon_mono_ns() + 60ull * 1000000000ull;
+	d->flush_next_mono_ns = clock_mono_ns() + d->cfg.flush_interval_ns;
+	d->prune_next_mono_ns = clock_mono_ns() + 60ull * 1000000000ull;
 }
 
 /* Figures for `profctl stats`, read here where the database is ours
@@ -41,18 +41,18 @@ void persist_snap_stats(struct daemon *d)
 void persist_flush(struct daemon *d)
 {
 	struct agg_flush_stats fs;
-	uint64_t t0 = daemon_mono_ns();
+	uint64_t t0 = clock_mono_ns();
 
 	if (!d->hist)
 		return;
 	d->flushes++;
-	if (aggregate_flush(&d->agg, &d->pt, d->hist, daemon_realtime_ns(), &fs)) {
+	if (aggregate_flush(&d->agg, &d->pt, d->hist, clock_realtime_ns(), &fs)) {
 		d->flush_errors++;
 		log_warn("profd: history flush failed: %s (kept in memory, retried)", strerror(-fs.err));
 	}
 	d->flush_rows += fs.rows;
 	d->flush_refused += fs.refused;
-	d->flush_ns_last = daemon_mono_ns() - t0;
+	d->flush_ns_last = clock_mono_ns() - t0;
 	/* The row counts are as of the last prune (a minute at most): they
 	 * take a scan of each table. */
 	d->hist_snap_ok = history_stats_light(d->hist, &d->hist_snap) == 0;
@@ -60,7 +60,7 @@ void persist_flush(struct daemon *d)
 
 void persist_tick(struct daemon *d)
 {
-	uint64_t mono = daemon_mono_ns();
+	uint64_t mono = clock_mono_ns();
 
 	if (!d->hist || mono < d->flush_next_mono_ns)
 		return;
@@ -73,11 +73,11 @@ void persist_tick(struct daemon *d)
 
 bool persist_prune_due(struct daemon *d, struct history_stats *hs, bool *hs_ok)
 {
-	uint64_t mono = daemon_mono_ns();
+	uint64_t mono = clock_mono_ns();
 
 	if (!d->hist || mono < d->prune_next_mono_ns)
 		return false;
-	history_prune(d->hist, daemon_realtime_ns() - d->cfg.retention_ns, d->cfg.history_max_bytes,
+	history_prune(d->hist, clock_realtime_ns() - d->cfg.retention_ns, d->cfg.history_max_bytes,
 		      NULL);
 	*hs_ok = history_stats(d->hist, hs) == 0;
 	d->prune_next_mono_ns = mono + 60ull * 1000000000ull;

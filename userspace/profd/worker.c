@@ -88,11 +88,6 @@ struct worker {
 	struct worker_stats st;
 };
 
-static uint64_t mono_ns(void)
-{
-	return daemon_mono_ns();
-}
-
 static struct lane *lane_of(struct worker *w, uint32_t kind)
 {
 	if (kind == JOB_SYMBOLS || kind == JOB_KALLSYMS || kind == JOB_PERFMAP)
@@ -216,7 +211,7 @@ void worker_tables_forget(struct worker *w, uint32_t pid)
  * as the note does anything. */
 void worker_tables_tick(struct worker *w)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = clock_mono_ns();
 
 	if (!w || !w->u || now < w->tick_next_ns)
 		return;
@@ -340,7 +335,7 @@ static void *lane_main(void *arg)
 		l->head = (l->head + 1) % l->cap;
 		l->n--;
 		pthread_mutex_unlock(&w->mu);
-		t0 = mono_ns();
+		t0 = clock_mono_ns();
 		run_job(w, &j);
 		if (tables && w->u)
 			unwinder_stats(w->u, &us);
@@ -348,7 +343,7 @@ static void *lane_main(void *arg)
 		if (tables && w->u)
 			w->snap = us;
 		w->st.done++;
-		w->st.busy_ns += mono_ns() - t0;
+		w->st.busy_ns += clock_mono_ns() - t0;
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;

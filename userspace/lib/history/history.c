@@ -16,14 +16,6 @@
 
 #include "log.h"
 
-uint64_t hist_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int hist_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap = *cap ? *cap : 16;

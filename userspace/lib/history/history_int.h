@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "hashmap.h"
 #include "history.h"
 
@@ -149,7 +150,6 @@ int hist_step_done(struct history *h, enum hist_stmt which, const char *what);
 int hist_get_u64(struct history *h, enum hist_stmt which, uint64_t *out, const char *what);
 int hist_meta_add(struct history *h, const char *key, int64_t delta);
 int hist_file_bytes(struct history *h, uint64_t *used, uint64_t *free_bytes);
-uint64_t hist_mono_ns(void);
 int hist_recover(struct history *h);
 int hist_grow(void **arr, size_t *cap, size_t need, size_t elem);
 

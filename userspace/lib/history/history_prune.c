@@ -374,7 +374,7 @@ int history_prune(struct history *h, uint64_t older_than_ns, uint64_t max_bytes,
 		  struct history_prune_stats *st)
 {
 	struct history_prune_stats local;
-	uint64_t t0 = hist_mono_ns(), t1;
+	uint64_t t0 = clock_mono_ns(), t1;
 	int err;
 
 	if (!st)
@@ -389,15 +389,15 @@ int history_prune(struct history *h, uint64_t older_than_ns, uint64_t max_bytes,
 		err = prune_age(h, older_than_ns, st);
 	if (!err && max_bytes)
 		err = prune_size(h, max_bytes, st);
-	t1 = hist_mono_ns();
+	t1 = clock_mono_ns();
 	if (!err)
 		shrink(h, max_bytes);
 	if (hist_file_bytes(h, &st->bytes_after, NULL) || st->bytes_after > st->bytes_before)
 		st->bytes_after = st->bytes_before;
 	h->s.bytes_pruned += st->bytes_before - st->bytes_after;
 	oldest_kept(h, st);
-	st->shrink_ns = hist_mono_ns() - t1;
-	st->elapsed_ns = hist_mono_ns() - t0;
+	st->shrink_ns = clock_mono_ns() - t1;
+	st->elapsed_ns = clock_mono_ns() - t0;
 	h->s.prunes++;
 	h->s.rows_pruned += st->rows_deleted;
 	h->s.last_prune_ns = st->elapsed_ns;

@@ -629,7 +629,7 @@ int history_begin(struct history *h)
 		return hist_fail(h, rc, "starting a flush");
 	hist_txn_reset(h);
 	h->in_txn = true;
-	h->txn_start_ns = hist_mono_ns();
+	h->txn_start_ns = clock_mono_ns();
 	return 0;
 }
 
@@ -727,7 +727,7 @@ int history_commit(struct history *h)
 	h->s.flushes++;
 	h->s.rows_written += h->txn_rows;
 	h->s.last_flush_rows = h->txn_rows;
-	h->s.last_flush_ns = hist_mono_ns() - h->txn_start_ns;
+	h->s.last_flush_ns = clock_mono_ns() - h->txn_start_ns;
 	hist_txn_reset(h);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "pycode.h"
 #include "symbolize.h"
@@ -24,17 +25,9 @@
 /* Merged frames: user + Python + kernel, plus room for root frames. */
 #define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void ingest_sync_clock(struct ingest *in)
 {
-	in->realtime_offset_ns = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
+	in->realtime_offset_ns = (int64_t)(clock_realtime_ns() - clock_mono_ns());
 }
 
 uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns)
@@ -294,7 +287,7 @@ static bool defer(struct ingest *in, const void *ev, size_t len)
 	pe = &in->pending[in->npending++];
 	memcpy(&pe->ev, ev, len);
 	pe->tries = 0;
-	pe->since_ns = now_ns(CLOCK_MONOTONIC);
+	pe->since_ns = clock_mono_ns();
 	pe->waits_file = in->frames_wait;
 	in->c.deferred++;
 	return true;
@@ -374,7 +367,7 @@ static struct proc *live_or_new(struct ingest *in, uint32_t pid, uint64_t start_
 	p = proctable_add(in->pt, pid, start_ticks(start_ns), comm);
 	if (p) {
 		request_identity(in, p);
-		ingest_request_maps(in, p, 0, now_ns(CLOCK_MONOTONIC));
+		ingest_request_maps(in, p, 0, clock_mono_ns());
 	}
 	return p;
 }
@@ -392,7 +385,7 @@ void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time,
 	if (id->err == -ESRCH || (!id->err && id->read_start != start_time)) {
 		free(id->exe); /* gone, or the pid is another process already */
 		in->c.proc_exits_repaired++;
-		end_proc(in, pid, now_ns(CLOCK_MONOTONIC));
+		end_proc(in, pid, clock_mono_ns());
 		return;
 	}
 	if (id->err) {
@@ -512,7 +505,7 @@ static bool waits_for_worker(struct ingest *in, const struct ingest_pending *pe)
 void ingest_end_batch(struct ingest *in)
 {
 	size_t i, n = in->npending, kept = 0;
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_mono_ns();
 
 	for (i = 0; i < n; i++) {
 		struct ingest_pending *pe = &in->pending[i];
@@ -722,7 +715,7 @@ int ingest_scan_python(struct ingest *in)
 		p = proctable_get(in->pt, (uint32_t)pid, NULL);
 		if (!p)
 			break;
-		ingest_detect_python_now(in, p, now_ns(CLOCK_MONOTONIC), true);
+		ingest_detect_python_now(in, p, clock_mono_ns(), true);
 		found += p->py != NULL;
 		/* Unwind tables come with each process's first sample: building
 		 * them for every process here would delay the start. */

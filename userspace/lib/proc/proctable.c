@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "array.h"
 #include "log.h"
 
@@ -237,14 +238,6 @@ static void evict_one(struct proctable *pt)
 
 static void retire(struct proctable *pt, struct proc *p, uint64_t now_ns);
 
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The exited entry a late sample for pid belongs to, or NULL. */
 static struct proc *late_sample_owner(struct proctable *pt, uint32_t pid, bool gone,
 				      uint64_t start_time, const char *comm)
@@ -306,7 +299,7 @@ static struct proc *proc_create(struct proctable *pt, uint32_t pid, const char *
 	p->uid = PROC_UID_UNKNOWN;
 	p = proc_insert(pt, p, false);
 	if (p)
-		retire(pt, p, realtime_ns());
+		retire(pt, p, clock_realtime_ns());
 	return p;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 
 /* Payloads are read in pieces of this size so memory follows the bytes
@@ -93,10 +94,7 @@ int proto_parse_message(const void *data, size_t len, uint32_t max_payload, stru
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(clock_mono_ns() / 1000000);
 }
 
 /* Absolute deadline in monotonic ms, or -1 for none. */

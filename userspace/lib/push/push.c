@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "buf.h"
 #include "hashmap.h"
 #include "log.h"
@@ -52,14 +53,6 @@ struct pusher {
 	struct buf response;
 	unsigned seed;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 void push_opts_init(struct push_opts *o)
 {
@@ -304,7 +297,7 @@ static bool must_abort(struct pusher *p)
 	bool stop;
 
 	pthread_mutex_lock(&p->lock);
-	stop = p->stopping && mono_ns() >= p->deadline_mono;
+	stop = p->stopping && clock_mono_ns() >= p->deadline_mono;
 	pthread_mutex_unlock(&p->lock);
 	return stop;
 }
@@ -397,13 +390,13 @@ static uint64_t backoff_ms(struct pusher *p, unsigned attempt, uint64_t retry_af
  * deadline has come. */
 static bool wait_backoff(struct pusher *p, uint64_t ms)
 {
-	uint64_t until = mono_ns() + ms * NS_PER_MS;
+	uint64_t until = clock_mono_ns() + ms * NS_PER_MS;
 	struct timespec ts;
 	bool ok;
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		uint64_t now = mono_ns(), end = until;
+		uint64_t now = clock_mono_ns(), end = until;
 
 		if (p->stopping && p->deadline_mono < end)
 			end = p->deadline_mono;
@@ -420,7 +413,7 @@ static bool wait_backoff(struct pusher *p, uint64_t ms)
 		}
 		pthread_cond_timedwait(&p->cond, &p->lock, &ts);
 	}
-	ok = !(p->stopping && mono_ns() >= p->deadline_mono);
+	ok = !(p->stopping && clock_mono_ns() >= p->deadline_mono);
 	pthread_mutex_unlock(&p->lock);
 	return ok;
 }
@@ -458,7 +451,7 @@ static void send_job(struct pusher *p, struct push_job *j)
 		p->failing = false;
 	} else if (r == ATTEMPT_REJECTED) {
 		p->st.dropped_rejected++;
-	} else if (p->stopping && mono_ns() >= p->deadline_mono) {
+	} else if (p->stopping && clock_mono_ns() >= p->deadline_mono) {
 		p->st.dropped_shutdown++;
 	} else {
 		p->st.dropped_after_retries++;
@@ -475,7 +468,7 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&p->lock);
 		while (!p->head && !p->stopping)
 			pthread_cond_wait(&p->cond, &p->lock);
-		if (p->stopping && (!p->head || mono_ns() >= p->deadline_mono)) {
+		if (p->stopping && (!p->head || clock_mono_ns() >= p->deadline_mono)) {
 			/* The deadline: what is left is dropped, and said so. */
 			while ((j = queue_pop(p))) {
 				p->st.dropped_shutdown++;
@@ -602,7 +595,7 @@ struct pusher *push_new(const struct push_opts *o)
 	p->o.url = NULL; /* not kept: the caller's string */
 	p->o.hostname = NULL;
 	p->o.tenant_id = NULL;
-	p->seed = (unsigned)mono_ns() ^ (unsigned)getpid();
+	p->seed = (unsigned)clock_mono_ns() ^ (unsigned)getpid();
 	if (o->hostname) {
 		p->hostname = strdup(o->hostname);
 	} else {
@@ -636,7 +629,7 @@ void push_free(struct pusher *p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->stopping = true;
-	p->deadline_mono = mono_ns() + (uint64_t)p->o.shutdown_ms * NS_PER_MS;
+	p->deadline_mono = clock_mono_ns() + (uint64_t)p->o.shutdown_ms * NS_PER_MS;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	if (p->thread_started) {

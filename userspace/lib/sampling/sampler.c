@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "bpfcount.h"
 #include "gpu.h"
 #include "hashmap.h"
@@ -207,14 +208,12 @@ static void attach_memory(struct sampler *s, int cpu)
 /* Once a second: every CPU's page-fault event gets a new period. */
 static void redraw_memory_periods(struct sampler *s)
 {
-	struct timespec ts;
 	uint64_t now, period;
 	int cpu;
 
 	if (!s->memory_pages)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	now = clock_mono_ns();
 	if (now < s->memory_redraw_ns)
 		return;
 	s->memory_redraw_ns = now + 1000000000ull;

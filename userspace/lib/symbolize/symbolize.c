@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "demangle.h"
 #include "elffile.h"
 #include "elfsym.h"
@@ -58,20 +59,12 @@ struct symbolizer {
 	struct symbolizer_counters c;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void load_kallsyms(struct symbolizer *s, bool first)
 {
 	struct kallsyms *ks = kallsyms_load(s->kallsyms_path);
 	int err = errno;
 
-	s->ks_loaded_ns = now_ns();
+	s->ks_loaded_ns = clock_mono_ns();
 	if (ks) {
 		kallsyms_free(s->ks);
 		s->ks = ks;
@@ -151,9 +144,9 @@ int symbolizer_kernel(struct symbolizer *s, uint64_t ip, struct buf *name, uint3
 	sym = s->ks ? kallsyms_lookup(s->ks, ip, NULL) : NULL;
 
 	s->c.kernel_lookups++;
-	if (!sym && now_ns() - s->ks_loaded_ns >= KALLSYMS_RELOAD_NS) {
+	if (!sym && clock_mono_ns() - s->ks_loaded_ns >= KALLSYMS_RELOAD_NS) {
 		if (s->ks_reload) { /* this frame stays unknown */
-			s->ks_loaded_ns = now_ns();
+			s->ks_loaded_ns = clock_mono_ns();
 			s->ks_reload(s->ks_reload_ctx, s->kallsyms_path);
 		} else {
 			load_kallsyms(s, false);
@@ -214,7 +207,7 @@ static const char *perfmap_name(struct symbolizer *s, int pid, uint64_t addr)
 	if (pid <= 0 || !(pj = pid_jit_of(s, pid)))
 		return NULL;
 	sym = pj->pm ? perfmap_lookup(pj->pm, addr, NULL) : NULL;
-	now = now_ns();
+	now = clock_mono_ns();
 	if (pj->loading && now - pj->checked_ns > PERFMAP_LOAD_LOST_NS) {
 		pj->loading = false;
 		s->perfmaps_loading--;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "hashmap.h"
 #include "log.h"
 #include "rootfs.h"
@@ -41,14 +42,6 @@ struct symcache {
 	size_t loading;
 	uint64_t seq; /* loads so far: the last one's number */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct symcache *symcache_new(size_t max_files)
 {
@@ -211,7 +204,7 @@ static int take(struct symcache *c, struct entry *e, struct symcache_loaded *r)
 	e->es = r->es;
 	e->seq = ++c->seq;
 	e->err = r->err;
-	e->retry_ns = r->retry ? now_ns() + SYMCACHE_RETRY_NS : 0;
+	e->retry_ns = r->retry ? clock_mono_ns() + SYMCACHE_RETRY_NS : 0;
 	r->es = NULL;
 	return e->es ? 0 : -e->err;
 }
@@ -260,17 +253,17 @@ const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int
 		lru_unlink(e);
 		lru_push_front(c, e);
 	}
-	if (e && e->loading && now_ns() < e->retry_ns) {
+	if (e && e->loading && clock_mono_ns() < e->retry_ns) {
 		errno = EINPROGRESS;
 		return NULL;
 	}
 	if (e && e->loading) { /* the answer was lost (a full queue): ask again */
-		e->retry_ns = now_ns() + SYMCACHE_LOAD_WAIT_NS;
+		e->retry_ns = clock_mono_ns() + SYMCACHE_LOAD_WAIT_NS;
 		c->loader.load(c->loader.ctx, pid, m);
 		errno = EINPROGRESS;
 		return NULL;
 	}
-	if (e && (e->es || !e->retry_ns || now_ns() < e->retry_ns)) {
+	if (e && (e->es || !e->retry_ns || clock_mono_ns() < e->retry_ns)) {
 		c->st.hits++;
 		errno = e->err;
 		return e->es;
@@ -282,7 +275,7 @@ const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int
 	if (c->loader.load) {
 		/* Uncounted (account) until the answer comes. */
 		e->loading = true;
-		e->retry_ns = now_ns() + SYMCACHE_LOAD_WAIT_NS;
+		e->retry_ns = clock_mono_ns() + SYMCACHE_LOAD_WAIT_NS;
 		c->loading++;
 		c->loader.load(c->loader.ctx, pid, m);
 		errno = EINPROGRESS;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "elffile.h"
 #include "log.h"
 #include "unwind_cfi.h"
@@ -35,14 +36,6 @@ struct builder {
 	struct rows rows;
 	uint32_t entries; /* CIEs and FDEs read, both sections */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int ranges_push(struct ranges *r, uint64_t lo, uint64_t hi, uint32_t src)
 {
@@ -427,13 +420,13 @@ static int finish(struct elffile *f, const struct unwind_table_opts *opts, struc
 		return err;
 	}
 	count_rows(t);
-	t->stats.build_ns = now_ns() - t0;
+	t->stats.build_ns = clock_mono_ns() - t0;
 	return 0;
 }
 
 int unwind_table_build_fd(int fd, const struct unwind_table_opts *opts, struct unwind_table *out)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = clock_mono_ns();
 	struct elffile f;
 	int err;
 
@@ -445,7 +438,7 @@ int unwind_table_build_fd(int fd, const struct unwind_table_opts *opts, struct u
 int unwind_table_build_mem(const void *image, size_t len, const struct unwind_table_opts *opts,
 			   struct unwind_table *out)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = clock_mono_ns();
 	struct elffile f;
 	int err;
 

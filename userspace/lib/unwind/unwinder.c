@@ -26,14 +26,6 @@
 _Static_assert(sizeof(struct profd_unwind_words) == 8, "word-pair stride in the mmapped array");
 _Static_assert(sizeof(struct profd_unwind_mapping) % 8 == 0, "mapping stride in the mmapped array");
 
-uint64_t unwinder_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void resolve_opts(const struct unwinder_opts *in, struct unwinder_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -254,7 +246,7 @@ static bool anon_code(const struct procmap *m)
  * never evicts another this process maps. */
 static int plan_build(struct unwinder *u, int pid, const struct procmaps *pm, struct plan *pl)
 {
-	uint64_t now = unwinder_now_ns();
+	uint64_t now = clock_mono_ns();
 	size_t i;
 
 	memset(pl, 0, sizeof(*pl));
@@ -296,7 +288,7 @@ static int plan_publish(struct unwinder *u, int pid, const struct plan *pl, uint
 	int err;
 
 	*start = 0;
-	if (pl->n && rangealloc_alloc_wait(&u->mappings, pl->n, start, unwinder_now_ns))
+	if (pl->n && rangealloc_alloc_wait(&u->mappings, pl->n, start, clock_mono_ns))
 		return -ENOSPC;
 	memcpy(u->maps_mem + *start, pl->ml, pl->n * sizeof(*pl->ml));
 	/* Rows and mappings must be visible before the entry that leads a
@@ -325,7 +317,7 @@ static void proc_retire(struct unwinder *u, struct uw_proc *p)
 	struct plan old = {NULL, p->files, p->map_count, 0};
 
 	rangealloc_free_later(&u->mappings, p->map_start, p->map_count,
-			      unwinder_now_ns() + UNWINDER_GRACE_NS);
+			      clock_mono_ns() + UNWINDER_GRACE_NS);
 	plan_release(u, &old);
 	p->files = NULL;
 	p->map_count = 0;
@@ -425,7 +417,7 @@ uint64_t unwinder_note_every_ns(const struct unwinder *u)
 void unwinder_note_sampling(struct unwinder *u)
 {
 	int fd = bpf_map__fd(u->maps.procs);
-	uint64_t k, v, epoch, now = unwinder_now_ns();
+	uint64_t k, v, epoch, now = clock_mono_ns();
 	size_t it;
 
 	if (!u->maps.epoch ||
@@ -573,7 +565,7 @@ static void republish_waiting(struct unwinder *u, int self)
 static int build_pending(struct unwinder *u, int pid, const struct procmaps *pm, uint64_t hash,
 			 uint64_t start_stack, uint32_t pending)
 {
-	uint64_t start = unwinder_now_ns(), last = start;
+	uint64_t start = clock_mono_ns(), last = start;
 	bool fresh = false, loaded = false;
 	int err = 0;
 	size_t i;
@@ -593,15 +585,15 @@ static int build_pending(struct unwinder *u, int pid, const struct procmaps *pm,
 		fresh = true;
 		/* Only a turn that loaded something yields: one that met only
 		 * tables that do not fit would build them again every turn. */
-		if (unwinder_now_ns() - start >= UNWINDER_YIELD_NS && pending && loaded && u->yield &&
+		if (clock_mono_ns() - start >= UNWINDER_YIELD_NS && pending && loaded && u->yield &&
 		    u->yield(u->yield_ctx)) {
 			err = -EAGAIN;
 			break;
 		}
-		if (unwinder_now_ns() - last >= UNWINDER_REPUBLISH_NS) {
+		if (clock_mono_ns() - last >= UNWINDER_REPUBLISH_NS) {
 			publish_process(u, pid, pm, hash, start_stack, &(uint32_t){0});
 			republish_waiting(u, pid);
-			last = unwinder_now_ns();
+			last = clock_mono_ns();
 			fresh = false;
 		}
 	}

@@ -73,7 +73,7 @@ static bool evict_one(struct unwinder *u)
 	log_debug("unwinder: evicting table of %s (%u rows)", victim->path, victim->nrows);
 	/* A walk that started before the last process let go of the file
 	 * may still read its rows. */
-	if (victim->unref_ns + UNWINDER_GRACE_NS <= unwinder_now_ns())
+	if (victim->unref_ns + UNWINDER_GRACE_NS <= clock_mono_ns())
 		rangealloc_free(&u->rows, victim->slot_start, victim->nslots);
 	else
 		rangealloc_free_later(&u->rows, victim->slot_start, victim->nslots,
@@ -103,7 +103,7 @@ static uint64_t rows_available(struct unwinder *u)
 	uint64_t held = 0;
 	size_t i;
 
-	rangealloc_reap(&u->rows, unwinder_now_ns());
+	rangealloc_reap(&u->rows, clock_mono_ns());
 	for (i = 0; i < u->rows.nheld; i++)
 		held += u->rows.held[i].len; /* free within the grace period */
 	return (uint64_t)u->rows.size - u->rows.used + held + evictable_rows(u);
@@ -140,7 +140,7 @@ bool uwfile_has_room(struct unwinder *u, uint32_t n)
 {
 	uint64_t avail = rows_available(u);
 
-	return avail >= n || avail + idle_rows(u, unwinder_now_ns()) >= n;
+	return avail >= n || avail + idle_rows(u, clock_mono_ns()) >= n;
 }
 
 bool uwfile_wanted(const struct uw_file *f)
@@ -179,14 +179,14 @@ static bool give_way_one(struct unwinder *u, uint64_t now)
  * nothing from anyone. */
 static int rows_reserve(struct unwinder *u, uint32_t n, uint32_t *start)
 {
-	uint64_t now = unwinder_now_ns();
+	uint64_t now = clock_mono_ns();
 
 	if (!uwfile_has_room(u, n))
 		return -ENOSPC;
 	while (!rows_could_fit(u, n))
 		if (!give_way_one(u, now))
 			return -ENOSPC;
-	while (rangealloc_alloc_wait(&u->rows, n, start, unwinder_now_ns)) {
+	while (rangealloc_alloc_wait(&u->rows, n, start, clock_mono_ns)) {
 		if (!evict_one(u))
 			return -ENOSPC;
 	}
@@ -364,7 +364,7 @@ void uwfile_unref(struct unwinder *u, struct uw_file *f)
 {
 	if (!f || --f->refs)
 		return;
-	f->unref_ns = unwinder_now_ns();
+	f->unref_ns = clock_mono_ns();
 	/* Keep a loaded table for the next process mapping the file; the
 	 * others hold nothing worth keeping. */
 	if (f->state != FILE_LOADED)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "hashmap.h"
 #include "procmaps.h"
 #include "rangealloc.h"
@@ -83,7 +84,6 @@ struct unwinder {
 	struct unwinder_stats st;
 };
 
-uint64_t unwinder_now_ns(void);
 /* The file of an executable mapping, known or new (then not built yet);
  * NULL for anonymous code or no memory.  The caller takes a reference. */
 struct uw_file *uwfile_get(struct unwinder *u, int pid, const struct procmap *m);
