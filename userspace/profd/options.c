@@ -59,7 +59,7 @@ static void usage(FILE *out)
 		"                           faults, sampled by bytes: the memory profile\n"
 		"                           type; off: every page fault pays ~85 ns)\n"
 		"      --memory-sample-kib N  mean KiB made resident per memory event\n"
-		"                           (default 512, 4 to 1048576)\n"
+		"                           (default 2048, 4 to 1048576)\n"
 		"      --mmap, --no-mmap    record mmap/munmap/mremap/brk sizes by stack (the\n"
 		"                           mmap profile type; uprobes on the C libraries)\n"
 		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
@@ -232,7 +232,7 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 	c->offcpu = false; /* sched_switch costs every switch: see README */
 	c->offcpu_min_ns = 1000000ull;
 	c->memory = false; /* every user page fault pays: see README */
-	c->memory_sample_kib = 512;
+	c->memory_sample_kib = 2048;
 	while ((opt = getopt_long(argc, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
 		int err = 0;
 

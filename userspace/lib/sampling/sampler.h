@@ -29,7 +29,7 @@ struct sampler_opts {
 	bool offcpu;                /* off-CPU time through sched_switch */
 	uint64_t offcpu_min_ns;     /* shortest block sent; default 1 ms */
 	bool memory;                /* resident memory through user page faults */
-	uint64_t memory_sample_bytes; /* mean bytes per memory event; default 512 KiB */
+	uint64_t memory_sample_bytes; /* mean bytes per memory event; default 2 MiB (options.c) */
 	bool mmap;                  /* mapping calls through C library uprobes (mmap.bpf.h) */
 };
 
