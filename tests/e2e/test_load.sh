@@ -180,8 +180,8 @@ p99=$(sort -n "$T/lat" | awk '{ v[NR] = $1 } END { i = int(NR * 0.99); if (i < 1
 worst=$(sort -n "$T/lat" | tail -n 1 | cut -d' ' -f1)
 [ "$failed" = 0 ] || fail "$failed of $n stats requests failed under load"
 echo "server side: longest answer $(st control_answer_ns_max) ns, longest wait for the" \
-	"profile state $(st state_lock_wait_ns_max) ns; ingest's longest event $(st ingest_event_ns_max) ns" \
-	"(the lock let go while it reads a process), $(st ingest_history_tick_ns_max) ns for history, $(st ingest_tick_ns_max) ns" \
+	"profile state $(st state_lock_wait_ns_max) ns; ingest held it at most $(st ingest_event_ns_max) ns" \
+	"for one event, $(st ingest_history_tick_ns_max) ns for history, $(st ingest_tick_ns_max) ns" \
 	"for the tick, $(st ingest_publish_ns_max) ns publishing the worker's answers;" \
 	"$(st stats_answered_from_last_tick) stats answered from the last tick's figures"
 awk -v p="$p99" -v w="$worst" 'BEGIN { exit !(p <= 100 && w <= 1000) }' ||

@@ -110,12 +110,9 @@ static uint64_t note_max(uint64_t *max, uint64_t t0)
 	return took;
 }
 
-/* Reading a new file's symbols (disk, parsing), or a profiled process's
- * memory (Python code objects: the read can wait on that process), happens
- * with the state lock let go: the sample being named is not counted yet,
- * and the symbol and code caches are ingest's alone (a client's `stacks`
- * builds frames with the lock kept: ingest.h), so readers see a
- * consistent state. */
+/* Reading a new file's symbols (disk, parsing) happens with the state
+ * lock let go: the sample being symbolized is not counted yet and the
+ * symbol cache is ingest's alone, so readers see a consistent state. */
 static void io_begin(void *ctx)
 {
 	daemon_unlock(ctx);
@@ -321,7 +318,6 @@ static int daemon_start(struct daemon *d)
 	daemon_ingest_backend(d, &be);
 	if (ingest_init(&d->in, &be, d->sym, &d->pt, &d->agg))
 		return -ENOMEM;
-	ingest_set_io(&d->in, &(struct ingest_io){ io_begin, io_end, d });
 	if (d->cfg.push_url) {
 		struct push_opts po;
 

@@ -35,11 +35,6 @@ uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns)
 	return (uint64_t)((int64_t)mono_ns + in->realtime_offset_ns);
 }
 
-void ingest_set_io(struct ingest *in, const struct ingest_io *io)
-{
-	in->io = *io;
-}
-
 int ingest_init(struct ingest *in, const struct ingest_backend *be, struct symbolizer *sym,
 		struct proctable *pt, struct aggregate *agg)
 {

@@ -111,21 +111,8 @@ struct ingest_pending {
 	bool waits_file; /* for a file's symbols being read */
 };
 
-/* Around reads of a profiled process's memory (its Python code objects,
- * asyncio task names): such a read can wait on the process (its mm lock,
- * held by a thread of it the machine is not running: 275 ms seen under
- * an exec storm), so the daemon lets its state lock go meanwhile and
- * clients are answered; the process being named stays pinned in the
- * table (struct proctable's pinned). */
-struct ingest_io {
-	void (*begin)(void *ctx);
-	void (*end)(void *ctx);
-	void *ctx;
-};
-
 struct ingest {
 	struct ingest_backend be;
-	struct ingest_io io;
 	struct symbolizer *sym;
 	struct pycode_cache *pyc;
 	struct proctable *pt;
@@ -149,9 +136,6 @@ struct ingest {
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
 	bool frames_wait; /* the last stack built has a frame whose file is being read */
-	/* Frames built for another thread that holds the state lock (a
-	 * client's `stacks`): process reads keep it (struct ingest_io). */
-	bool frames_for_client;
 };
 
 /* A raw stack as copied from the BPF map. */
@@ -163,7 +147,6 @@ struct raw_stack {
 
 int ingest_init(struct ingest *in, const struct ingest_backend *be, struct symbolizer *sym,
 		struct proctable *pt, struct aggregate *agg);
-void ingest_set_io(struct ingest *in, const struct ingest_io *io);
 void ingest_free(struct ingest *in);
 void ingest_event(struct ingest *in, const void *data, size_t len);
 /* Find Python processes already running (so their threads get Python

@@ -211,25 +211,6 @@ static int native_frames(struct ingest *in, struct proc *p, const struct profd_s
 
 #define PY_FRAMES_MAX 65536 /* per process; a full cache starts over */
 
-/* A read of p's memory, with the state lock let go (struct ingest_io)
- * when ingest's own thread holds it.  Returns whether it was let go. */
-static bool process_read_begin(struct ingest *in, const struct proc *p)
-{
-	if (!in->io.begin || in->frames_for_client)
-		return false;
-	in->pt->pinned = p;
-	in->io.begin(in->io.ctx);
-	return true;
-}
-
-static void process_read_end(struct ingest *in, bool let_go)
-{
-	if (!let_go)
-		return;
-	in->io.end(in->io.ctx);
-	in->pt->pinned = NULL;
-}
-
 /* A Python frame's id: from the process's cache while it is fresh (no
  * read of the process), or while its code object was checked this epoch
  * for another instruction; else named from the code object (read and
@@ -240,7 +221,7 @@ static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, in
 	char text[2 * PYCODE_MAX_STR + 64];
 	uint64_t key = hash64_mix(code ^ hash64_mix((uint64_t)off)), v, checked;
 	uint32_t epoch = (uint32_t)(mono >> INGEST_PY_RECHECK_SHIFT);
-	bool cached = hashmap_get(&p->py_frames, key, &v), let_go;
+	bool cached = hashmap_get(&p->py_frames, key, &v);
 	int64_t id;
 	int err;
 
@@ -250,9 +231,7 @@ static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, in
 		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
 		return id;
 	}
-	let_go = process_read_begin(in, p);
 	err = pycode_name(in->pyc, p->py, code, off, text, sizeof(text));
-	process_read_end(in, let_go);
 	/* Gone (the last samples of a program are often read after its exit):
 	 * its memory changes no more, so the name last checked stands. */
 	if (err == -ESRCH && cached) {
@@ -322,16 +301,12 @@ static int64_t task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint
 	char name[PYASYNC_NAME_MAX], label[PYASYNC_NAME_MAX + 48];
 	uint64_t key = hash64_mix(addr ^ TASK_KEY_SALT), v;
 	uint32_t epoch = (uint32_t)(mono >> INGEST_PY_RECHECK_SHIFT);
-	bool cached = hashmap_get(&p->py_frames, key, &v), is_named, let_go;
+	bool cached = hashmap_get(&p->py_frames, key, &v), is_named;
 	int64_t id;
-	int err;
 
 	if (cached && (uint32_t)(v >> 32) == epoch)
 		return (int64_t)(uint32_t)v - 1;
-	let_go = process_read_begin(in, p);
-	err = pyasync_task_name(p->py, addr, name, sizeof(name), &is_named);
-	process_read_end(in, let_go);
-	if (err)
+	if (pyasync_task_name(p->py, addr, name, sizeof(name), &is_named))
 		return cached ? (int64_t)(uint32_t)v - 1 : named(in, FRAME_TASK, "[task unreadable]");
 	task_label(p, name, is_named, label, sizeof(label));
 	id = named(in, FRAME_TASK, label);

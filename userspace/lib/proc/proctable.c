@@ -230,8 +230,8 @@ static void evict_one(struct proctable *pt)
 {
 	struct proc *victim = exited_oldest(pt);
 
-	if (!victim || victim == pt->pinned)
-		return; /* full for a moment: the newcomer is refused */
+	if (!victim)
+		return;
 	proc_remove(pt, victim->slot);
 	pt->evicted++;
 }

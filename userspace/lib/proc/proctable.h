@@ -103,10 +103,6 @@ struct proctable {
 	uint64_t expired;    /* exited processes dropped after the retention */
 	const char *proc_root; /* "/proc", overridable for tests */
 	void (*on_free)(struct proc *p); /* lets the aggregator free its profile */
-	/* Not evicted, though exited and the oldest: ingest is naming its
-	 * frames with the state lock let go (ingest.h, struct ingest_io),
-	 * while another thread may add a process to a full table. */
-	const struct proc *pinned;
 };
 
 void proctable_init(struct proctable *pt, size_t max_procs, const char *proc_root);
