@@ -1,7 +1,7 @@
 /* backend.c: the ingest stage's view of the rest of the daemon: the
  * sampler's BPF maps, and the worker, which does every slow read (a
- * process's identity and maps, Python detection, unwind tables, a file's
- * symbols, kallsyms) off the sample path. */
+ * process's identity and maps, Python detection and names, unwind tables,
+ * a file's symbols, kallsyms) off the sample path. */
 #include "daemon.h"
 #include "gpu.h"
 #include "symcache.h"
@@ -24,6 +24,11 @@ static int be_py_add(void *ctx, uint32_t pid, const struct profd_py_proc *pp, co
 static void be_py_detect(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
 {
 	worker_py_detect(((struct daemon *)ctx)->worker, pid, start_time, req);
+}
+
+static void be_py_name(void *ctx, const struct ingest_py_ask *a, const struct pyruntime *rt)
+{
+	worker_py_name(((struct daemon *)ctx)->worker, a, rt);
 }
 
 static void be_identify(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
@@ -77,16 +82,20 @@ static void be_proc_event(void *ctx, uint32_t pid, enum ingest_proc_event what)
 static void be_py_del(void *ctx, uint32_t pid)
 {
 	struct daemon *d = ctx;
+	struct proc *p = proctable_find_live(&d->pt, pid);
 
 	if (d->sampler)
 		sampler_py_del(d->sampler, pid);
+	if (p && p->py) /* its names' reads are over: not one job per exec */
+		worker_py_forget(d->worker, pid);
 }
 
 void daemon_ingest_backend(struct daemon *d, struct ingest_backend *be)
 {
 	*be = (struct ingest_backend){
 		.stack_gen = be_stack_gen, .py_add = be_py_add, .py_del = be_py_del,
-		.py_detect = be_py_detect, .identify = be_identify, .maps = be_maps,
+		.py_detect = be_py_detect, .py_name = be_py_name, .identify = be_identify,
+		.maps = be_maps,
 		.rss = be_rss,
 		.proc_event = be_proc_event, .ctx = d,
 	};

@@ -113,6 +113,7 @@ static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
 	proto_stats_add(s, "python_samples", c->py_samples);
 	proto_stats_add(s, "python_frames_unreadable", c->py_frames_unreadable);
 	proto_stats_add(s, "python_frames_named_after_exit", c->py_frames_named_after_exit);
+	proto_stats_add(s, "python_names_asked", c->py_names_asked);
 	proto_stats_add(s, "python_uprobes", (uint64_t)sampler_py_uprobes(d->sampler));
 	sampler_mmap_counts(d->sampler, &files, &uprobes);
 	proto_stats_add(s, "mmap_uprobe_files", files);

@@ -162,6 +162,10 @@ void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t r
 struct procmap;
 void worker_symbols(struct worker *w, uint32_t pid, const struct procmap *m);
 void worker_kallsyms(struct worker *w, const char *path);
+/* A Python name read on the worker's Python lane (rt copied); a
+ * process's code objects forgotten there when it ends. */
+void worker_py_name(struct worker *w, const struct ingest_py_ask *a, const struct pyruntime *rt);
+void worker_py_forget(struct worker *w, uint32_t pid);
 struct perfmap_stamp;
 void worker_perfmap(struct worker *w, uint32_t pid, uint32_t seq,
 		    const struct perfmap_stamp *prev);

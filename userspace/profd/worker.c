@@ -1,7 +1,8 @@
 /* worker.c: the daemon's slow path.  Reading a new process's identity (uid,
  * exe) and its maps (again when a sample's address is outside them), looking
  * for CPython in a process (its maps, its binaries' symbol
- * tables), reading symbol files and perf maps, and building native unwind tables
+ * tables), reading Python code objects' and asyncio tasks' names, reading
+ * symbol files and perf maps, and building native unwind tables
  * (1-50 ms per binary, seconds for a PyTorch library) run on this thread,
  * never in front of a sample or a client.  Ingest asks through a queue;
  * unwind tables go straight into their BPF maps, other answers come back
@@ -13,16 +14,22 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "daemon.h"
 #include "log.h"
 #include "elfsym.h"
 #include "kallsyms.h"
 #include "perfmap.h"
+#include "pyasync.h"
+#include "pycode.h"
 #include "pyruntime.h"
 #include "symcache.h"
 #include "unwinder.h"
 
 #define QUEUE_MAX 65536 /* jobs waiting; beyond, counted and dropped */
+/* Python names waiting (each holds a copy of its runtime, ~1 KiB):
+ * beyond, answered "not read" and asked again by a later sample. */
+#define PY_QUEUE_MAX 4096
 
 enum job_kind {
 	JOB_PY_DETECT,
@@ -35,6 +42,8 @@ enum job_kind {
 	JOB_KALLSYMS, /* kallsyms again (map.path: the file) */
 	JOB_RSS,      /* a process's resident set now */
 	JOB_PERFMAP,  /* a process's perf map (JIT code names), for the symbolizer */
+	JOB_PY_NAME,  /* a Python code object's or task's name (ask, rt) */
+	JOB_PY_FORGET, /* a process's code objects, from the lane's cache */
 };
 
 struct job {
@@ -42,9 +51,13 @@ struct job {
 	uint64_t start_time;
 	struct procmap map; /* JOB_SYMBOLS: the mapping (path owned by the job) */
 	struct perfmap_stamp pm_prev; /* JOB_PERFMAP: what the symbolizer has */
+	struct ingest_py_ask ask;     /* JOB_PY_NAME */
+	struct pyruntime *rt;	      /* JOB_PY_NAME: a copy, owned by the job */
+	uint64_t ticket;	      /* JOB_PY_*: its place in the Python lane */
 };
 
-/* An answer for ingest: a Python runtime, an identity or maps. */
+/* An answer for ingest: a Python runtime or name, an identity, maps, a
+ * file's symbols, kallsyms, a resident set or a perf map. */
 struct result {
 	struct job job;
 	struct pyruntime *rt;
@@ -56,13 +69,17 @@ struct result {
 	uint64_t rss;
 	int rss_err;
 	struct perfmap_loaded pm;
+	int py_err;
+	char *py_text; /* JOB_PY_NAME: the name read */
+	bool py_named; /* ... of a task: one given by the program */
 };
 
 /* Lanes, each a thread with its queue: the quick jobs (a process's
  * identity, maps, Python detection: up to a few ms) never wait behind a
  * table build or a symbol table read (seconds for a big library), nor
- * those behind each other. */
-enum { LANE_QUICK, LANE_TABLES, LANE_SYMBOLS, LANES };
+ * those behind each other; Python names (the samples of a Python program
+ * starting wait for them) behind none of those. */
+enum { LANE_QUICK, LANE_TABLES, LANE_SYMBOLS, LANE_PYTHON, LANES };
 
 struct lane {
 	struct worker *w;
@@ -84,6 +101,11 @@ struct worker {
 	size_t nres, rescap;
 	int efd;
 	struct unwinder *u;
+	struct pycode_cache *pyc; /* the Python lane's */
+	/* pid -> ticket of its latest JOB_PY_FORGET still queued: a name
+	 * asked before it is of a program gone (exec'ed or exited), not read. */
+	struct hashmap py_forgets;
+	uint64_t py_tickets;
 	struct unwinder_stats snap; /* as of the last job, for stats */
 	struct worker_stats st;
 };
@@ -94,7 +116,40 @@ static struct lane *lane_of(struct worker *w, uint32_t kind)
 		return &w->lanes[LANE_SYMBOLS];
 	if (kind == JOB_TABLES || kind == JOB_TABLES_FORGET || kind == JOB_TABLES_TICK)
 		return &w->lanes[LANE_TABLES];
+	if (kind == JOB_PY_NAME || kind == JOB_PY_FORGET)
+		return &w->lanes[LANE_PYTHON];
 	return &w->lanes[LANE_QUICK];
+}
+
+/* Caller holds mu.  false: no room (the answer is lost). */
+static bool keep_result(struct worker *w, const struct result *r)
+{
+	if (array_grow((void **)&w->res, &w->rescap, w->nres + 1, sizeof(*w->res)))
+		return false;
+	w->res[w->nres++] = *r;
+	return true;
+}
+
+static void wake_ingest(struct worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->efd, &one, sizeof(one)) < 0)
+		log_debug("worker: eventfd: %s", strerror(errno));
+}
+
+/* A job that will not run (caller holds mu).  A Python name is answered
+ * "could not" so that its samples stop waiting for it. */
+static void job_dropped(struct worker *w, struct job *j)
+{
+	struct result r = { .job = *j, .py_err = -EBUSY };
+
+	free(j->map.path);
+	free(j->rt);
+	r.job.map.path = NULL;
+	r.job.rt = NULL;
+	if (j->kind == JOB_PY_NAME && keep_result(w, &r))
+		wake_ingest(w);
 }
 
 /* Caller holds mu. */
@@ -102,13 +157,23 @@ static void push_job(struct worker *w, struct job j)
 {
 	struct lane *l = lane_of(w, j.kind);
 
+	if (j.kind == JOB_PY_NAME && l->n >= PY_QUEUE_MAX) {
+		w->st.dropped++;
+		job_dropped(w, &j);
+		return;
+	}
+	if (j.kind == JOB_PY_NAME || j.kind == JOB_PY_FORGET)
+		j.ticket = ++w->py_tickets;
+	if (j.kind == JOB_PY_FORGET)
+		hashmap_put(&w->py_forgets, j.pid, j.ticket);
+
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256, i;
 		struct job *q;
 
 		if (cap > QUEUE_MAX || !(q = malloc(cap * sizeof(*q)))) {
-			w->st.dropped++; /* a file asked is asked again later */
-			free(j.map.path);
+			w->st.dropped++; /* asked again later */
+			job_dropped(w, &j);
 			return;
 		}
 		for (i = 0; i < l->n; i++)
@@ -188,6 +253,28 @@ void worker_perfmap(struct worker *w, uint32_t pid, uint32_t seq,
 	enqueue(w, j);
 }
 
+void worker_py_name(struct worker *w, const struct ingest_py_ask *a, const struct pyruntime *rt)
+{
+	struct job j = { .kind = JOB_PY_NAME, .pid = a->pid, .ask = *a };
+
+	if (!w)
+		return;
+	j.rt = malloc(sizeof(*j.rt));
+	if (j.rt) {
+		*j.rt = *rt;
+		enqueue(w, j);
+		return;
+	}
+	pthread_mutex_lock(&w->mu);
+	job_dropped(w, &j);
+	pthread_mutex_unlock(&w->mu);
+}
+
+void worker_py_forget(struct worker *w, uint32_t pid)
+{
+	enqueue(w, job(JOB_PY_FORGET, pid, 0, 0));
+}
+
 void worker_kallsyms(struct worker *w, const char *path)
 {
 	struct job j = { .kind = JOB_KALLSYMS };
@@ -228,30 +315,54 @@ static void result_free(struct result *r)
 	elfsym_free(r->syms.es);
 	kallsyms_free(r->ks);
 	perfmap_free(r->pm.pm);
+	free(r->py_text);
 	free(r->job.map.path);
 }
 
 static void add_result(struct worker *w, struct result *r)
 {
-	uint64_t one = 1;
+	bool kept;
 
 	pthread_mutex_lock(&w->mu);
-	if (w->nres == w->rescap) {
-		size_t cap = w->rescap ? w->rescap * 2 : 64;
-		struct result *res = realloc(w->res, cap * sizeof(*res));
-
-		if (!res) {
-			pthread_mutex_unlock(&w->mu);
-			result_free(r); /* asked again on a later sample */
-			return;
-		}
-		w->res = res;
-		w->rescap = cap;
-	}
-	w->res[w->nres++] = *r;
+	kept = keep_result(w, r);
 	pthread_mutex_unlock(&w->mu);
-	if (write(w->efd, &one, sizeof(one)) < 0)
-		log_debug("worker: eventfd: %s", strerror(errno));
+	if (!kept) {
+		result_free(r); /* asked again on a later sample */
+		return;
+	}
+	wake_ingest(w);
+}
+
+/* Whether a Python job's program is gone: a forget queued after it. */
+static bool py_forgotten(struct worker *w, const struct job *j)
+{
+	uint64_t t;
+	bool gone;
+
+	pthread_mutex_lock(&w->mu);
+	gone = hashmap_get(&w->py_forgets, j->pid, &t) && t > j->ticket;
+	if (j->kind == JOB_PY_FORGET && !gone)
+		hashmap_del(&w->py_forgets, j->pid);
+	pthread_mutex_unlock(&w->mu);
+	return gone;
+}
+
+/* A Python name, read from the process (which may keep this thread
+ * waiting on its mm lock: only this lane waits). */
+static void read_py_name(struct worker *w, const struct job *j, struct result *r)
+{
+	char text[2 * PYCODE_MAX_STR + 64];
+	const struct ingest_py_ask *a = &j->ask;
+
+	r->job.rt = NULL; /* freed with the job */
+	if (py_forgotten(w, j))
+		r->py_err = -ESRCH;
+	else if (a->task) /* at most a task name's length, as inline */
+		r->py_err = pyasync_task_name(j->rt, a->addr, text, PYASYNC_NAME_MAX, &r->py_named);
+	else
+		r->py_err = pycode_name(w->pyc, j->rt, a->addr, a->off, text, sizeof(text));
+	if (!r->py_err && !(r->py_text = strdup(text)))
+		r->py_err = -ENOMEM;
 }
 
 static void run_job(struct worker *w, const struct job *j)
@@ -306,6 +417,14 @@ static void run_job(struct worker *w, const struct job *j)
 		if (w->u)
 			unwinder_remove_process(w->u, (int)j->pid);
 		break;
+	case JOB_PY_NAME:
+		read_py_name(w, j, &r);
+		add_result(w, &r);
+		break;
+	case JOB_PY_FORGET:
+		py_forgotten(w, j);
+		pycode_cache_forget_pid(w->pyc, (int)j->pid);
+		break;
 	case JOB_TABLES_TICK:
 		pthread_mutex_lock(&w->mu);
 		w->tick_queued = false;
@@ -337,6 +456,7 @@ static void *lane_main(void *arg)
 		pthread_mutex_unlock(&w->mu);
 		t0 = clock_mono_ns();
 		run_job(w, &j);
+		free(j.rt);
 		if (tables && w->u)
 			unwinder_stats(w->u, &us);
 		pthread_mutex_lock(&w->mu);
@@ -375,12 +495,13 @@ struct worker *worker_new(struct unwinder *u)
 		pthread_cond_init(&w->lanes[i].cv, NULL);
 	}
 	w->u = u;
+	w->pyc = pycode_cache_new();
 	if (u) {
 		unwinder_stats(u, &w->snap);
 		unwinder_set_yield(u, tables_wait, w);
 	}
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	for (i = 0; i < LANES && w->efd >= 0; i++) {
+	for (i = 0; i < LANES && w->efd >= 0 && w->pyc; i++) {
 		if (pthread_create(&w->lanes[i].thread, NULL, lane_main, &w->lanes[i]))
 			break;
 		w->lanes[i].started = true;
@@ -411,8 +532,10 @@ void worker_free(struct worker *w)
 
 		if (l->started)
 			pthread_join(l->thread, NULL);
-		for (k = 0; k < l->n; k++)
+		for (k = 0; k < l->n; k++) {
 			free(l->q[(l->head + k) % l->cap].map.path);
+			free(l->q[(l->head + k) % l->cap].rt);
+		}
 		free(l->q);
 		pthread_cond_destroy(&w->lanes[i].cv);
 	}
@@ -420,6 +543,8 @@ void worker_free(struct worker *w)
 		result_free(&w->res[i]);
 	free(w->res);
 	hashmap_free(&w->tables_queued);
+	hashmap_free(&w->py_forgets);
+	pycode_cache_free(w->pyc);
 	if (w->efd >= 0)
 		close(w->efd);
 	pthread_mutex_destroy(&w->mu);
@@ -462,9 +587,13 @@ void worker_publish(struct worker *w, struct ingest *in)
 		else if (j->kind == JOB_RSS)
 			ingest_rss_found(in, j->pid, j->start_time, j->req, res[i].rss_err,
 					 res[i].rss);
+		else if (j->kind == JOB_PY_NAME)
+			ingest_py_named(in, &j->ask, res[i].py_err, res[i].py_text,
+					res[i].py_named);
 		else
 			ingest_python_found(in, j->pid, j->start_time, j->req, res[i].rt);
 		free(res[i].job.map.path);
+		free(res[i].py_text);
 	}
 	free(res);
 }
@@ -473,7 +602,9 @@ void worker_stats(struct worker *w, struct worker_stats *st, struct unwinder_sta
 {
 	pthread_mutex_lock(&w->mu);
 	*st = w->st;
-	st->waiting = w->lanes[LANE_QUICK].n + w->lanes[LANE_TABLES].n + w->lanes[LANE_SYMBOLS].n;
+	st->waiting = 0;
+	for (size_t i = 0; i < LANES; i++)
+		st->waiting += w->lanes[i].n;
 	*us = w->snap;
 	pthread_mutex_unlock(&w->mu);
 }

@@ -267,10 +267,14 @@ static int64_t stack_index(struct ingest *in, struct proc *p, const struct profd
 	/* A Python stack is checked once an epoch: its code objects' names,
 	 * without building the rest of it again. */
 	if (e->pystack_id && (v >> 32) != (uint32_t)epoch) {
-		if (!ingest_python_names_same(in, p, e->pystack_id, e->time_ns))
+		bool checked;
+
+		if (!ingest_python_names_same(in, p, e->pystack_id, e->time_ns, &checked))
 			return symbolize_sample(in, p, e, key, final);
-		v = (uint32_t)v | (epoch << 32);
-		hashmap_put(&p->stack_memo, key, v);
+		if (checked) {
+			v = (uint32_t)v | (epoch << 32);
+			hashmap_put(&p->stack_memo, key, v);
+		}
 	}
 	in->c.memo_hits++;
 	return (int64_t)(uint32_t)v - 1;
@@ -486,15 +490,22 @@ static int retry(struct ingest *in, struct ingest_pending *pe, bool final)
 	return on_sample(in, e, true, final);
 }
 
-/* Whether pe waits for an answer from the worker: a file's symbols, or
- * its process's maps (every event type starts with type and pid). */
+/* Whether pe waits for an answer from the worker: a file's symbols or a
+ * Python name, or its process's maps (every event type starts with type and pid). */
 static bool waits_for_worker(struct ingest *in, const struct ingest_pending *pe)
 {
 	const struct proc *p = proctable_find_live(in->pt, pe->ev.sample.pid);
+	const struct profd_sample *e = &pe->ev.sample;
 
-	if (!p) /* gone (an exec storm): named now, nothing kept for it */
+	/* Gone (an exec storm): named now, but for Python names asked while
+	 * it lived (its forget makes the worker answer them at once). */
+	if (!p && e->type == PROFD_EV_SAMPLE && e->start_ns) {
+		p = proctable_find_exited(in->pt, e->pid, start_ticks(e->start_ns));
+		return p && pe->waits_file && p->py_names_pending;
+	}
+	if (!p)
 		return false;
-	if (pe->waits_file && symbolizer_loading(in->sym))
+	if (pe->waits_file && (symbolizer_loading(in->sym) || p->py_names_pending))
 		return true;
 	/* A CPU sample does not wait longer for maps (a new process's first
 	 * samples, every exec of a storm); rarer events (GPU, off-CPU, memory)

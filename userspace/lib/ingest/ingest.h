@@ -32,6 +32,18 @@ struct pyruntime;
  * (Every second, those reads were a sixth of profd's CPU at 99 Hz.) */
 #define INGEST_PY_RECHECK_SHIFT 32
 
+/* A Python name asked of the worker: a code object's frame (addr, off) or
+ * an asyncio task's name (task set), for the process (pid, start_time) as
+ * it was at py_names_gen, in the recheck epoch it was due in. */
+struct ingest_py_ask {
+	uint32_t pid;
+	uint64_t start_time;
+	uint64_t addr;
+	int64_t off;
+	uint32_t epoch, gen;
+	bool task;
+};
+
 enum ingest_proc_event { INGEST_PROC_NEW, INGEST_PROC_EXEC, INGEST_PROC_REFRESH, INGEST_PROC_EXIT };
 
 /* What ingest needs from the rest of the daemon: the daemon wires the
@@ -54,6 +66,10 @@ struct ingest_backend {
 	/* Read a process's resident set off the sample path; the answer
 	 * comes back through ingest_rss_found().  NULL: read inline (tests). */
 	void (*rss)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
+	/* Read a Python name off the sample path (rt: the process's runtime,
+	 * copied if kept); the answer comes back through ingest_py_named().
+	 * NULL: read inline (tests). */
+	void (*py_name)(void *ctx, const struct ingest_py_ask *a, const struct pyruntime *rt);
 	/* A process appeared, exec'ed, needs its native unwind tables
 	 * refreshed (new mappings), or exited. */
 	void (*proc_event)(void *ctx, uint32_t pid, enum ingest_proc_event what);
@@ -85,6 +101,7 @@ struct ingest_counters {
 	uint64_t py_samples;     /* samples carrying Python frames */
 	uint64_t py_frames_unreadable; /* code objects that could not be read */
 	uint64_t py_frames_named_after_exit; /* by the name last checked, the process gone */
+	uint64_t py_names_asked; /* Python names read on the worker (code objects, tasks) */
 	uint64_t ustack_fp;      /* user stacks by frame pointers (no tables yet) */
 	uint64_t unwind_refreshes; /* tables refreshed after a walk hit unknown code */
 	uint64_t first_sample_mono_ns;
@@ -135,7 +152,8 @@ struct ingest {
 	struct fileframes file_frames; /* (file, offset) -> user frame id + 1, eval bit */
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
-	bool frames_wait; /* the last stack built has a frame whose file is being read */
+	bool frames_wait; /* the last stack built has a frame whose file or name is being read */
+	bool py_read_here; /* Python names read on this thread (a client's request) */
 };
 
 /* A raw stack as copied from the BPF map. */
@@ -219,9 +237,22 @@ struct proc *ingest_sample_proc(struct ingest *in, const struct profd_sample *e,
 const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, uint32_t kind);
 /* Whether every frame of Python stack pystack_id still has the name it
  * had (each code object re-checked once an epoch, as python frames are):
- * a memoized stack due for its check is then still right. */
+ * a memoized stack due for its check is then still right; *checked is
+ * cleared while a check asked of the worker is awaited (due again). */
 bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystack_id,
-			      uint64_t mono);
+			      uint64_t mono, bool *checked);
+/* ingest_pynames.c: a Python frame's id (code object, instruction offset)
+ * and an asyncio task frame's id, as of mono; -EAGAIN when unreadable.
+ * *stable is cleared when the name may change once a read asked of the
+ * worker comes back (in->frames_wait set when the sample should wait). */
+int64_t ingest_python_frame(struct ingest *in, struct proc *p, uint64_t code, int64_t off,
+			    uint64_t mono, bool *stable);
+int64_t ingest_task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint64_t mono,
+			  bool *stable);
+/* The worker's answer to py_name(): err 0 and the name (text; for a task
+ * its name and whether it was given one), or -errno. */
+void ingest_py_named(struct ingest *in, const struct ingest_py_ask *a, int err, const char *text,
+		     bool is_named);
 /* The three raw stacks an event names (NULL where it names none); false
  * when one it names has not come (yet). */
 bool ingest_sample_stacks(struct ingest *in, const struct profd_sample *e,

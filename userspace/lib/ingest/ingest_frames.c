@@ -2,8 +2,7 @@
  * root first: native user frames with the Python frames merged in where
  * they ran (mixedstack.c), then kernel frames on top, as flamegraphs draw
  * them.  Symbols are cached per kernel address and per (process, user
- * address); Python names go through pycode's validated cache every time,
- * so a freed and reused code object is never misnamed. */
+ * address); Python frames and asyncio tasks are named by ingest_pynames.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +12,6 @@
 #include "ingest.h"
 #include "log.h"
 #include "mixedstack.h"
-#include "pyasync.h"
-#include "pycode.h"
 #include "pyruntime.h"
 #include "symbolize.h"
 
@@ -26,10 +23,6 @@
 #define EVAL_FRAME "_PyEval_EvalFrameDefault"
 #define PYSTACK_CUT_FRAME "[python frames cut: stack too deep]"
 #define PYSTACK_NOROOT_FRAME "[python outer frames missing]"
-/* Distinct asyncio task names a process gets frames for: a server naming
- * a task per request must not grow the frame dictionary without end. */
-#define TASK_NAMES_MAX 256
-#define TASK_KEY_SALT 0x7461736b00000000ull /* task frames among py_frames */
 
 static int64_t kernel_frame(struct ingest *in, uint64_t ip, struct buf *name)
 {
@@ -209,112 +202,6 @@ static int native_frames(struct ingest *in, struct proc *p, const struct profd_s
 	return 0;
 }
 
-#define PY_FRAMES_MAX 65536 /* per process; a full cache starts over */
-
-/* A Python frame's id: from the process's cache while it is fresh (no
- * read of the process), or while its code object was checked this epoch
- * for another instruction; else named from the code object (read and
- * validated by pycode) and cached.  -EAGAIN: unreadable. */
-static int64_t python_frame(struct ingest *in, struct proc *p, uint64_t code, int64_t off,
-			    uint64_t mono)
-{
-	char text[2 * PYCODE_MAX_STR + 64];
-	uint64_t key = hash64_mix(code ^ hash64_mix((uint64_t)off)), v, checked;
-	uint32_t epoch = (uint32_t)(mono >> INGEST_PY_RECHECK_SHIFT);
-	bool cached = hashmap_get(&p->py_frames, key, &v);
-	int64_t id;
-	int err;
-
-	if (cached && ((uint32_t)(v >> 32) == epoch ||
-		       (hashmap_get(&p->py_code_checked, code, &checked) && checked == epoch))) {
-		id = (int64_t)(uint32_t)v - 1;
-		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
-		return id;
-	}
-	err = pycode_name(in->pyc, p->py, code, off, text, sizeof(text));
-	/* Gone (the last samples of a program are often read after its exit):
-	 * its memory changes no more, so the name last checked stands. */
-	if (err == -ESRCH && cached) {
-		in->c.py_frames_named_after_exit++;
-		return (int64_t)(uint32_t)v - 1;
-	}
-	if (err)
-		return -EAGAIN;
-	id = named(in, FRAME_PYTHON, text);
-	if (id >= 0) {
-		if (p->py_frames.len >= PY_FRAMES_MAX) {
-			hashmap_free(&p->py_frames);
-			hashmap_free(&p->py_code_checked);
-		}
-		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
-		hashmap_put(&p->py_code_checked, code, epoch);
-	}
-	return id;
-}
-
-/* Each frame's code object is re-read at most once an epoch (python_frame),
- * so an unchanged stack costs hash lookups. */
-bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystack_id,
-			      uint64_t mono)
-{
-	const struct raw_stack *py = ingest_resolve_stack(in, pystack_id, PROFD_STACK_PYTHON);
-	uint64_t v;
-	uint32_t i;
-
-	if (!py || !p->py)
-		return false;
-	for (i = 0; i < py->nr / 2; i++) {
-		uint64_t code = py->ips[2 * i], word = py->ips[2 * i + 1];
-		int64_t off = (int32_t)(uint32_t)word;
-
-		/* A task's name is checked by building the stack again. */
-		if ((word >> 32) & PROFD_PYFRAME_TASK)
-			return false;
-		if (!hashmap_get(&p->py_frames, hash64_mix(code ^ hash64_mix((uint64_t)off)), &v) ||
-		    python_frame(in, p, code, off, mono) != (int64_t)(uint32_t)v - 1)
-			return false;
-	}
-	return true;
-}
-
-/* The label of a task's frame: its name, one frame for all unnamed tasks
- * (their coroutines below tell them apart), one for the names past
- * TASK_NAMES_MAX. */
-static void task_label(struct proc *p, const char *name, bool is_named, char *out, size_t size)
-{
-	uint64_t h = hash64_str(name);
-
-	if (!is_named)
-		snprintf(out, size, "[unnamed task]");
-	else if (hashmap_get(&p->py_task_names, h, NULL) ||
-		 (p->py_task_names.len < TASK_NAMES_MAX && !hashmap_put(&p->py_task_names, h, 1)))
-		snprintf(out, size, "[task %s]", name);
-	else
-		snprintf(out, size, "[task: one of more than %d names]", TASK_NAMES_MAX);
-}
-
-/* "[task NAME]" for the asyncio task at addr (BPF's PROFD_PYFRAME_TASK
- * pair), cached with the Python frames and checked again once an epoch
- * as they are, so a freed task whose address is reused is renamed. */
-static int64_t task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint64_t mono)
-{
-	char name[PYASYNC_NAME_MAX], label[PYASYNC_NAME_MAX + 48];
-	uint64_t key = hash64_mix(addr ^ TASK_KEY_SALT), v;
-	uint32_t epoch = (uint32_t)(mono >> INGEST_PY_RECHECK_SHIFT);
-	bool cached = hashmap_get(&p->py_frames, key, &v), is_named;
-	int64_t id;
-
-	if (cached && (uint32_t)(v >> 32) == epoch)
-		return (int64_t)(uint32_t)v - 1;
-	if (pyasync_task_name(p->py, addr, name, sizeof(name), &is_named))
-		return cached ? (int64_t)(uint32_t)v - 1 : named(in, FRAME_TASK, "[task unreadable]");
-	task_label(p, name, is_named, label, sizeof(label));
-	id = named(in, FRAME_TASK, label);
-	if (id >= 0 && p->py_frames.len < PY_FRAMES_MAX)
-		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
-	return id;
-}
-
 /* Python frames, root first.  Raw pairs come leaf first. */
 static int python_frames(struct ingest *in, struct proc *p, const struct raw_stack *py,
 			 uint64_t mono, uint32_t *ids, bool *entry, uint32_t *n, int64_t *task,
@@ -330,7 +217,7 @@ static int python_frames(struct ingest *in, struct proc *p, const struct raw_sta
 		return 0;
 	top = (int)py->nr / 2 - 1;
 	if (top >= 0 && ((py->ips[2 * top + 1] >> 32) & PROFD_PYFRAME_TASK)) {
-		*task = task_frame(in, p, py->ips[2 * top], mono);
+		*task = ingest_task_frame(in, p, py->ips[2 * top], mono, stable);
 		if (*task < 0)
 			return (int)*task;
 		top--;
@@ -338,7 +225,7 @@ static int python_frames(struct ingest *in, struct proc *p, const struct raw_sta
 	for (i = top; i >= 0; i--) {
 		uint64_t code = py->ips[2 * i], word = py->ips[2 * i + 1];
 
-		id = python_frame(in, p, code, (int32_t)(uint32_t)word, mono);
+		id = ingest_python_frame(in, p, code, (int32_t)(uint32_t)word, mono, stable);
 		if (id == -EAGAIN) {
 			*stable = false;
 			in->c.py_frames_unreadable++;

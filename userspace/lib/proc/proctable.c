@@ -31,6 +31,7 @@ static void proc_destroy(struct proctable *pt, struct proc *p)
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
 	hashmap_free(&p->py_code_checked);
+	hashmap_free(&p->py_asked);
 	hashmap_free(&p->py_task_names);
 	free(p->py);
 	free(p->exe);
@@ -406,7 +407,10 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 	hashmap_free(&p->stack_memo);
 	hashmap_free(&p->py_frames);
 	hashmap_free(&p->py_code_checked);
+	hashmap_free(&p->py_asked);
 	hashmap_free(&p->py_task_names);
+	p->py_names_pending = 0;
+	p->py_names_gen++; /* answers asked by the old program are dropped */
 	free(p->py);
 	p->py = NULL;
 	p->py_checked = false;

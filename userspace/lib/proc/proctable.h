@@ -80,6 +80,13 @@ struct proc {
 	 * process's memory: one read per code object per check, however many
 	 * instructions of it were sampled. */
 	struct hashmap py_code_checked;
+	/* Python names asked of the worker (ingest_pynames.c): key in
+	 * py_frames -> the epoch asked, and whether the answer was
+	 * "unreadable"; answers awaited; answers for an earlier gen (before
+	 * an exec) are dropped. */
+	struct hashmap py_asked;
+	uint32_t py_names_pending;
+	uint32_t py_names_gen;
 	/* Hashes of the asyncio task names given frames (bounded). */
 	struct hashmap py_task_names;
 	struct proc_profile *profile; /* owned by the aggregator */

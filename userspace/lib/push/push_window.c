@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "array.h"
 #include "hashmap.h"
 #include "log.h"
 #include "proctable.h"
@@ -85,15 +86,8 @@ static struct pw_entry *entry_add(struct push_window *w, const struct proc *p, i
 {
 	uint64_t h, v;
 
-	if (w->n == w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : 64;
-		struct pw_entry *ne = realloc(w->e, ncap * sizeof(*ne));
-
-		if (!ne)
-			return NULL;
-		w->e = ne;
-		w->cap = ncap;
-	}
+	if (array_grow((void **)&w->e, &w->cap, w->n + 1, sizeof(*w->e)))
+		return NULL;
 	for (h = entry_key(p->pid, p->start_time, type); hashmap_get(&w->index, h, &v); h++)
 		;
 	if (hashmap_put(&w->index, h, w->n + 1))
