@@ -236,6 +236,27 @@ static int check_privileges(void)
 	return -EPERM;
 }
 
+/* process_vm_readv of a page held back with userfaultfd waits, killably
+ * only, until the process supplies it: a Python read of such a page would
+ * hold the reading thread of profd for good.  A default kernel lets no
+ * unprivileged user make one that catches such a read (its
+ * UFFD_USER_MODE_ONLY handles fail the read at once); say so where this
+ * machine does. */
+static void warn_userfaultfd(void)
+{
+	char v[16];
+	struct stat st;
+
+	if (proc_read_small_file("/proc/sys/vm/unprivileged_userfaultfd", v, sizeof(v)) > 0 &&
+	    v[0] == '1')
+		log_warn("profd: vm.unprivileged_userfaultfd is 1: any local user can make one of "
+			 "profd's reads of its memory wait for good (docs/security.md); the "
+			 "kernel's default is 0");
+	if (!stat("/dev/userfaultfd", &st) && (st.st_mode & (S_IRWXG | S_IRWXO)))
+		log_warn("profd: /dev/userfaultfd is open to users other than root: they can make "
+			 "one of profd's reads of their memory wait for good (docs/security.md)");
+}
+
 static int daemon_gpu_new(struct daemon *d)
 {
 	struct gpu_opts go = {
@@ -679,6 +700,7 @@ int main(int argc, char **argv)
 		free_args(&d);
 		return 1;
 	}
+	warn_userfaultfd();
 	sfd = make_signalfd();
 	tfd = make_timer();
 	if (sfd < 0 || tfd < 0) {
