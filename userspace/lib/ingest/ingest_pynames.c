@@ -281,9 +281,9 @@ void ingest_py_named(struct ingest *in, const struct ingest_py_ask *a, int err, 
 	key = a->task ? task_key(a->addr) : frame_key(a->addr, a->off);
 	if (p->py_names_pending)
 		p->py_names_pending--;
-	/* Asked again since, or named since (by a client's read): that
-	 * answer, or that name, is the newer one. */
-	if ((hashmap_get(&p->py_asked, key, &v) && (uint32_t)(v >> 1) > a->epoch))
+	/* Asked again since (this one's epoch is over), or named by a later
+	 * answer: that answer, or that name, is the newer one. */
+	if (hashmap_get(&p->py_asked, key, &v) && (uint32_t)(v >> 1) > a->epoch)
 		return;
 	cached = hashmap_get(&p->py_frames, key, &v);
 	if (cached && (uint32_t)(v >> 32) > a->epoch)
