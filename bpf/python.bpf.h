@@ -40,6 +40,11 @@
 /* How long "this thread has no PyThreadState" is believed: short, since
  * a thread becomes Python as soon as the interpreter finishes starting. */
 #define PY_NEGATIVE_TTL_NS (20ull * 1000 * 1000)
+/* A thread this young is not believed to have none at all: a new
+ * thread's state is bound a moment after it starts, and a "none" seen in
+ * that moment would hide the frames of its first block (a thread that
+ * starts and waits at once: seen for 2 of 300 such threads). */
+#define PY_YOUNG_THREAD_NS (50ull * 1000 * 1000)
 /* What a walk stopped by an unreadable frame leaves as its next frame:
  * not 0 (the stack is truncated), and never a real frame (aligned). */
 #define PY_FRAME_UNREADABLE 1ull
@@ -152,9 +157,10 @@ static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u3
 }
 
 /* tid keys the cache (the host's, as the uprobe sees it); ns_tid is
- * matched against the thread states. */
+ * matched against the thread states; young: the thread started less than
+ * PY_YOUNG_THREAD_NS ago (no "none" cached for it). */
 static __always_inline __u64 py_thread_state(const struct profd_py_proc *pp, __u32 tid,
-					     __u32 ns_tid, __u64 fsbase, __u64 now)
+					     __u32 ns_tid, __u64 fsbase, __u64 now, bool young)
 {
 	struct profd_py_thread *cached = bpf_map_lookup_elem(&py_threads, &tid);
 	struct profd_py_thread fresh = { 0, now };
@@ -162,11 +168,12 @@ static __always_inline __u64 py_thread_state(const struct profd_py_proc *pp, __u
 	if (cached) {
 		if (cached->tstate && py_tstate_matches(&pp->off, cached->tstate, ns_tid, fsbase))
 			return cached->tstate;
-		if (!cached->tstate && now - cached->checked_ns < PY_NEGATIVE_TTL_NS)
+		if (!cached->tstate && !young && now - cached->checked_ns < PY_NEGATIVE_TTL_NS)
 			return 0;
 	}
 	fresh.tstate = py_find_tstate(pp, ns_tid, fsbase);
-	bpf_map_update_elem(&py_threads, &tid, &fresh, BPF_ANY);
+	if (fresh.tstate || !young)
+		bpf_map_update_elem(&py_threads, &tid, &fresh, BPF_ANY);
 	return fresh.tstate;
 }
 
@@ -507,7 +514,8 @@ static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u
 
 	count(PROFD_CNT_PY_SAMPLES);
 	*flags |= PROFD_SAMPLE_PYTHON;
-	tstate = py_thread_state(pp, tid, py_ns_tid(task, tid), fsbase, now);
+	tstate = py_thread_state(pp, tid, py_ns_tid(task, tid), fsbase, now,
+				 now - BPF_CORE_READ(task, start_time) < PY_YOUNG_THREAD_NS);
 	if (!tstate) {
 		count(PROFD_CNT_PY_NO_TSTATE);
 		return 0;
