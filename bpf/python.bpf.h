@@ -156,11 +156,19 @@ static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u3
 	return s.found;
 }
 
+/* Whether task started less than PY_YOUNG_THREAD_NS ago: read only where
+ * a "none" is in question, not on every sample of a known thread. */
+static __always_inline bool py_thread_young(struct task_struct *task, __u64 now)
+{
+	return now - BPF_CORE_READ(task, start_time) < PY_YOUNG_THREAD_NS;
+}
+
 /* tid keys the cache (the host's, as the uprobe sees it); ns_tid is
- * matched against the thread states; young: the thread started less than
- * PY_YOUNG_THREAD_NS ago (no "none" cached for it). */
+ * matched against the thread states; no "none" is cached for a young
+ * thread. */
 static __always_inline __u64 py_thread_state(const struct profd_py_proc *pp, __u32 tid,
-					     __u32 ns_tid, __u64 fsbase, __u64 now, bool young)
+					     __u32 ns_tid, __u64 fsbase, __u64 now,
+					     struct task_struct *task)
 {
 	struct profd_py_thread *cached = bpf_map_lookup_elem(&py_threads, &tid);
 	struct profd_py_thread fresh = { 0, now };
@@ -168,11 +176,12 @@ static __always_inline __u64 py_thread_state(const struct profd_py_proc *pp, __u
 	if (cached) {
 		if (cached->tstate && py_tstate_matches(&pp->off, cached->tstate, ns_tid, fsbase))
 			return cached->tstate;
-		if (!cached->tstate && !young && now - cached->checked_ns < PY_NEGATIVE_TTL_NS)
+		if (!cached->tstate && now - cached->checked_ns < PY_NEGATIVE_TTL_NS &&
+		    !py_thread_young(task, now))
 			return 0;
 	}
 	fresh.tstate = py_find_tstate(pp, ns_tid, fsbase);
-	if (fresh.tstate || !young)
+	if (fresh.tstate || !py_thread_young(task, now))
 		bpf_map_update_elem(&py_threads, &tid, &fresh, BPF_ANY);
 	return fresh.tstate;
 }
@@ -514,8 +523,7 @@ static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u
 
 	count(PROFD_CNT_PY_SAMPLES);
 	*flags |= PROFD_SAMPLE_PYTHON;
-	tstate = py_thread_state(pp, tid, py_ns_tid(task, tid), fsbase, now,
-				 now - BPF_CORE_READ(task, start_time) < PY_YOUNG_THREAD_NS);
+	tstate = py_thread_state(pp, tid, py_ns_tid(task, tid), fsbase, now, task);
 	if (!tstate) {
 		count(PROFD_CNT_PY_NO_TSTATE);
 		return 0;

@@ -152,13 +152,32 @@ static void job_dropped(struct worker *w, struct job *j)
 		wake_ingest(w);
 }
 
+/* Room for one more job in l's ring (caller holds mu): 0, or -ENOMEM. */
+static int lane_room(struct lane *l)
+{
+	size_t cap = l->cap ? l->cap * 2 : 256, i;
+	struct job *q;
+
+	if (l->n < l->cap)
+		return 0;
+	if (!(q = malloc(cap * sizeof(*q))))
+		return -ENOMEM;
+	for (i = 0; i < l->n; i++)
+		q[i] = l->q[(l->head + i) % l->cap];
+	free(l->q);
+	l->q = q;
+	l->head = 0;
+	l->cap = cap;
+	return 0;
+}
+
 /* Caller holds mu. */
 static void push_job(struct worker *w, struct job j)
 {
 	struct lane *l = lane_of(w, j.kind);
 
-	if (j.kind == JOB_PY_NAME && l->n >= PY_QUEUE_MAX) {
-		w->st.dropped++;
+	if (l->n >= (j.kind == JOB_PY_NAME ? PY_QUEUE_MAX : QUEUE_MAX) || lane_room(l)) {
+		w->st.dropped++; /* asked again later */
 		job_dropped(w, &j);
 		return;
 	}
@@ -166,23 +185,6 @@ static void push_job(struct worker *w, struct job j)
 		j.ticket = ++w->py_tickets;
 	if (j.kind == JOB_PY_FORGET)
 		hashmap_put(&w->py_forgets, j.pid, j.ticket);
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256, i;
-		struct job *q;
-
-		if (cap > QUEUE_MAX || !(q = malloc(cap * sizeof(*q)))) {
-			w->st.dropped++; /* asked again later */
-			job_dropped(w, &j);
-			return;
-		}
-		for (i = 0; i < l->n; i++)
-			q[i] = l->q[(l->head + i) % l->cap];
-		free(l->q);
-		l->q = q;
-		l->head = 0;
-		l->cap = cap;
-	}
 	l->q[(l->head + l->n) % l->cap] = j;
 	l->n++;
 	w->st.queued++;

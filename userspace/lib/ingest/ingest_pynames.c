@@ -24,6 +24,7 @@
 /* Answers a process may await: a program starting (thousands of code
  * objects new at once) asks the rest as answers come back. */
 #define PY_ASKS_MAX 1024
+#define TASK_UNREADABLE "[task unreadable]"
 
 static uint64_t frame_key(uint64_t code, int64_t off)
 {
@@ -45,6 +46,12 @@ static int64_t cached_id(uint64_t v)
 	return (int64_t)(uint32_t)v - 1;
 }
 
+/* A py_frames value: the frame id, and the epoch its name was checked. */
+static uint64_t name_value(uint32_t epoch, int64_t id)
+{
+	return ((uint64_t)epoch << 32) | (uint64_t)(id + 1);
+}
+
 static void keep_name(struct proc *p, uint64_t key, uint32_t epoch, int64_t id)
 {
 	if (p->py_frames.len >= PY_FRAMES_MAX) {
@@ -54,7 +61,7 @@ static void keep_name(struct proc *p, uint64_t key, uint32_t epoch, int64_t id)
 		 * memoized with names it no longer has are built again. */
 		hashmap_free(&p->stack_memo);
 	}
-	hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint64_t)(id + 1));
+	hashmap_put(&p->py_frames, key, name_value(epoch, id));
 }
 
 /* Another name at a checked address (a code object or task freed and its
@@ -167,9 +174,11 @@ int64_t ingest_python_frame(struct ingest *in, struct proc *p, uint64_t code, in
 	uint32_t epoch = epoch_of(mono);
 	bool cached = hashmap_get(&p->py_frames, key, &v);
 
-	if (cached && ((uint32_t)(v >> 32) == epoch ||
-		       (hashmap_get(&p->py_code_checked, code, &checked) && checked == epoch))) {
-		hashmap_put(&p->py_frames, key, ((uint64_t)epoch << 32) | (uint32_t)v);
+	if (cached && (uint32_t)(v >> 32) == epoch)
+		return cached_id(v);
+	/* Its code object checked this epoch for another instruction. */
+	if (cached && hashmap_get(&p->py_code_checked, code, &checked) && checked == epoch) {
+		hashmap_put(&p->py_frames, key, name_value(epoch, cached_id(v)));
 		return cached_id(v);
 	}
 	if (asks_worker(in))
@@ -242,11 +251,11 @@ int64_t ingest_task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint
 		return cached_id(v);
 	if (asks_worker(in)) {
 		id = await_name(in, p, key, addr, 0, true, cached, v, epoch, stable);
-		return id == -EAGAIN ? aggregate_frame(in->agg, FRAME_TASK, "[task unreadable]") : id;
+		return id == -EAGAIN ? aggregate_frame(in->agg, FRAME_TASK, TASK_UNREADABLE) : id;
 	}
 	if (pyasync_task_name(p->py, addr, name, sizeof(name), &is_named))
 		return cached ? cached_id(v)
-			      : aggregate_frame(in->agg, FRAME_TASK, "[task unreadable]");
+			      : aggregate_frame(in->agg, FRAME_TASK, TASK_UNREADABLE);
 	id = task_named(in, p, name, is_named);
 	if (id >= 0) {
 		renamed(p, cached, v, id);
