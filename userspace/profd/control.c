@@ -671,7 +671,7 @@ static int handle_stacks(struct daemon *d, struct buf *out, const struct caller 
 	else if (r.flags & PROTO_STACKS_ASYNC)
 		err = control_async_tasks(d, r.pids[0], c->uid, ss);
 	else
-		err = control_thread_stacks(d, r.pids[0], c->uid, may_see_kernel(c), &ss);
+		err = control_thread_stacks(d, r.pids[0], c->uid, may_see_kernel(c), ss);
 	if (err) {
 		err = stacks_error(out, err, &r);
 		goto out;

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "daemon.h"
 #include "ingest.h"
@@ -274,10 +273,8 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 	return stackset_add(l->out, l->out_ids, m, 1);
 }
 
-/* One listing; *pending: a frame's name was still being read (asked of
- * the worker as the frames were built). */
-static int thread_stacks_once(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
-			      struct stackset *out, bool *pending)
+int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
+			  struct stackset *out)
 {
 	struct listing l = { .out = out, .kernel = kernel };
 	char comm[PROFD_COMM_LEN + 1] = "";
@@ -294,40 +291,11 @@ static int thread_stacks_once(struct daemon *d, uint32_t pid, uint32_t uid, bool
 		err = -ESRCH; /* gone, or the process table is full */
 	else if (uid && l.p->uid != uid)
 		err = -EACCES;
-	else if (l.ids && l.out_ids) {
-		d->in.frames_wait = false;
+	else if (l.ids && l.out_ids)
 		err = each_thread(d, pid, list_thread, &l);
-		*pending = d->in.frames_wait;
-	}
 	daemon_unlock(d);
 	hashmap_free(&l.map);
 	free(l.ids);
 	free(l.out_ids);
 	return err;
-}
-
-/* A thread blocked since before profd started has frames never named:
- * their names are asked of the worker (never read with the state held),
- * and the listing is made again when they may have come, up to
- * STACKS_NAMES_TRIES times STACKS_NAMES_WAIT_US; a name still missing then
- * shows as being read. */
-#define STACKS_NAMES_TRIES 4
-#define STACKS_NAMES_WAIT_US 50000
-
-int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
-			  struct stackset **out)
-{
-	bool pending = false;
-	int err, tries;
-
-	for (tries = 0;; tries++) {
-		err = thread_stacks_once(d, pid, uid, kernel, *out, &pending);
-		if (err || !pending || tries == STACKS_NAMES_TRIES)
-			return err;
-		stackset_free(*out);
-		usleep(STACKS_NAMES_WAIT_US);
-		*out = stackset_new();
-		if (!*out)
-			return -ENOMEM;
-	}
 }

@@ -203,12 +203,11 @@ struct stackset;
  * (under d->lock). */
 int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_query *q,
 			   struct stackset *out);
-/* Every thread of pid with its current stack into *out (PROTO_RESP_STACKS;
- * replaced when the listing is made again for names being read); takes
- * d->lock.  uid: the caller's (0 sees every process); kernel: keep kernel
- * frames.  0, -EACCES, -ESRCH or -errno. */
+/* Every thread of pid with its current stack into out (PROTO_RESP_STACKS);
+ * takes d->lock.  uid: the caller's (0 sees every process); kernel: keep
+ * kernel frames.  0, -EACCES, -ESRCH or -errno. */
 int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
-			  struct stackset **out);
+			  struct stackset *out);
 
 /* control_async.c: pid's asyncio tasks into out (PROTO_STACKS_ASYNC);
  * takes d->lock only to check uid.  0, -EACCES, -ESRCH, -ENOENT (no

@@ -153,6 +153,7 @@ struct ingest {
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
 	bool frames_wait; /* the last stack built has a frame whose file or name is being read */
+	bool py_read_here; /* Python names read on this thread (a client's request) */
 };
 
 /* A raw stack as copied from the BPF map. */

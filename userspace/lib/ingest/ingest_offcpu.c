@@ -98,17 +98,22 @@ int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_s
 {
 	const struct raw_stack *u, *k, *py;
 	bool stable = true;
+	int err;
 
 	*n = 0;
 	if (max < 2)
 		return -EINVAL;
-	/* Python names not known yet are asked of the worker and show as
-	 * being read: no read of the process with the state held. */
-	if (blocked)
-		return blocked_frames(in, p, s, false, true, ids, max - 1, n);
-	if (!ingest_sample_stacks(in, s, &k, &u, &py))
-		in->c.stack_lost++;
-	return ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
+	/* A client waits for these frames: Python names are read here. */
+	in->py_read_here = true;
+	if (blocked) {
+		err = blocked_frames(in, p, s, false, true, ids, max - 1, n);
+	} else {
+		if (!ingest_sample_stacks(in, s, &k, &u, &py))
+			in->c.stack_lost++;
+		err = ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
+	}
+	in->py_read_here = false;
+	return err;
 }
 
 int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final)

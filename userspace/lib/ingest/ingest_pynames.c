@@ -72,10 +72,11 @@ static void renamed(struct proc *p, bool cached, uint64_t v, int64_t id)
 		hashmap_free(&p->stack_memo);
 }
 
-/* Names are asked of the worker, unless there is none (tests). */
+/* Names are asked of the worker, unless there is none (tests) or a
+ * client's request reads them here (ingest_thread_frames). */
 static bool asks_worker(const struct ingest *in)
 {
-	return in->be.py_name;
+	return in->be.py_name && !in->py_read_here;
 }
 
 /* Where the ask for key stands this epoch: 1 awaited, 0 answered
