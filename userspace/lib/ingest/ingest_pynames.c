@@ -291,8 +291,8 @@ void ingest_py_named(struct ingest *in, const struct ingest_py_ask *a, int err, 
 	key = a->task ? task_key(a->addr) : frame_key(a->addr, a->off);
 	if (p->py_names_pending)
 		p->py_names_pending--;
-	/* Asked again since (this one's epoch is over), or named by a later
-	 * answer: that answer, or that name, is the newer one. */
+	/* Asked again since (this one's epoch is over), or named since (a
+	 * later answer, a client's read): that one is the newer. */
 	if (hashmap_get(&p->py_asked, key, &v) && (uint32_t)(v >> 1) > a->epoch)
 		return;
 	cached = hashmap_get(&p->py_frames, key, &v);
