@@ -124,22 +124,20 @@ static __always_inline struct profd_stack *gpu_scratch_slot(__u32 kind)
 	return bpf_map_lookup_elem(&gpu_scratch, &slot);
 }
 
-/* The open file behind fd in the current task, or NULL.  Plain loads
- * through the trusted task pointer (cheaper than helper calls) down to
- * the fd array, whose slot needs a probe read. */
+/* The open file behind fd in the current task, or NULL. */
 static __always_inline struct file *gpu_fd_file(int fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct files_struct *files = task->files;
+	struct files_struct *files = BPF_CORE_READ(profd_current_task(), files);
 	struct fdtable *fdt;
-	struct file *f = NULL;
+	struct file **fds, *f = NULL;
 
 	if (fd < 0 || !files)
 		return NULL;
-	fdt = files->fdt;
-	if (!fdt || (__u32)fd >= fdt->max_fds)
+	fdt = BPF_CORE_READ(files, fdt);
+	if (!fdt || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
 		return NULL;
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]))
+	fds = BPF_CORE_READ(fdt, fd);
+	if (!fds || bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
 		return NULL;
 	return f;
 }
@@ -193,7 +191,7 @@ static __always_inline void gpu_stacks(void *ctx, const struct unwind_regs *regs
 	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &pid);
 
 	*ustack = stackcap_user(ctx, gpu_scratch_slot(PROFD_STACK_USER), regs, have_regs, pid,
-				flags);
+				flags, 1);
 	*pystack = py ? py_capture_into(py, (__u32)id, gpu_scratch_slot(PROFD_STACK_PYTHON), flags,
 					now, 1)
 		      : 0;

@@ -43,7 +43,8 @@ struct memory_send_args {
 static __always_inline void memory_event_send(void *ctx, struct task_struct *t, void *scratch,
 					      const struct memory_send_args *a)
 {
-	__u32 tgid = t->tgid, tid = t->pid, flags = 0, slot_u = 0, slot_py = 1;
+	__u32 tgid = BPF_CORE_READ(t, tgid), tid = BPF_CORE_READ(t, pid), flags = 0, slot_u = 0,
+	      slot_py = 1;
 	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct profd_memory_event e;
 	struct unwind_regs regs;
@@ -57,15 +58,15 @@ static __always_inline void memory_event_send(void *ctx, struct task_struct *t, 
 	e.addr = a->addr;
 	e.kstack_id = 0; /* the fault path, or user mode (a uprobe): nothing to learn */
 	e.ustack_id = stackcap_user(ctx, bpf_map_lookup_elem(scratch, &slot_u), &regs, have_regs,
-				    tgid, &flags);
+				    tgid, &flags, a->pyrot_slot);
 	e.pystack_id = py ? py_capture_into(py, tid, bpf_map_lookup_elem(scratch, &slot_py), &flags,
 					    a->now, a->pyrot_slot)
 			  : 0;
 	e.flags = flags;
 	e._pad = 0;
 	e._pad2 = 0;
-	e.start_ns = t->group_leader->start_boottime;
-	__builtin_memcpy(e.comm, t->comm, sizeof(e.comm));
+	e.start_ns = BPF_CORE_READ(t, group_leader, start_boottime);
+	bpf_get_current_comm(e.comm, sizeof(e.comm));
 	/* Sent last: the records of new stacks precede it (stackhash.bpf.h). */
 	if (bpf_ringbuf_output(&events, &e, sizeof(e), events_wakeup_flag())) {
 		count(a->cnt_rb_full);
@@ -77,7 +78,7 @@ static __always_inline void memory_event_send(void *ctx, struct task_struct *t, 
 SEC("perf_event")
 int on_page_faults(struct bpf_perf_event_data *ctx)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = profd_current_task();
 	struct memory_send_args a = {
 		.type = PROFD_EV_MEMORY, .pyrot_slot = MEMORY_PYROT_SLOT,
 		.cnt_sent = PROFD_CNT_MEMORY_SENT, .cnt_rb_full = PROFD_CNT_MEMORY_RB_FULL,
@@ -85,7 +86,8 @@ int on_page_faults(struct bpf_perf_event_data *ctx)
 	};
 
 	count(PROFD_CNT_MEMORY_WALKS);
-	if (!t->mm || (t->flags & PF_KTHREAD) || !selected(t->tgid))
+	if (!BPF_CORE_READ(t, mm) || (BPF_CORE_READ(t, flags) & PF_KTHREAD) ||
+	    !selected(BPF_CORE_READ(t, tgid)))
 		return 0;
 	a.now = bpf_ktime_get_ns();
 	memory_event_send(ctx, t, &memory_scratch, &a);

@@ -83,8 +83,8 @@ static __always_inline __s64 mmap_delta(struct pt_regs *ctx, __u64 fn, struct ta
 	case PROFD_MMAP_FN_MREMAP: return mmap_pages(a2) - mmap_pages(a1);
 	case PROFD_MMAP_FN_BRK:
 		/* brk(0) and anything below the heap's start only ask. */
-		cur = t->mm->brk;
-		start = t->mm->start_brk;
+		cur = BPF_CORE_READ(t, mm, brk);
+		start = BPF_CORE_READ(t, mm, start_brk);
 		if (a0 < start || !cur)
 			return 0;
 		return mmap_pages(a0) - mmap_pages(cur);
@@ -96,7 +96,7 @@ static __always_inline __s64 mmap_delta(struct pt_regs *ctx, __u64 fn, struct ta
 SEC("uprobe")
 int on_libc_mmap(struct pt_regs *ctx)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = profd_current_task();
 	__u64 fn = bpf_get_attach_cookie(ctx);
 	struct memory_send_args a = {
 		.type = PROFD_EV_MMAP, .pyrot_slot = MMAP_PYROT_SLOT,
@@ -104,7 +104,7 @@ int on_libc_mmap(struct pt_regs *ctx)
 	};
 	__s64 bytes;
 
-	if (!t->mm || !selected(t->tgid))
+	if (!BPF_CORE_READ(t, mm) || !selected(BPF_CORE_READ(t, tgid)))
 		return 0;
 	count(PROFD_CNT_MMAP_CALLS);
 	bytes = mmap_delta(ctx, fn, t);

@@ -55,12 +55,63 @@ const volatile __u32 offcpu_events_per_window = 200; /* per CPU per 10 ms */
  * were 61% of the machine's off-CPU time on a quiet machine). */
 const volatile __u32 offcpu_self_tgid = 0;
 
+/* Each thread's state: task storage, freed with the task (5.11+); in
+ * the legacy object (kcompat.bpf.h) a hash by tid, deleted at the
+ * thread's exit and bounded by LRU eviction. */
+#ifdef PROFD_LEGACY
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct profd_thread_state);
+} thread_states SEC(".maps");
+#else
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct profd_thread_state);
 } thread_states SEC(".maps");
+#endif
+
+/* The legacy object's new states start as this value (zeroes).  A map in
+ * both objects, so their globals and maps stay the same (kcompat.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profd_thread_state);
+} thread_state_zero SEC(".maps");
+
+/* t's state, or NULL; created when create is set and t has none. */
+static __always_inline struct profd_thread_state *thread_state(struct task_struct *t, int create)
+{
+#ifdef PROFD_LEGACY
+	__u32 tid = BPF_CORE_READ(t, pid), k = 0;
+	struct profd_thread_state *ts = bpf_map_lookup_elem(&thread_states, &tid), *zero;
+
+	if (ts || !create)
+		return ts;
+	zero = bpf_map_lookup_elem(&thread_state_zero, &k);
+	if (!zero)
+		return NULL;
+	bpf_map_update_elem(&thread_states, &tid, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&thread_states, &tid);
+#else
+	return bpf_task_storage_get(&thread_states, t, 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#endif
+}
+
+/* A thread exits: the legacy object's hash forgets it. */
+static __always_inline void thread_state_forget(struct task_struct *t)
+{
+#ifdef PROFD_LEGACY
+	__u32 tid = BPF_CORE_READ(t, pid);
+
+	bpf_map_delete_elem(&thread_states, &tid);
+#endif
+}
 
 /* Off-CPU walks build stacks here: the program runs with interrupts off,
  * but a slot of its own keeps that an implementation detail. */
@@ -174,7 +225,7 @@ static __always_inline void offcpu_walk(void *ctx, struct task_struct *prev,
 	ts->kstack_id = stackcap_get_stack(ctx, offcpu_slot(PROFD_STACK_KERNEL),
 					   PROFD_STACK_KERNEL, &flags);
 	ts->ustack_id = stackcap_user(ctx, offcpu_slot(PROFD_STACK_USER), &regs, have_regs, tgid,
-				      &flags);
+				      &flags, OFFCPU_PYROT_SLOT);
 	ts->pystack_id = py ? py_capture_into(py, tid, offcpu_slot(PROFD_STACK_PYTHON), &flags,
 					      now, OFFCPU_PYROT_SLOT)
 			    : 0;
@@ -190,9 +241,9 @@ static __always_inline void offcpu_walk(void *ctx, struct task_struct *prev,
  * finds it. */
 static __always_inline struct profd_thread_state *offcpu_state(struct task_struct *t)
 {
-	struct profd_thread_state *ts = bpf_task_storage_get(&thread_states, t, 0, 0);
+	struct profd_thread_state *ts = thread_state(t, 0);
 
-	return ts ? ts : bpf_task_storage_get(&thread_states, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return ts ? ts : thread_state(t, 1);
 }
 
 /* Whether the kernel keeps sched_info (CONFIG_SCHED_INFO: last_arrival
@@ -362,7 +413,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 /* Kernels without sched_info only: next comes back now. */
 static __always_inline void offcpu_note_arrival(struct task_struct *next, __u64 now)
 {
-	struct profd_thread_state *ts = bpf_task_storage_get(&thread_states, next, 0, 0);
+	struct profd_thread_state *ts = thread_state(next, 0);
 
 	if (ts)
 		ts->on_ns = now;
@@ -401,6 +452,7 @@ static __always_inline int offcpu_settle_current(struct task_struct *t,
  * and the block it came back from settled. */
 static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 {
+#ifndef PROFD_LEGACY /* settling reads the task through a BTF pointer */
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct profd_thread_state *ts;
 
@@ -415,6 +467,7 @@ static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 	ts->sample_ustack_id = e->ustack_id;
 	ts->sample_pystack_id = e->pystack_id;
 	ts->sample_flags = e->flags;
+#endif
 }
 
 /* A thread of a selected process exits: the block it came back from, if
@@ -426,11 +479,12 @@ static __always_inline void offcpu_note_exit(struct task_struct *t)
 
 	if (!offcpu_enabled || !selected(t->tgid))
 		return;
-	ts = bpf_task_storage_get(&thread_states, t, 0, 0);
+	ts = thread_state(t, 0);
 	if (ts && !offcpu_settle_current(t, ts, bpf_ktime_get_ns())) {
 		ts->off_ns = 0;
 		count(PROFD_CNT_OFFCPU_END_LOST);
 	}
+	thread_state_forget(t);
 }
 
 /* Fires in prev's context with interrupts off.  A preempted thread

@@ -26,6 +26,7 @@
 #define PROFD_PYTHON_BPF_H
 
 #include "common.bpf.h"
+#include "kcompat.bpf.h"
 #include "profd_abi.h"
 
 #define PY_MAX_INTERPS 4
@@ -36,7 +37,20 @@
 /* Frames followed per walk (C-stack shims included): deeper than any
  * default recursion limit, bounded so a corrupted chain costs little. */
 #define PY_MAX_WALK 4096
+/* The same bounds in the legacy object (kcompat.bpf.h), whose verifier
+ * walks a loop once per iteration (a few instructions each there): the
+ * search covers a process's newest ~1,000 threads (the eval-loop uprobe
+ * finds any). */
+#ifndef PY_SEARCH_STEPS_LEGACY
+#define PY_SEARCH_STEPS_LEGACY 1024
+#endif
+#ifndef PY_MAX_WALK_LEGACY
+#define PY_MAX_WALK_LEGACY 1024
+#endif
 #define PY_RING_MASK (PROFD_STACK_WORDS - 1)
+/* Bytes of a frame read at once (py_frame_from_span). */
+#define PY_FRAME_BYTES 128
+#define PY_FRAME_WORDS (PY_FRAME_BYTES / 8)
 /* How long "this thread has no PyThreadState" is believed: short, since
  * a thread becomes Python as soon as the interpreter finishes starting. */
 #define PY_NEGATIVE_TTL_NS (20ull * 1000 * 1000)
@@ -117,13 +131,10 @@ struct py_search {
 	__u32 tid, interps;
 };
 
-/* One bpf_loop step of the thread-list search: check one tstate, or move
- * on to the next interpreter when this one's list ends. */
-static long py_search_step(__u32 i, void *ctx)
+/* One step of the thread-list search: check one tstate, or move on to
+ * the next interpreter when this one's list ends. */
+static __always_inline long py_search_step_in(struct py_search *s, const struct profd_pyoffsets *o)
 {
-	struct py_search *s = ctx;
-	const struct profd_pyoffsets *o = s->o;
-
 	if (!s->t) {
 		if (s->interps++)
 			s->interp = py_read_ptr(s->interp + o->interp_next);
@@ -140,9 +151,80 @@ static long py_search_step(__u32 i, void *ctx)
 	return 0;
 }
 
+
+struct py_walk_state {
+	const struct profd_pyoffsets *o;
+	struct profd_stack *st; /* the caller's scratch slot */
+	__u64 frame;
+	__u32 span; /* bytes read per frame, 0: field by field */
+	__u64 buf[PY_FRAME_WORDS];
+};
+
+#ifdef PROFD_LEGACY
+/* The legacy object's loops (kcompat.bpf.h): each step is a global
+ * function, which the verifier checks once instead of once per iteration,
+ * working on state kept here, per CPU, in a slot per caller that may
+ * interrupt another on a CPU (the py_rotate slots). */
+struct py_legacy {
+	struct py_search s;
+	struct py_walk_state w;
+	struct profd_pyoffsets off;
+	struct profd_stack st;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 5);
+	__type(key, __u32);
+	__type(value, struct py_legacy);
+} py_legacy_state SEC(".maps");
+
+__noinline int py_search_step_global(__u32 slot)
+{
+	struct py_legacy *L = bpf_map_lookup_elem(&py_legacy_state, &slot);
+
+	return L ? (int)py_search_step_in(&L->s, &L->off) : 1;
+}
+
+static __always_inline void py_search_loop(struct py_search *s, const struct profd_py_proc *pp,
+					   __u32 slot)
+{
+	struct py_legacy *L = bpf_map_lookup_elem(&py_legacy_state, &slot);
+	__u32 i;
+
+	if (!L)
+		return;
+	L->s.interp = s->interp;
+	L->s.t = s->t;
+	L->s.fsbase = s->fsbase;
+	L->s.found = 0;
+	L->s.tid = s->tid;
+	L->s.interps = s->interps;
+	bpf_probe_read_kernel(&L->off, sizeof(L->off), &pp->off);
+	_Pragma("clang loop unroll(disable)")
+	for (i = 0; i < PY_SEARCH_STEPS_LEGACY; i++)
+		if (py_search_step_global(slot))
+			break;
+	s->found = L->s.found;
+}
+#else
+static long py_search_step(__u32 i, void *ctx)
+{
+	struct py_search *s = ctx;
+
+	return py_search_step_in(s, s->o);
+}
+
+static __always_inline void py_search_loop(struct py_search *s, const struct profd_py_proc *pp,
+					   __u32 slot)
+{
+	bpf_loop(PY_MAX_INTERPS * (PY_MAX_THREADS + 1), py_search_step, s, 0);
+}
+#endif
+
 /* Search every interpreter's thread list for this thread's state. */
 static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u32 tid,
-					    __u64 fsbase)
+					    __u64 fsbase, __u32 slot)
 {
 	struct py_search s = {
 		.o = &pp->off,
@@ -152,7 +234,7 @@ static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u3
 	};
 
 	count(PROFD_CNT_PY_TSTATE_WALKS);
-	bpf_loop(PY_MAX_INTERPS * (PY_MAX_THREADS + 1), py_search_step, &s, 0);
+	py_search_loop(&s, pp, slot);
 	return s.found;
 }
 
@@ -168,7 +250,7 @@ static __always_inline bool py_thread_young(struct task_struct *task, __u64 now)
  * thread. */
 static __always_inline __u64 py_thread_state(const struct profd_py_proc *pp, __u32 tid,
 					     __u32 ns_tid, __u64 fsbase, __u64 now,
-					     struct task_struct *task)
+					     struct task_struct *task, __u32 slot)
 {
 	struct profd_py_thread *cached = bpf_map_lookup_elem(&py_threads, &tid);
 	struct profd_py_thread fresh = { 0, now };
@@ -180,7 +262,7 @@ static __always_inline __u64 py_thread_state(const struct profd_py_proc *pp, __u
 		    !py_thread_young(task, now))
 			return 0;
 	}
-	fresh.tstate = py_find_tstate(pp, ns_tid, fsbase);
+	fresh.tstate = py_find_tstate(pp, ns_tid, fsbase, slot);
 	if (fresh.tstate || !py_thread_young(task, now))
 		bpf_map_update_elem(&py_threads, &tid, &fresh, BPF_ANY);
 	return fresh.tstate;
@@ -226,17 +308,8 @@ static __always_inline __u8 py_read_u8(__u64 addr)
  * all (a _PyInterpreterFrame's first 72 bytes on 3.11) rather than one
  * read per field: a read costs far more than the bytes it copies.  Frames
  * whose fields lie further apart, or whose span cannot be read whole (a
- * frame at the very end of a mapping), are read field by field. */
-#define PY_FRAME_BYTES 128
-#define PY_FRAME_WORDS (PY_FRAME_BYTES / 8)
-
-struct py_walk_state {
-	const struct profd_pyoffsets *o;
-	struct profd_stack *st; /* the caller's scratch slot */
-	__u64 frame;
-	__u32 span; /* bytes read per frame, 0: field by field */
-	__u64 buf[PY_FRAME_WORDS];
-};
+ * frame at the very end of a mapping), are read field by field
+ * (PY_FRAME_BYTES, above). */
 
 /* What the walk needs of one frame. */
 struct py_frame_fields {
@@ -297,10 +370,10 @@ static __always_inline __u8 py_buf_u8(const struct py_walk_state *w, __u32 off)
 
 /* One read of the frame's span into w->buf, then the fields from it.
  * -1 when the span could not be read. */
-static __always_inline int py_frame_from_span(struct py_walk_state *w, __u64 frame,
+static __always_inline int py_frame_from_span(struct py_walk_state *w,
+					      const struct profd_pyoffsets *o, __u64 frame,
 					      struct py_frame_fields *f)
 {
-	const struct profd_pyoffsets *o = w->o;
 	__u32 span = w->span;
 
 	if (!span || span > PY_FRAME_BYTES ||
@@ -360,11 +433,9 @@ static __always_inline __s32 py_instr_offset(const struct profd_pyoffsets *o,
  * the words emitted, past the ring's size too.  It lives in map memory
  * on purpose: the verifier does not track its value there, so checking
  * this callback converges at once instead of once per possible depth. */
-static long py_walk_step(__u32 i, void *ctx)
+static __always_inline long py_walk_step_in(struct py_walk_state *w,
+					    const struct profd_pyoffsets *o, struct profd_stack *st)
 {
-	struct py_walk_state *w = ctx;
-	const struct profd_pyoffsets *o = w->o;
-	struct profd_stack *st = w->st;
 	struct py_frame_fields f = {};
 	__u64 code, frame = w->frame;
 	__u32 flags = 0, n;
@@ -373,7 +444,7 @@ static long py_walk_step(__u32 i, void *ctx)
 		return 1;
 	/* An unreadable frame is counted and ends the walk without its
 	 * root (the sentinel is a frame left), not complete. */
-	if (py_frame_from_span(w, frame, &f) && py_frame_by_field(o, frame, &f))
+	if (py_frame_from_span(w, o, frame, &f) && py_frame_by_field(o, frame, &f))
 		goto unreadable;
 	n = st->nr / 2; /* frames emitted so far */
 	/* 3.12+: shim frames owned by the C stack (3.14+: by the
@@ -405,6 +476,51 @@ unreadable:
 	return 1;
 }
 
+
+#ifdef PROFD_LEGACY
+__noinline int py_walk_step_global(__u32 slot)
+{
+	struct py_legacy *L = bpf_map_lookup_elem(&py_legacy_state, &slot);
+
+	return L ? (int)py_walk_step_in(&L->w, &L->off, &L->st) : 1;
+}
+
+/* The walk on the slot's state; the frames are copied to st after. */
+static __always_inline void py_walk_loop(struct py_walk_state *w, __u32 slot)
+{
+	struct py_legacy *L = bpf_map_lookup_elem(&py_legacy_state, &slot);
+	__u32 i;
+
+	if (!L) {
+		count(PROFD_CNT_PY_READ_FAIL);
+		return;
+	}
+	L->w.frame = w->frame;
+	L->w.span = w->span;
+	L->st.kind = PROFD_STACK_PYTHON;
+	L->st.nr = 0;
+	bpf_probe_read_kernel(&L->off, sizeof(L->off), w->o);
+	_Pragma("clang loop unroll(disable)")
+	for (i = 0; i < PY_MAX_WALK_LEGACY; i++)
+		if (py_walk_step_global(slot))
+			break;
+	w->frame = L->w.frame;
+	bpf_probe_read_kernel(w->st, sizeof(*w->st), &L->st);
+}
+#else
+static long py_walk_step(__u32 i, void *ctx)
+{
+	struct py_walk_state *w = ctx;
+
+	return py_walk_step_in(w, w->o, w->st);
+}
+
+static __always_inline void py_walk_loop(struct py_walk_state *w, __u32 slot)
+{
+	bpf_loop(PY_MAX_WALK, py_walk_step, w, 0);
+}
+#endif
+
 /* A ring that went round holds the outermost PROFD_MAX_PY_FRAMES frames
  * starting at slot n % PROFD_MAX_PY_FRAMES (the leafmost one kept): copy
  * it twice end to end and take the leaf-first window.  Three fixed-size
@@ -434,7 +550,7 @@ static __always_inline __u32 py_walk(const struct profd_pyoffsets *o, __u64 fram
 
 	st->kind = PROFD_STACK_PYTHON;
 	st->nr = 0;
-	bpf_loop(PY_MAX_WALK, py_walk_step, &w, 0);
+	py_walk_loop(&w, rot_slot);
 	n = st->nr / 2;
 	if (n > PROFD_MAX_PY_FRAMES) {
 		py_unring(st, n, rot_slot);
@@ -523,7 +639,7 @@ static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u
 
 	count(PROFD_CNT_PY_SAMPLES);
 	*flags |= PROFD_SAMPLE_PYTHON;
-	tstate = py_thread_state(pp, tid, py_ns_tid(task, tid), fsbase, now, task);
+	tstate = py_thread_state(pp, tid, py_ns_tid(task, tid), fsbase, now, task, rot_slot);
 	if (!tstate) {
 		count(PROFD_CNT_PY_NO_TSTATE);
 		return 0;

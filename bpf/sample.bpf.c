@@ -13,6 +13,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "profd_abi.h"
+#include "kcompat.bpf.h"
 #include "common.bpf.h"
 #include "stackhash.bpf.h"
 #include "python.bpf.h"
@@ -57,11 +58,10 @@ static __always_inline __u64 capture(void *ctx, __u32 kind, struct profd_sample 
 	return stackcap_get_stack(ctx, stackhash_scratch(kind), kind, &e->flags);
 }
 
-/* Did the sample interrupt user mode?  The context field must be loaded
- * whole: volatile keeps clang from narrowing the load to one byte. */
+/* Did the sample interrupt user mode? */
 static __always_inline int sample_in_user_mode(struct bpf_perf_event_data *ctx)
 {
-	return (*(volatile __u64 *)&ctx->regs.cs & 3) == 3;
+	return (profd_perf_regs(ctx)->cs & 3) == 3;
 }
 
 /* The user stack: walked with the .eh_frame tables userspace loaded for
@@ -74,7 +74,7 @@ static __always_inline __u64 capture_user(struct bpf_perf_event_data *ctx, __u32
 	int have_regs = unwind_regs_from_perf(ctx, &regs) >= 0;
 
 	return stackcap_user(ctx, stackhash_scratch(PROFD_STACK_USER), &regs, have_regs, tgid,
-			     &e->flags);
+			     &e->flags, 0);
 }
 
 SEC("perf_event")

@@ -47,14 +47,14 @@ static __always_inline __u64 stackcap_get_stack(void *ctx, struct profd_stack *s
  * has no tables (yet). */
 static __always_inline __u64 stackcap_user(void *ctx, struct profd_stack *st,
 					   const struct unwind_regs *regs, int have_regs, __u32 tgid,
-					   __u32 *flags)
+					   __u32 *flags, __u32 slot)
 {
 	__u32 uf = 0;
 	int n;
 
 	if (!st || !have_regs)
 		goto fp;
-	n = unwind_user(regs, tgid, st->ips, PROFD_MAX_STACK_DEPTH, &uf);
+	n = unwind_user(regs, tgid, st->ips, PROFD_MAX_STACK_DEPTH, &uf, slot);
 	if (uf & (PROFD_UNWIND_F_NO_PROC | PROFD_UNWIND_F_STALE))
 		goto fp;
 	st->kind = PROFD_STACK_USER;
@@ -77,12 +77,11 @@ fp:
  * exception left user mode.  0, or -1 for a kernel thread. */
 static __always_inline int stackcap_entry_regs(struct unwind_regs *r)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *u;
 
-	if (!task->mm)
+	if (!BPF_CORE_READ(profd_current_task(), mm))
 		return -1;
-	u = (struct pt_regs *)bpf_task_pt_regs(task);
+	u = profd_current_pt_regs();
 	if (!u || BPF_CORE_READ_INTO(&r->ip, u, ip) || BPF_CORE_READ_INTO(&r->sp, u, sp) ||
 	    BPF_CORE_READ_INTO(&r->bp, u, bp))
 		return -1;

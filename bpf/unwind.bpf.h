@@ -10,7 +10,8 @@
  * returns into known code.  Unknown code (a pc in no mapping userspace
  * listed), frames failing the checks and rules the tables cannot express
  * stop the walk and say why in the flags, so a stack is cut short but
- * never made up.  The frame loop runs in bpf_loop (kernel 5.17+), the two
+ * never made up.  The frame loop runs in bpf_loop (kernel 5.17+; a global
+ * step function elsewhere: unwind_loop), the two
  * searches are fixed-bound loops, so the verifier cost does not grow with
  * the stack depth.
  *
@@ -22,6 +23,12 @@
 #include <bpf/bpf_core_read.h>
 
 #include "profd_abi_unwind.h"
+#include "kcompat.bpf.h"
+
+/* Frames a walk follows in the legacy object (kcompat.bpf.h). */
+#ifndef UNWIND_MAX_FRAMES_LEGACY
+#define UNWIND_MAX_FRAMES_LEGACY PROFD_UNWIND_MAX_FRAMES
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -106,22 +113,18 @@ static __always_inline void unwind_count(__u32 which, __u64 n)
 static __always_inline int unwind_regs_from_perf(struct bpf_perf_event_data *ctx,
 						 struct unwind_regs *r)
 {
-	struct task_struct *task;
+	const volatile struct profd_user_regs *pr = profd_perf_regs(ctx);
 	struct pt_regs *u;
-	/* perf_event context fields must be loaded whole: volatile keeps
-	 * clang from narrowing this load to the byte the test needs. */
-	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
 
-	if ((cs & 3) == 3) {
-		r->ip = ctx->regs.ip;
-		r->sp = ctx->regs.sp;
-		r->bp = ctx->regs.bp;
+	if ((pr->cs & 3) == 3) {
+		r->ip = pr->ip;
+		r->sp = pr->sp;
+		r->bp = pr->bp;
 		return 1;
 	}
-	task = bpf_get_current_task_btf();
-	if (!task->mm)
+	if (!BPF_CORE_READ(profd_current_task(), mm))
 		return -1;
-	u = (struct pt_regs *)bpf_task_pt_regs(task);
+	u = profd_current_pt_regs();
 	/* Probe reads, not loads: clang would otherwise merge these with the
 	 * context loads above into one load through a pointer that is ctx
 	 * on one path and BTF on the other, which the verifier refuses. */
@@ -392,10 +395,9 @@ static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, _
 	return 0;
 }
 
-/* bpf_loop callback: record the current pc, then step to the caller. */
-static long unwind_step(__u32 i, void *arg)
+/* One step: record the current pc into ips, then step to the caller. */
+static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64 *ips)
 {
-	struct unwind_walk *s = arg;
 	__u64 cfa = 0, bp = 0, ra = 0, pc, idx = i;
 	long stop;
 	int anon;
@@ -405,7 +407,7 @@ static long unwind_step(__u32 i, void *arg)
 	/* Index with the register the verifier saw checked, not a fresh
 	 * zero-extension of i. */
 	barrier_var(idx);
-	s->ips[idx] = s->ip;
+	ips[idx] = s->ip;
 	s->n = idx + 1;
 	/* A return address points after the call, maybe into the next
 	 * function; the call itself is one byte before.  Not so for the
@@ -445,6 +447,71 @@ static long unwind_step(__u32 i, void *arg)
 	return 0;
 }
 
+
+#ifdef PROFD_LEGACY
+/* The legacy object's loop (kcompat.bpf.h): each step is a global
+ * function, which the verifier checks once instead of once per frame,
+ * working on the walk kept here, per CPU, in a slot per caller that may
+ * interrupt another on a CPU (the py_rotate slots of python.bpf.h). */
+struct unwind_legacy {
+	struct unwind_walk s;
+	__u64 ips[PROFD_UNWIND_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 5);
+	__type(key, __u32);
+	__type(value, struct unwind_legacy);
+} unwind_legacy_state SEC(".maps");
+
+__noinline int unwind_step_global(__u32 slot, __u32 i)
+{
+	struct unwind_legacy *L = bpf_map_lookup_elem(&unwind_legacy_state, &slot);
+
+	return L ? (int)unwind_step_in(i, &L->s, L->ips) : 1;
+}
+
+/* The walk on the slot's state; its frames are copied to s->ips after. */
+static __always_inline void unwind_loop(struct unwind_walk *s, __u32 slot)
+{
+	struct unwind_legacy *L = bpf_map_lookup_elem(&unwind_legacy_state, &slot);
+	__u64 *ips = s->ips;
+	__u32 i, n;
+
+	if (!L) {
+		s->flags |= PROFD_UNWIND_F_TRUNC_READ;
+		return;
+	}
+	s->ips = NULL; /* no pointer goes into the map */
+	L->s = *s;
+	_Pragma("clang loop unroll(disable)")
+	for (i = 0; i < UNWIND_MAX_FRAMES_LEGACY + 1; i++)
+		if (unwind_step_global(slot, i))
+			break;
+	*s = L->s;
+	s->ips = ips;
+	n = s->n;
+	if (n > PROFD_UNWIND_MAX_FRAMES)
+		n = PROFD_UNWIND_MAX_FRAMES;
+	barrier_var(n); /* copy with the bound the verifier saw checked */
+	if (n)
+		bpf_probe_read_kernel(ips, n * sizeof(__u64), L->ips);
+}
+#else
+static long unwind_step(__u32 i, void *arg)
+{
+	struct unwind_walk *s = arg;
+
+	return unwind_step_in(i, s, s->ips);
+}
+
+static __always_inline void unwind_loop(struct unwind_walk *s, __u32 slot)
+{
+	bpf_loop(PROFD_UNWIND_MAX_FRAMES + 1, unwind_step, s, 0);
+}
+#endif
+
 /* A walk's outcome, in one look-up of this CPU's counters. */
 static __always_inline void unwind_count_result(__u32 flags, __u32 n)
 {
@@ -471,13 +538,14 @@ static __always_inline void unwind_count_result(__u32 flags, __u32 n)
  * at most max.  *flags gets PROFD_UNWIND_F_*: END when the walk reached
  * the outermost frame, else a TRUNC_* reason; NO_PROC when userspace has
  * no table for tgid, STALE when it has one from before an exec (nothing
- * written in both cases: use bpf_get_stack instead).  Returns the number
- * of frames. */
+ * written in both cases: use bpf_get_stack instead).  slot: the caller's
+ * py_rotate slot (python.bpf.h), for the legacy object's loop state.
+ * Returns the number of frames. */
 static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgid, __u64 *ips,
-				       __u32 max, __u32 *flags)
+				       __u32 max, __u32 *flags, __u32 slot)
 {
 	struct profd_unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = BPF_CORE_READ(profd_current_task(), mm);
 	struct unwind_walk s = {};
 	__u64 epoch = unwind_epoch;
 
@@ -486,7 +554,7 @@ static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgi
 		unwind_count(PROFD_UNWIND_CNT_NO_PROC, 1);
 		return 0;
 	}
-	if (!task->mm || task->mm->start_stack != p->start_stack) {
+	if (!mm || BPF_CORE_READ(mm, start_stack) != p->start_stack) {
 		*flags = PROFD_UNWIND_F_STALE;
 		unwind_count(PROFD_UNWIND_CNT_STALE, 1);
 		return 0;
@@ -501,7 +569,7 @@ static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgi
 	s.max = max;
 	s.map_start = p->map_start;
 	s.map_count = p->map_count;
-	bpf_loop(PROFD_UNWIND_MAX_FRAMES + 1, unwind_step, &s, 0);
+	unwind_loop(&s, slot);
 	if (!s.done)
 		s.flags |= PROFD_UNWIND_F_TRUNC_DEPTH;
 	*flags = s.flags;

@@ -49,7 +49,7 @@ int on_unwind_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	e->tid = (__u32)id;
 	e->user_mode = user_mode;
-	e->nr = unwind_user(&regs, target_tgid, e->ips, PROFD_UNWIND_MAX_FRAMES, &flags);
+	e->nr = unwind_user(&regs, target_tgid, e->ips, PROFD_UNWIND_MAX_FRAMES, &flags, 0);
 	e->flags = flags;
 	n = bpf_get_stack(ctx, e->fp_ips, sizeof(e->fp_ips), BPF_F_USER_STACK);
 	e->fp_nr = n > 0 ? (__u32)n / sizeof(__u64) : 0;

@@ -64,6 +64,7 @@ struct daemon_config {
 	bool memory;               /* --memory / --no-memory (default) */
 	uint64_t memory_sample_kib; /* --memory-sample-kib */
 	bool mmap;                 /* --mmap / --no-mmap (default) */
+	int bpf_build;             /* --bpf-build: enum bpfload_variant */
 };
 
 struct daemon {

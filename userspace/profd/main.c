@@ -312,6 +312,7 @@ static int daemon_start(struct daemon *d)
 		.memory = d->cfg.memory,
 		.memory_sample_bytes = d->cfg.memory_sample_kib * 1024,
 		.mmap = d->cfg.mmap,
+		.bpf_build = d->cfg.bpf_build,
 	};
 	struct symbolizer_opts symo = { 0 };
 	struct ingest_backend be;
@@ -360,6 +361,11 @@ static int daemon_start(struct daemon *d)
 	d->sampler = open_sampler_preloading(d, &so);
 	if (!d->sampler)
 		return -errno;
+	/* What this kernel refused is off (the sampler said why). */
+	d->cfg.offcpu = sampler_loaded(d->sampler)->offcpu;
+	d->cfg.memory = sampler_loaded(d->sampler)->memory;
+	d->cfg.mmap = sampler_loaded(d->sampler)->mmap;
+	d->cfg.python_uprobe = sampler_loaded(d->sampler)->python_uprobe;
 	/* Python processes already running get their frames from the
 	 * first sample on. */
 	persist_open(d);

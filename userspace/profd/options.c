@@ -11,6 +11,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "duration.h"
+#include "bpfload.h"
 #include "gpu.h"
 #include "optvalue.h"
 
@@ -37,6 +38,9 @@ static void usage(FILE *out)
 		"      --ringbuf-size BYTES BPF ring buffer size, power of two (default 4M)\n"
 		"      --stack-map-entries N stack IDs BPF remembers as sent (rounded up to a\n"
 		"                           power of two >= 65536; default 262144)\n"
+		"      --bpf-build auto|modern|legacy  which build of the BPF programs to load:\n"
+		"                           auto probes the kernel (modern needs bpf_loop,\n"
+		"                           5.17+; legacy runs on 5.10+ with shorter loops)\n"
 		"      --python-uprobe      also find Python threads with a uprobe on the eval\n"
 		"                           loop (costs the program ~1us per C->Python call)\n"
 		"      --unwind-table-bytes BYTES memory for .eh_frame unwind tables (default 64M)\n"
@@ -101,6 +105,7 @@ enum {
 	OPT_MEMORY_KIB,
 	OPT_MMAP,
 	OPT_NO_MMAP,
+	OPT_BPF_BUILD,
 };
 
 #define SHORT_OPTS "ap:r:s:vh"
@@ -133,6 +138,7 @@ static const struct option long_opts[] = {
 	{ "no-memory", no_argument, NULL, OPT_NO_MEMORY },
 	{ "memory-sample-kib", required_argument, NULL, OPT_MEMORY_KIB },
 	{ "mmap", no_argument, NULL, OPT_MMAP },
+	{ "bpf-build", required_argument, NULL, OPT_BPF_BUILD },
 	{ "no-mmap", no_argument, NULL, OPT_NO_MMAP },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "push", required_argument, NULL, OPT_PUSH },
@@ -162,6 +168,22 @@ static int add_pid(struct daemon_config *c, const char *arg)
 		return -ENOMEM;
 	c->pids = p;
 	c->pids[c->npids++] = (uint32_t)pid;
+	return 0;
+}
+
+/* --bpf-build auto|modern|legacy */
+static int opt_bpf_build(struct daemon_config *c, const char *arg)
+{
+	if (!strcmp(arg, "auto"))
+		c->bpf_build = BPFLOAD_AUTO;
+	else if (!strcmp(arg, "modern"))
+		c->bpf_build = BPFLOAD_MODERN;
+	else if (!strcmp(arg, "legacy"))
+		c->bpf_build = BPFLOAD_LEGACY;
+	else {
+		fprintf(stderr, "profd: --bpf-build: '%s' must be auto, modern or legacy\n", arg);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -293,6 +315,7 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 		case OPT_MEMORY: c->memory = true; break;
 		case OPT_NO_MEMORY: c->memory = false; break;
 		case OPT_MMAP: c->mmap = true; break;
+		case OPT_BPF_BUILD: err = opt_bpf_build(c, optarg); break;
 		case OPT_NO_MMAP: c->mmap = false; break;
 		case OPT_MEMORY_KIB:
 			err = optvalue_number("memory-sample-kib", optarg, 4, 1u << 20, &c->memory_sample_kib);

@@ -455,12 +455,29 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 	bpf_program__set_autoload(skel->progs.on_cuda_return, g->cuda);
 }
 
-bool gpu_bpf_fallback(struct gpu *g)
+bool gpu_bpf_refused(struct gpu *g, const char *prog)
 {
-	if (!gpu_enabled(g) || g->hook != GPU_HOOK_FENTRY)
+	if (!gpu_enabled(g))
 		return false;
-	g->hook = GPU_HOOK_UPROBE;
-	return true;
+	if (g->cuda && !strncmp(prog, "on_cuda_", 8)) {
+		log_warn("gpu: CUDA entry points are not traced: this kernel refused their "
+			 "uprobe program (%s)", prog);
+		g->cuda = false;
+		return gpu_enabled(g);
+	}
+	if (g->hook == GPU_HOOK_FENTRY) {
+		log_warn("gpu: this kernel refused the fentry/fexit program %s: using uprobes on "
+			 "the C library's ioctl and poll", prog);
+		g->hook = GPU_HOOK_UPROBE;
+		return true;
+	}
+	if (g->hook == GPU_HOOK_UPROBE) {
+		log_warn("gpu: this kernel refused the uprobe program %s: using the raw syscall "
+			 "tracepoints", prog);
+		g->hook = GPU_HOOK_TRACEPOINT;
+		return true;
+	}
+	return false;
 }
 
 /* Every command of every class traced: the filter is there to narrow

@@ -78,10 +78,12 @@ bool gpu_enabled(const struct gpu *g);
 /* The sampler calls these around loading its object; g may be NULL
  * (then the GPU programs are neither loaded nor attached). */
 void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel);
-/* The object failed to load with the fentry/fexit programs chosen: use
- * the uprobes next time (open the object again and prepare it).
- * false when there is nothing to fall back to. */
-bool gpu_bpf_fallback(struct gpu *g);
+/* The kernel refused GPU program prog: give up what needs it and keep
+ * the rest next time (open the object again and prepare it): CUDA
+ * entry points (their uprobes need attach cookies, 5.15+), or a syscall
+ * hook for the next one (fentry, then uprobes, then the raw syscall
+ * tracepoints).  false when nothing is left to try. */
+bool gpu_bpf_refused(struct gpu *g, const char *prog);
 int gpu_bpf_loaded(struct gpu *g, struct sample_bpf *skel);
 /* Attach the syscall hooks and the uprobes on CUDA libraries that
  * running processes map.  0 or -errno (GPU tracing then stays off). */

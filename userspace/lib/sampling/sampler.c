@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "bpfcount.h"
+#include "bpfload.h"
+#include "clock.h"
 #include "gpu.h"
 #include "hashmap.h"
 #include "log.h"
@@ -27,6 +29,10 @@
 
 struct sampler {
 	struct sample_bpf *skel;
+	enum bpfload_variant variant;
+	struct sampler_opts loaded; /* what the kernel took of what was asked */
+	struct sampler_refusal refused[SAMPLER_MAX_REFUSALS];
+	size_t nrefused;
 	struct ring_buffer *rb;      /* samples, stack records, GPU events */
 	struct ring_buffer *rb_proc; /* exec and exit */
 	unsigned since_proc;         /* events read since rb_proc was */
@@ -363,6 +369,8 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (o->memory && !s->memory_pages)
 		s->memory_pages = 1;
 	bpf_program__set_autoload(s->skel->progs.on_libc_mmap, o->mmap);
+	bpf_program__set_autoload(s->skel->progs.on_page_faults, o->memory);
+	bpf_program__set_autoload(s->skel->progs.on_py_eval, o->python_uprobe);
 	/* Woken per batch, a quarter of the ring at most (stackhash.bpf.h). */
 	s->skel->rodata->wakeup_bytes = rb / 4 < 64 * 1024 ? rb / 4 : 64 * 1024;
 	s->uopts.table_bytes = o->unwind_table_bytes;
@@ -401,22 +409,105 @@ static const char *load_hint(int err)
 	return "";
 }
 
-/* The GPU fentry/fexit programs passed gpu.c's probe but the object
- * still failed to load: open it again with the syscall tracepoints
- * rather than fail the daemon for an optional feature. */
-static int reload_gpu_uprobes(struct sampler *s, const struct sampler_opts *o, int err)
+/* The optional programs, by the feature each serves.  GPU programs
+ * (on_gpu_*, on_cuda_*) degrade in gpu.c first. */
+static const struct {
+	const char *prog, *feature;
+	size_t off; /* the bool in struct sampler_opts that asks for it */
+} optional_progs[] = {
+	{ "on_sched_switch", "off-CPU tracing (--off-cpu)", offsetof(struct sampler_opts, offcpu) },
+	{ "on_page_faults", "memory profiling (--memory)", offsetof(struct sampler_opts, memory) },
+	{ "on_libc_mmap", "mapped-memory tracing (--mmap)", offsetof(struct sampler_opts, mmap) },
+	{ "on_py_eval", "the eval-loop uprobe (--python-uprobe)",
+	  offsetof(struct sampler_opts, python_uprobe) },
+};
+
+static void note_refusal(struct sampler *s, const char *feature, const struct bpfload_culprit *c)
 {
-	log_warn("sampler: loading with the GPU fentry/fexit programs failed (%s); "
-		 "again with uprobes on the C library", strerror(-err));
-	sample_bpf__destroy(s->skel);
-	s->skel = sample_bpf__open();
-	if (!s->skel)
-		return -errno;
-	err = configure(s, o);
-	if (err)
-		return err;
-	gpu_bpf_prepare(s->gpu, s->skel);
-	return sample_bpf__load(s->skel);
+	struct sampler_refusal *r;
+
+	log_warn("sampler: %s is off: this kernel refused its program %s (%s)", feature, c->prog,
+		 c->why[0] ? c->why : "no reason given");
+	if (s->nrefused == SAMPLER_MAX_REFUSALS)
+		return;
+	r = &s->refused[s->nrefused++];
+	r->feature = feature;
+	snprintf(r->why, sizeof(r->why), "%s refused: %s", c->prog, c->why);
+}
+
+/* Ask less after a refused load: turn off the optional feature whose
+ * program the kernel refused.  false when it was none of them. */
+static bool drop_refused(struct sampler *s, struct sampler_opts *o, const struct bpfload_culprit *c)
+{
+	size_t i;
+
+	if (!c->prog[0])
+		return false; /* a map: every feature's maps are created */
+	for (i = 0; i < sizeof(optional_progs) / sizeof(optional_progs[0]); i++) {
+		bool *on = (bool *)((char *)o + optional_progs[i].off);
+
+		if (strcmp(c->prog, optional_progs[i].prog) || !*on)
+			continue;
+		*on = false;
+		note_refusal(s, optional_progs[i].feature, c);
+		return true;
+	}
+	if (strncmp(c->prog, "on_gpu_", 7) && strncmp(c->prog, "on_cuda_", 8))
+		return false;
+	if (!gpu_bpf_refused(s->gpu, c->prog)) {
+		note_refusal(s, "GPU tracing (--gpu)", c);
+		s->gpu = NULL;
+	}
+	return true;
+}
+
+/* Open, configure and load the variant of the object this kernel takes,
+ * without what it refuses: an optional feature the kernel cannot run
+ * never stops CPU sampling.  The legacy object is the last resort for a
+ * core program the modern one could not load. */
+static int load_programs(struct sampler *s, const struct sampler_opts *asked)
+{
+	enum bpfload_variant v = asked->bpf_build == BPFLOAD_AUTO
+					 ? bpfload_pick()
+					 : (enum bpfload_variant)asked->bpf_build;
+	struct bpfload_culprit c;
+	int err = -EINVAL, tries;
+
+	s->loaded = *asked;
+	for (tries = 0; tries < 16; tries++) {
+		sample_bpf__destroy(s->skel);
+		s->skel = bpfload_open(v);
+		if (!s->skel) {
+			log_error("sampler: opening BPF object failed: %s", strerror(errno));
+			return -errno;
+		}
+		err = configure(s, &s->loaded);
+		if (err)
+			return err;
+		gpu_bpf_prepare(s->gpu, s->skel);
+		bpfload_watch_begin(&c);
+		err = sample_bpf__load(s->skel);
+		bpfload_watch_end();
+		if (!err) {
+			s->variant = v;
+			s->python_uprobe = s->loaded.python_uprobe;
+			log_info("sampler: BPF programs loaded (%s)", bpfload_variant_name(v));
+			return 0;
+		}
+		if (drop_refused(s, &s->loaded, &c))
+			continue;
+		if (v == BPFLOAD_LEGACY || err == -EPERM || err == -EACCES)
+			break;
+		log_warn("sampler: this kernel refused %s %s (%s): trying the %s build",
+			 c.prog[0] ? "program" : "map", c.prog[0] ? c.prog : c.map, c.why,
+			 bpfload_variant_name(BPFLOAD_LEGACY));
+		v = BPFLOAD_LEGACY;
+	}
+	log_error("sampler: loading BPF programs failed: %s%s", strerror(-err), load_hint(err));
+	if (c.prog[0] || c.map[0])
+		log_error("sampler: the kernel refused %s %s: %s", c.prog[0] ? "program" : "map",
+			  c.prog[0] ? c.prog : c.map, c.why);
+	return err;
 }
 
 struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, void *ctx)
@@ -446,23 +537,9 @@ struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, 
 	for (i = 0; i < s->npossible; i++)
 		s->perf_fds[i] = s->mem_fds[i] = -1;
 
-	s->skel = sample_bpf__open();
-	if (!s->skel) {
-		err = -errno;
-		log_error("sampler: opening BPF object failed: %s", strerror(errno));
-		goto fail;
-	}
-	err = configure(s, o);
+	err = load_programs(s, o);
 	if (err)
 		goto fail;
-	gpu_bpf_prepare(s->gpu, s->skel);
-	err = sample_bpf__load(s->skel);
-	if (err && gpu_bpf_fallback(s->gpu))
-		err = reload_gpu_uprobes(s, o, err);
-	if (err) {
-		log_error("sampler: loading BPF programs failed: %s%s", strerror(-err), load_hint(err));
-		goto fail;
-	}
 	err = start_unwinder(s);
 	if (err)
 		goto fail;
@@ -488,7 +565,7 @@ struct sampler *sampler_open(const struct sampler_opts *o, sampler_event_fn fn, 
 	    (gpu_bpf_loaded(s->gpu, s->skel) ||
 	     ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.gpu_events), on_record, s)))
 		s->gpu = NULL;
-	if (o->mmap && !(s->mmap = mmap_probe_new(s->skel->progs.on_libc_mmap, "/proc"))) {
+	if (s->loaded.mmap && !(s->mmap = mmap_probe_new(s->skel->progs.on_libc_mmap, "/proc"))) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -700,6 +777,22 @@ int sampler_py_uprobes(const struct sampler *s)
 	return (int)s->nuprobes;
 }
 
+const struct sampler_opts *sampler_loaded(const struct sampler *s)
+{
+	return &s->loaded;
+}
+
+const char *sampler_variant(const struct sampler *s)
+{
+	return bpfload_variant_name(s->variant);
+}
+
+size_t sampler_refusals(const struct sampler *s, const struct sampler_refusal **out)
+{
+	*out = s->refused;
+	return s->nrefused;
+}
+
 struct unwinder *sampler_unwinder(const struct sampler *s)
 {
 	return s->unwinder;
@@ -711,8 +804,15 @@ struct unwinder *sampler_unwinder(const struct sampler *s)
 
 int sampler_thread_state(const struct sampler *s, uint32_t tid, struct profd_thread_state *out)
 {
-	int fd = (int)syscall(SYS_pidfd_open, (pid_t)tid, PIDFD_THREAD), err = 0;
+	int fd, err = 0;
 
+	/* The legacy object keys states by tid (bpf/offcpu.bpf.h). */
+	if (s->variant == BPFLOAD_LEGACY)
+		return bpf_map__lookup_elem(s->skel->maps.thread_states, &tid, sizeof(tid), out,
+					    sizeof(*out), 0)
+			       ? -errno
+			       : 0;
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)tid, PIDFD_THREAD);
 	if (fd < 0)
 		return -errno;
 	if (bpf_map__lookup_elem(s->skel->maps.thread_states, &fd, sizeof(fd), out, sizeof(*out),

@@ -31,10 +31,18 @@ struct sampler_opts {
 	bool memory;                /* resident memory through user page faults */
 	uint64_t memory_sample_bytes; /* mean bytes per memory event; default 2 MiB (options.c) */
 	bool mmap;                  /* mapping calls through C library uprobes (mmap.bpf.h) */
+	int bpf_build;              /* enum bpfload_variant to load (0: the kernel's pick) */
 };
 
 struct unwinder;
 struct gpu;
+
+/* An optional feature the kernel refused at load, and its reason. */
+#define SAMPLER_MAX_REFUSALS 8
+struct sampler_refusal {
+	const char *feature;
+	char why[240];
+};
 
 /* Load the programs and create the maps, attaching nothing yet, so maps
  * such as py_procs can be filled before the first sample.  NULL + errno;
@@ -93,6 +101,13 @@ const char *sampler_counter_name(int which);
 /* The thread state BPF keeps for tid (offcpu.bpf.h), read through a
  * pidfd of the thread.  0, -ENOENT (none: never blocked nor sampled under
  * profd, or off-CPU is off) or -errno. */
+/* What the kernel took of the options asked (offcpu, memory, mmap,
+ * python_uprobe turned off where it refused their programs), which
+ * build of the object it runs, and what it refused. */
+const struct sampler_opts *sampler_loaded(const struct sampler *s);
+const char *sampler_variant(const struct sampler *s);
+size_t sampler_refusals(const struct sampler *s, const struct sampler_refusal **out);
+
 int sampler_thread_state(const struct sampler *s, uint32_t tid, struct profd_thread_state *out);
 
 #endif

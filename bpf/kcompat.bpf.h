@@ -1,0 +1,73 @@
+/* kcompat.bpf.h: what differs between the kernels profd runs on.
+ *
+ * sample.bpf.c is built twice from the same source: as is, for kernels
+ * with bpf_loop (5.17+), bpf_task_pt_regs (5.15+), BTF pointers to the
+ * current task and task storage (5.11+); and with PROFD_LEGACY defined
+ * (sample_legacy.bpf.c) for 5.10 to 5.16.  Both objects have the same
+ * maps, programs and globals, so one skeleton drives either
+ * (userspace/lib/sampling/sampler_variant.c picks one by probing the
+ * kernel).  Everything variant-specific is here; the rest of bpf/ reads
+ * the current task through BPF_CORE_READ, which works in both.
+ *
+ * Include after vmlinux.h and the libbpf headers. */
+#ifndef PROFD_KCOMPAT_BPF_H
+#define PROFD_KCOMPAT_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+/* x86-64 pt_regs as the user ABI lays it out (ptrace, perf): fixed since
+ * the first 64-bit kernel.  The perf_event context is read through this
+ * rather than through vmlinux.h's struct pt_regs, whose cs became a
+ * 16-bit field in a union with FRED (6.9+): a CO-RE access to it cannot
+ * be relocated to the older kernels' 64-bit cs. */
+struct profd_user_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	__u64 ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
+
+static __always_inline const volatile struct profd_user_regs *
+profd_perf_regs(struct bpf_perf_event_data *ctx)
+{
+	/* regs is the context's first member; each field is loaded whole
+	 * (volatile: no narrowed loads, which the context refuses). */
+	return (const volatile struct profd_user_regs *)ctx;
+}
+
+/* The current task.  5.11+: a BTF pointer; before, a plain address that
+ * only BPF_CORE_READ may follow (so every reader of the current task
+ * uses BPF_CORE_READ). */
+static __always_inline struct task_struct *profd_current_task(void)
+{
+#ifdef PROFD_LEGACY
+	return (struct task_struct *)bpf_get_current_task();
+#else
+	return bpf_get_current_task_btf();
+#endif
+}
+
+/* The user registers the current task saved on kernel entry, or NULL.
+ * Before bpf_task_pt_regs (5.15) they are found where the kernel puts
+ * them: at the top of the task's kernel stack (x86-64: THREAD_SIZE 16 KiB,
+ * no padding above pt_regs before FRED, which came with 6.9). */
+#define PROFD_THREAD_SIZE (16384)
+static __always_inline struct pt_regs *profd_current_pt_regs(void)
+{
+#ifdef PROFD_LEGACY
+	struct task_struct *task = profd_current_task();
+	void *stack = BPF_CORE_READ(task, stack);
+
+	return stack ? (struct pt_regs *)(stack + PROFD_THREAD_SIZE) - 1 : NULL;
+#else
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+#endif
+}
+
+/* Loops.  bpf_loop (5.17+) verifies its callback once, whatever the
+ * count.  Older verifiers walk a bounded loop once per iteration, with
+ * everything the body inlines: there each loop's step is a global
+ * function (verified once, on its own) over state kept in a per-CPU map,
+ * a slot per caller that may interrupt another on one CPU, so an
+ * iteration costs the verifier a few instructions (unwind_loop,
+ * py_walk_loop, py_search_loop). */
+
+#endif
