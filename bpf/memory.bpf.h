@@ -29,6 +29,18 @@ struct {
 	__type(value, struct profd_stack);
 } memory_scratch SEC(".maps");
 
+/* The events themselves, built here rather than on the stack: with the
+ * unwinder's frames below it, a stack-built event took the program past
+ * the 512 bytes of stack older kernels allow a whole call chain (6.12:
+ * "combined stack size of 5 calls is 544").  Slot 0 memory, 1 mmap: one
+ * may interrupt the other. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct profd_memory_event);
+} memory_events SEC(".maps");
+
 /* What a struct profd_memory_event says besides its stacks, and where
  * its sender builds them: memory events here, mmap events (mmap.bpf.h). */
 struct memory_send_args {
@@ -46,29 +58,32 @@ static __always_inline void memory_event_send(void *ctx, struct task_struct *t, 
 	__u32 tgid = BPF_CORE_READ(t, tgid), tid = BPF_CORE_READ(t, pid), flags = 0, slot_u = 0,
 	      slot_py = 1;
 	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
-	struct profd_memory_event e;
+	__u32 slot_e = a->type == PROFD_EV_MMAP;
+	struct profd_memory_event *e = bpf_map_lookup_elem(&memory_events, &slot_e);
 	struct unwind_regs regs;
 	int have_regs = stackcap_entry_regs(&regs) == 0;
 
-	e.type = a->type;
-	e.pid = tgid;
-	e.tid = tid;
-	e.time_ns = a->now;
-	e.bytes = a->bytes;
-	e.addr = a->addr;
-	e.kstack_id = 0; /* the fault path, or user mode (a uprobe): nothing to learn */
-	e.ustack_id = stackcap_user(ctx, bpf_map_lookup_elem(scratch, &slot_u), &regs, have_regs,
-				    tgid, &flags, a->pyrot_slot);
-	e.pystack_id = py ? py_capture_into(py, tid, bpf_map_lookup_elem(scratch, &slot_py), &flags,
-					    a->now, a->pyrot_slot)
-			  : 0;
-	e.flags = flags;
-	e._pad = 0;
-	e._pad2 = 0;
-	e.start_ns = BPF_CORE_READ(t, group_leader, start_boottime);
-	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	if (!e)
+		return;
+	e->type = a->type;
+	e->pid = tgid;
+	e->tid = tid;
+	e->time_ns = a->now;
+	e->bytes = a->bytes;
+	e->addr = a->addr;
+	e->kstack_id = 0; /* the fault path, or user mode (a uprobe): nothing to learn */
+	e->ustack_id = stackcap_user(ctx, bpf_map_lookup_elem(scratch, &slot_u), &regs, have_regs,
+				     tgid, &flags, a->pyrot_slot);
+	e->pystack_id = py ? py_capture_into(py, tid, bpf_map_lookup_elem(scratch, &slot_py),
+					     &flags, a->now, a->pyrot_slot)
+			   : 0;
+	e->flags = flags;
+	e->_pad = 0;
+	e->_pad2 = 0;
+	e->start_ns = BPF_CORE_READ(t, group_leader, start_boottime);
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* Sent last: the records of new stacks precede it (stackhash.bpf.h). */
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), events_wakeup_flag())) {
+	if (bpf_ringbuf_output(&events, e, sizeof(*e), events_wakeup_flag())) {
 		count(a->cnt_rb_full);
 		return;
 	}

@@ -28,7 +28,11 @@ ok() { echo "ok: $*"; }
 # that is a skip.  Any other early exit is a failure.
 start_profd() {
 	[ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (running as uid $(id -u))"
-	"$PROFD" --config /dev/null --state-dir "$T/state" --socket "$SOCK" "$@" 2>"$T/profd.err" &
+	# PROFD_TEST_ARGS: options every test's daemon gets (the legacy
+	# build's runs: tests/CMakeLists.txt).
+	# shellcheck disable=SC2086
+	"$PROFD" --config /dev/null --state-dir "$T/state" --socket "$SOCK" ${PROFD_TEST_ARGS:-} "$@" \
+		2>"$T/profd.err" &
 	PROFD_PID=$!
 	UNWIND_PROCS_MAP= # has_unwind_entry finds this profd's map
 	local i
