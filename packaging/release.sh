@@ -111,6 +111,8 @@ libbpf, libelf, libdw, SQLite, libcurl, OpenSSL and theirs), so it runs
 on any x86-64 distribution and in a bare container.  The BPF programs are
 built into the executables.  Programs profctl starts
 ("profctl record -- CMD") run with the host's own loader and libraries.
+Where there is no /bin/sh (a distroless image), run what the launcher
+runs:  lib/ld-linux-x86-64.so.2 --library-path lib lib/profd --all-processes
 
 From the host, at run time, only files:
   - /etc/passwd, /etc/group (user and group names: glibc reads them
