@@ -143,18 +143,24 @@ static void note(struct bpfload_culprit *c, const char *msg)
 			  strstr(log, "-- END PROG LOAD LOG --"), c->why, sizeof(c->why));
 }
 
+/* A verifier log comes whole in one message, up to 16 MiB: its last
+ * lines are the reason. */
 static int watch_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char msg[8192];
+	char *msg = NULL;
 	va_list aq;
+	int n;
 
 	va_copy(aq, ap);
-	vsnprintf(msg, sizeof(msg), fmt, aq);
+	n = vasprintf(&msg, fmt, aq);
 	va_end(aq);
+	if (n < 0)
+		return 0;
 	if (watching && level == LIBBPF_WARN)
 		note(watching, strncmp(msg, "libbpf: ", 8) ? msg : msg + 8);
 	if (log_get_level() >= LOG_DEBUG)
 		fprintf(stderr, "profd libbpf: %s", msg);
+	free(msg);
 	return 0;
 }
 
