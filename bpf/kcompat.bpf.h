@@ -68,6 +68,26 @@ static __always_inline struct pt_regs *profd_current_pt_regs(void)
  * function (verified once, on its own) over state kept in a per-CPU map,
  * a slot per caller that may interrupt another on one CPU, so an
  * iteration costs the verifier a few instructions (unwind_loop,
- * py_walk_loop, py_search_loop). */
+ * py_walk_loop, py_search_loop).
+ *
+ * Every way out of a loop is a state the verifier takes through all the
+ * code after it, and 5.10's keeps the loop counter in each: a break after
+ * any step cost ~8,600 instructions a step there (a 128-frame Python walk
+ * alone went past the million).  So the loop leaves only between chunks
+ * of PROFD_LEGACY_CHUNK steps, and a step after the walk stopped (*stop,
+ * in the map) returns at once (up to 31 such calls, ~0.5 us a loop). */
+#define PROFD_LEGACY_CHUNK 32
+#define PROFD_LEGACY_LOOP(n, step, slot, stop)                                                    \
+	do {                                                                                       \
+		__u32 __j, __k;                                                                    \
+		_Pragma("clang loop unroll(disable)")                                              \
+		for (__j = 0; __j < ((n) + PROFD_LEGACY_CHUNK - 1) / PROFD_LEGACY_CHUNK; __j++) {  \
+			_Pragma("clang loop unroll(disable)")                                      \
+			for (__k = 0; __k < PROFD_LEGACY_CHUNK; __k++)                             \
+				step(slot, __j * PROFD_LEGACY_CHUNK + __k);                        \
+			if (*(volatile __u32 *)(stop))                                             \
+				break;                                                             \
+		}                                                                                  \
+	} while (0)
 
 #endif

@@ -55,7 +55,7 @@ struct memory_send_args {
 static __always_inline void memory_event_send(void *ctx, struct task_struct *t, void *scratch,
 					      const struct memory_send_args *a)
 {
-	__u32 tgid = BPF_CORE_READ(t, tgid), tid = BPF_CORE_READ(t, pid), flags = 0, slot_u = 0,
+	__u32 tgid = BPF_CORE_READ(t, tgid), tid = BPF_CORE_READ(t, pid), slot_u = 0,
 	      slot_py = 1;
 	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
 	__u32 slot_e = a->type == PROFD_EV_MMAP;
@@ -72,12 +72,12 @@ static __always_inline void memory_event_send(void *ctx, struct task_struct *t, 
 	e->bytes = a->bytes;
 	e->addr = a->addr;
 	e->kstack_id = 0; /* the fault path, or user mode (a uprobe): nothing to learn */
+	e->flags = 0; /* in map memory: see sample_scratch in sample.bpf.c */
 	e->ustack_id = stackcap_user(ctx, bpf_map_lookup_elem(scratch, &slot_u), &regs, have_regs,
-				     tgid, &flags, a->pyrot_slot);
+				     tgid, &e->flags, a->pyrot_slot);
 	e->pystack_id = py ? py_capture_into(py, tid, bpf_map_lookup_elem(scratch, &slot_py),
-					     &flags, a->now, a->pyrot_slot)
+					     &e->flags, a->now, a->pyrot_slot)
 			   : 0;
-	e->flags = flags;
 	e->_pad = 0;
 	e->_pad2 = 0;
 	e->start_ns = BPF_CORE_READ(t, group_leader, start_boottime);

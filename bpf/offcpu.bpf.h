@@ -217,19 +217,21 @@ static __always_inline int offcpu_user_task(struct task_struct *t)
 static __always_inline void offcpu_walk(void *ctx, struct task_struct *prev,
 					struct profd_thread_state *ts, __u64 now)
 {
-	__u32 tgid = prev->tgid, tid = prev->pid, flags = 0;
+	__u32 tgid = prev->tgid, tid = prev->pid;
 	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct unwind_regs regs;
 	int have_regs = stackcap_entry_regs(&regs) == 0;
 
+	/* The flags gather in map memory, where the verifier does not follow
+	 * their values (sample_scratch in sample.bpf.c says why). */
+	ts->flags = 0;
 	ts->kstack_id = stackcap_get_stack(ctx, offcpu_slot(PROFD_STACK_KERNEL),
-					   PROFD_STACK_KERNEL, &flags);
+					   PROFD_STACK_KERNEL, &ts->flags);
 	ts->ustack_id = stackcap_user(ctx, offcpu_slot(PROFD_STACK_USER), &regs, have_regs, tgid,
-				      &flags, OFFCPU_PYROT_SLOT);
-	ts->pystack_id = py ? py_capture_into(py, tid, offcpu_slot(PROFD_STACK_PYTHON), &flags,
-					      now, OFFCPU_PYROT_SLOT)
+				      &ts->flags, OFFCPU_PYROT_SLOT);
+	ts->pystack_id = py ? py_capture_into(py, tid, offcpu_slot(PROFD_STACK_PYTHON),
+					      &ts->flags, now, OFFCPU_PYROT_SLOT)
 			    : 0;
-	ts->flags = flags;
 	ts->captured_ns = now;
 	ts->captured = 1;
 	count(PROFD_CNT_OFFCPU_CAPTURES);
@@ -495,10 +497,30 @@ static __always_inline void offcpu_note_exit(struct task_struct *t)
  * of profd's own threads reads neither the clock nor any map (on
  * kernels without sched_info, a switch to a traced thread notes its
  * arrival). */
+#ifdef PROFD_LEGACY
+/* Before 5.14 the field was state, a long. */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+/* The tracepoint passes prev_state from 5.18 on; before, the task has it. */
+static __always_inline unsigned int offcpu_task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return (unsigned int)BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	unsigned int prev_state = offcpu_task_state(prev);
+#else
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+#endif
 	int out = offcpu_user_task(prev) && prev->tgid != offcpu_self_tgid && selected(prev->tgid);
 	int in = !offcpu_have_sched_info() && offcpu_user_task(next) &&
 		 selected(next->tgid);

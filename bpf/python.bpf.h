@@ -39,13 +39,13 @@
 #define PY_MAX_WALK 4096
 /* The same bounds in the legacy object (kcompat.bpf.h), whose verifier
  * walks a loop once per iteration (a few instructions each there): the
- * search covers a process's newest ~1,000 threads (the eval-loop uprobe
+ * search covers a process's newest ~500 threads (the eval-loop uprobe
  * finds any). */
 #ifndef PY_SEARCH_STEPS_LEGACY
-#define PY_SEARCH_STEPS_LEGACY 1024
+#define PY_SEARCH_STEPS_LEGACY 512
 #endif
 #ifndef PY_MAX_WALK_LEGACY
-#define PY_MAX_WALK_LEGACY 1024
+#define PY_MAX_WALK_LEGACY 512
 #endif
 #define PY_RING_MASK (PROFD_STACK_WORDS - 1)
 /* Bytes of a frame read at once (py_frame_from_span). */
@@ -166,6 +166,7 @@ struct py_walk_state {
  * working on state kept here, per CPU, in a slot per caller that may
  * interrupt another on a CPU (the py_rotate slots). */
 struct py_legacy {
+	__u32 search_stop, walk_stop; /* the loop ended (PROFD_LEGACY_LOOP) */
 	struct py_search s;
 	struct py_walk_state w;
 	struct profd_pyoffsets off;
@@ -179,18 +180,21 @@ struct {
 	__type(value, struct py_legacy);
 } py_legacy_state SEC(".maps");
 
-__noinline int py_search_step_global(__u32 slot)
+__noinline int py_search_step_global(__u32 slot, __u32 i)
 {
 	struct py_legacy *L = bpf_map_lookup_elem(&py_legacy_state, &slot);
 
-	return L ? (int)py_search_step_in(&L->s, &L->off) : 1;
+	if (!L || L->search_stop)
+		return 0;
+	if (i >= PY_SEARCH_STEPS_LEGACY || py_search_step_in(&L->s, &L->off))
+		L->search_stop = 1;
+	return 0;
 }
 
 static __always_inline void py_search_loop(struct py_search *s, const struct profd_py_proc *pp,
 					   __u32 slot)
 {
 	struct py_legacy *L = bpf_map_lookup_elem(&py_legacy_state, &slot);
-	__u32 i;
 
 	if (!L)
 		return;
@@ -200,11 +204,9 @@ static __always_inline void py_search_loop(struct py_search *s, const struct pro
 	L->s.found = 0;
 	L->s.tid = s->tid;
 	L->s.interps = s->interps;
+	L->search_stop = 0;
 	bpf_probe_read_kernel(&L->off, sizeof(L->off), &pp->off);
-	_Pragma("clang loop unroll(disable)")
-	for (i = 0; i < PY_SEARCH_STEPS_LEGACY; i++)
-		if (py_search_step_global(slot))
-			break;
+	PROFD_LEGACY_LOOP(PY_SEARCH_STEPS_LEGACY, py_search_step_global, slot, &L->search_stop);
 	s->found = L->s.found;
 }
 #else
@@ -478,18 +480,21 @@ unreadable:
 
 
 #ifdef PROFD_LEGACY
-__noinline int py_walk_step_global(__u32 slot)
+__noinline int py_walk_step_global(__u32 slot, __u32 i)
 {
 	struct py_legacy *L = bpf_map_lookup_elem(&py_legacy_state, &slot);
 
-	return L ? (int)py_walk_step_in(&L->w, &L->off, &L->st) : 1;
+	if (!L || L->walk_stop)
+		return 0;
+	if (i >= PY_MAX_WALK_LEGACY || py_walk_step_in(&L->w, &L->off, &L->st))
+		L->walk_stop = 1;
+	return 0;
 }
 
 /* The walk on the slot's state; the frames are copied to st after. */
 static __always_inline void py_walk_loop(struct py_walk_state *w, __u32 slot)
 {
 	struct py_legacy *L = bpf_map_lookup_elem(&py_legacy_state, &slot);
-	__u32 i;
 
 	if (!L) {
 		count(PROFD_CNT_PY_READ_FAIL);
@@ -499,11 +504,9 @@ static __always_inline void py_walk_loop(struct py_walk_state *w, __u32 slot)
 	L->w.span = w->span;
 	L->st.kind = PROFD_STACK_PYTHON;
 	L->st.nr = 0;
+	L->walk_stop = 0;
 	bpf_probe_read_kernel(&L->off, sizeof(L->off), w->o);
-	_Pragma("clang loop unroll(disable)")
-	for (i = 0; i < PY_MAX_WALK_LEGACY; i++)
-		if (py_walk_step_global(slot))
-			break;
+	PROFD_LEGACY_LOOP(PY_MAX_WALK_LEGACY, py_walk_step_global, slot, &L->walk_stop);
 	w->frame = L->w.frame;
 	bpf_probe_read_kernel(w->st, sizeof(*w->st), &L->st);
 }

@@ -51,6 +51,18 @@ static __always_inline int selected(__u32 tgid)
 #include "memory.bpf.h" /* resident memory: user page faults */
 #include "mmap.bpf.h" /* mapped memory: the C library's mmap, munmap, mremap, brk */
 
+/* The sample is built here, not on the stack: the verifier does not
+ * track values in map memory, so the paths that set different flags
+ * (kernel or user mode, new or known stacks, truncations) meet again
+ * instead of each taking the rest of the program with it (on 5.10 the
+ * legacy object went past the million instructions for that alone). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profd_sample);
+} sample_scratch SEC(".maps");
+
 /* Capture one stack (kernel or user) into the stacks map and return its
  * ID, setting the NEW / TRUNC flags on the event (stackcap.bpf.h). */
 static __always_inline __u64 capture(void *ctx, __u32 kind, struct profd_sample *e)
@@ -84,7 +96,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct profd_py_proc *py;
 	struct task_struct *task;
-	struct profd_sample e;
+	struct profd_sample *e;
+	__u32 zero = 0;
 
 	count(PROFD_CNT_SEEN);
 	/* tid 0 is the idle task: nothing to attribute. */
@@ -92,32 +105,35 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		count(PROFD_CNT_FILTERED);
 		return 0;
 	}
-	/* Built on the stack and sent last: the records of new stacks must
-	 * precede the sample in the ring (stackhash.bpf.h). */
-	e.type = PROFD_EV_SAMPLE;
-	e.pid = tgid;
-	e.tid = tid;
-	e.cpu = bpf_get_smp_processor_id();
-	e.time_ns = bpf_ktime_get_ns();
-	e.flags = 0;
-	e._pad = 0;
-	bpf_get_current_comm(e.comm, sizeof(e.comm));
+	e = bpf_map_lookup_elem(&sample_scratch, &zero);
+	if (!e)
+		return 0;
+	/* Sent last: the records of new stacks must precede the sample in
+	 * the ring (stackhash.bpf.h). */
+	e->type = PROFD_EV_SAMPLE;
+	e->pid = tgid;
+	e->tid = tid;
+	e->cpu = bpf_get_smp_processor_id();
+	e->time_ns = bpf_ktime_get_ns();
+	e->flags = 0;
+	e->_pad = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* A sample that interrupted user mode has no kernel stack: not even
 	 * asking for one saves setting up a callchain on most samples. */
-	e.kstack_id = sample_in_user_mode(ctx) ? 0 : capture(ctx, PROFD_STACK_KERNEL, &e);
+	e->kstack_id = sample_in_user_mode(ctx) ? 0 : capture(ctx, PROFD_STACK_KERNEL, e);
 
 	task = (struct task_struct *)bpf_get_current_task();
-	e.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	e->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD) {
-		e.flags |= PROFD_SAMPLE_KERNEL_THREAD;
-		e.ustack_id = 0;
+		e->flags |= PROFD_SAMPLE_KERNEL_THREAD;
+		e->ustack_id = 0;
 	} else {
-		e.ustack_id = capture_user(ctx, tgid, &e);
+		e->ustack_id = capture_user(ctx, tgid, e);
 	}
 	py = bpf_map_lookup_elem(&py_procs, &tgid);
-	e.pystack_id = py ? py_capture(py, tid, &e) : 0;
-	offcpu_note_sample(&e);
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), events_wakeup_flag())) {
+	e->pystack_id = py ? py_capture(py, tid, e) : 0;
+	offcpu_note_sample(e);
+	if (bpf_ringbuf_output(&events, e, sizeof(*e), events_wakeup_flag())) {
 		count(PROFD_CNT_RB_FULL);
 		return 0;
 	}

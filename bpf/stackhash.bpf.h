@@ -82,15 +82,12 @@ static __always_inline __u64 stackhash_mix(__u64 x)
 	return x;
 }
 
-/* A global function: the verifier checks it once, on its own.  Inlined,
- * its loop was walked again for every verifier state reaching each of
- * the three call sites (~300k instructions, a third of a second at
- * every daemon start).  One multiply and one shift per word, the full
- * mix once at the end: a stack has up to 256 words, and mixing each in
- * fully (two multiplies, three shifts) was most of a short stack's cost.
- * Each step is a bijection of h ^ word, so stacks differing in one word
- * never collide, and the final mix spreads every bit over the ID. */
-__noinline __u64 stackhash_of(const struct profd_stack *st)
+/* The ID of a stack: one multiply and one shift per word, the full mix
+ * once at the end: a stack has up to 256 words, and mixing each in fully
+ * (two multiplies, three shifts) was most of a short stack's cost.  Each
+ * step is a bijection of h ^ word, so stacks differing in one word never
+ * collide, and the final mix spreads every bit over the ID. */
+static __always_inline __u64 stackhash_compute(const struct profd_stack *st)
 {
 	__u64 h;
 	__u32 i;
@@ -106,6 +103,67 @@ __noinline __u64 stackhash_of(const struct profd_stack *st)
 	h = stackhash_mix(h);
 	return h ? h : 1; /* 0 means "no stack" */
 }
+
+/* The hash runs in a global function: the verifier checks it once, on
+ * its own.  Inlined, its loop was walked again for every verifier state
+ * reaching each of the three call sites (~300k instructions, a third of
+ * a second at every daemon start). */
+#ifndef PROFD_LEGACY
+__noinline __u64 stackhash_of(const struct profd_stack *st)
+{
+	return stackhash_compute(st);
+}
+#else
+/* 5.10's global functions take scalars only: the legacy object copies
+ * the stack into a per-CPU buffer and names it by number.  Programs that
+ * interrupt one another on a CPU nest strictly, so a per-CPU depth picks
+ * a buffer no caller below is using. */
+#define STACKHASH_LEGACY_DEPTH 4
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STACKHASH_LEGACY_DEPTH);
+	__type(key, __u32);
+	__type(value, struct profd_stack);
+} stackhash_legacy_buf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} stackhash_legacy_depth SEC(".maps");
+
+__noinline __u64 stackhash_of_buf(__u32 slot)
+{
+	return stackhash_compute(bpf_map_lookup_elem(&stackhash_legacy_buf, &slot));
+}
+
+/* 0 when no buffer was free (the stack is then lost, never misnamed). */
+static __always_inline __u64 stackhash_of(const struct profd_stack *st)
+{
+	__u32 zero = 0, d, n;
+	__u32 *depth = bpf_map_lookup_elem(&stackhash_legacy_depth, &zero);
+	struct profd_stack *buf;
+	__u64 h = 0;
+
+	if (!depth || !st)
+		return 0;
+	d = *depth;
+	*depth = d + 1;
+	buf = d < STACKHASH_LEGACY_DEPTH ? bpf_map_lookup_elem(&stackhash_legacy_buf, &d) : NULL;
+	if (buf) {
+		n = st->nr < PROFD_STACK_WORDS ? st->nr : PROFD_STACK_WORDS;
+		barrier_var(n);
+		buf->kind = st->kind;
+		buf->nr = n;
+		if (n <= PROFD_STACK_WORDS)
+			bpf_probe_read_kernel(buf->ips, n * sizeof(__u64), st->ips);
+		h = stackhash_of_buf(d);
+	}
+	*depth = d;
+	return h;
+}
+#endif
 
 /* What stacks_known holds for ID h sent in generation gen: the slot
  * index gives the low 16 bits of h (the table has at least 2^16 slots),
@@ -127,6 +185,10 @@ static __always_inline __u64 stackhash_store(struct profd_stack *st, __u32 *flag
 	__u32 slot = (__u32)h & stacks_known_mask;
 	__u64 *known = bpf_map_lookup_elem(&stacks_known, &slot);
 
+	if (!h) {
+		count(full_counter);
+		return 0;
+	}
 	tag = stackhash_tag(h, stack_gen);
 	if (known && *known == tag)
 		return h;

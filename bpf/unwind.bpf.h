@@ -454,8 +454,11 @@ static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64
  * working on the walk kept here, per CPU, in a slot per caller that may
  * interrupt another on a CPU (the py_rotate slots of python.bpf.h). */
 struct unwind_legacy {
+	__u32 stop; /* the loop ended (PROFD_LEGACY_LOOP) */
 	struct unwind_walk s;
-	__u64 ips[PROFD_UNWIND_MAX_FRAMES];
+	/* One spare: 5.10's verifier sees unwind_step_in's index bound as
+	 * one higher than it is. */
+	__u64 ips[PROFD_UNWIND_MAX_FRAMES + 1];
 };
 
 struct {
@@ -469,7 +472,11 @@ __noinline int unwind_step_global(__u32 slot, __u32 i)
 {
 	struct unwind_legacy *L = bpf_map_lookup_elem(&unwind_legacy_state, &slot);
 
-	return L ? (int)unwind_step_in(i, &L->s, L->ips) : 1;
+	if (!L || L->stop)
+		return 0;
+	if (i > UNWIND_MAX_FRAMES_LEGACY || unwind_step_in(i, &L->s, L->ips))
+		L->stop = 1;
+	return 0;
 }
 
 /* The walk on the slot's state; its frames are copied to s->ips after. */
@@ -477,7 +484,7 @@ static __always_inline void unwind_loop(struct unwind_walk *s, __u32 slot)
 {
 	struct unwind_legacy *L = bpf_map_lookup_elem(&unwind_legacy_state, &slot);
 	__u64 *ips = s->ips;
-	__u32 i, n;
+	__u32 n;
 
 	if (!L) {
 		s->flags |= PROFD_UNWIND_F_TRUNC_READ;
@@ -485,10 +492,8 @@ static __always_inline void unwind_loop(struct unwind_walk *s, __u32 slot)
 	}
 	s->ips = NULL; /* no pointer goes into the map */
 	L->s = *s;
-	_Pragma("clang loop unroll(disable)")
-	for (i = 0; i < UNWIND_MAX_FRAMES_LEGACY + 1; i++)
-		if (unwind_step_global(slot, i))
-			break;
+	L->stop = 0;
+	PROFD_LEGACY_LOOP(UNWIND_MAX_FRAMES_LEGACY + 1, unwind_step_global, slot, &L->stop);
 	*s = L->s;
 	s->ips = ips;
 	n = s->n;
