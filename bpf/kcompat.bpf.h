@@ -76,6 +76,16 @@ static __always_inline struct pt_regs *profd_current_pt_regs(void)
  * alone went past the million).  So the loop leaves only between chunks
  * of PROFD_LEGACY_CHUNK steps, and a step after the walk stopped (*stop,
  * in the map) returns at once (up to 31 such calls, ~0.5 us a loop). */
+/* The modern build's bpf_loop callbacks: 5.17 to 6.7 check a callback
+ * once, with the values the caller's state holds before the first call,
+ * and remove the code those values make unreachable (6.8 checks it as
+ * called any number of times).  A field known to be 0 there (nothing
+ * found yet, no interpreter visited) took out the paths the later
+ * iterations need: on 6.1 the thread-list search never found a thread.
+ * Copying a state's scalar fields onto themselves through a helper
+ * leaves their values as they are and unknown to the verifier. */
+#define PROFD_OPAQUE(from, to) bpf_probe_read_kernel((void *)(from), (void *)(to) - (void *)(from), (from))
+
 #define PROFD_LEGACY_CHUNK 32
 #define PROFD_LEGACY_LOOP(n, step, slot, stop)                                                    \
 	do {                                                                                       \

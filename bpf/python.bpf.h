@@ -220,6 +220,7 @@ static long py_search_step(__u32 i, void *ctx)
 static __always_inline void py_search_loop(struct py_search *s, const struct profd_py_proc *pp,
 					   __u32 slot)
 {
+	PROFD_OPAQUE(&s->interp, s + 1);
 	bpf_loop(PY_MAX_INTERPS * (PY_MAX_THREADS + 1), py_search_step, s, 0);
 }
 #endif

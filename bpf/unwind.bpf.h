@@ -513,6 +513,7 @@ static long unwind_step(__u32 i, void *arg)
 
 static __always_inline void unwind_loop(struct unwind_walk *s, __u32 slot)
 {
+	PROFD_OPAQUE(&s->n, s + 1);
 	bpf_loop(PROFD_UNWIND_MAX_FRAMES + 1, unwind_step, s, 0);
 }
 #endif
