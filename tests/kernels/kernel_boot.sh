@@ -140,27 +140,46 @@ command_cpio() {
 	(cd "$dir/root" && find . | cpio -o -H newc -R 0:0 --quiet) >"$dir/cmd.cpio"
 }
 
-# boot KDIR INITRD: run qemu; stream its console to stdout (and LOG) and
-# note when the guest was ready to run the command.
+# boot KDIR INITRD: run qemu; stream its console to stdout (and to
+# WORK/console) and note when the guest was ready to run the command.
+# Both run in the background so that a signal here is handled at once
+# (bash runs traps only after a foreground pipeline ends).
 boot() {
-	local kdir=$1 initrd=$2 t0 line
-	t0=$EPOCHREALTIME
+	local kdir=$1 initrd=$2 qpid rpid rc=0
+	mkfifo "$WORK/fifo"
+	read_console "$EPOCHREALTIME" <"$WORK/fifo" &
+	rpid=$!
 	# mitigations=off: TCG is slow enough; random.trust_cpu: no wait for
 	# entropy on 5.10 before python3 can start; panic=-1: a panic ends qemu.
 	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 2G \
-		-nographic -no-reboot -nic none \
+		-nographic -no-reboot -nic none -pidfile "$WORK/qemu.pid" \
 		-kernel "$kdir/vmlinuz" -initrd "$initrd" \
 		-append "console=ttyS0 rdinit=/init loglevel=4 panic=-1 mitigations=off random.trust_cpu=on" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-		</dev/null 2>&1 | while IFS= read -r line; do
+		</dev/null >"$WORK/fifo" 2>&1 &
+	qpid=$!
+	wait "$qpid" || rc=$?
+	wait "$rpid"
+	return "$rc"
+}
+
+# read_console T0: copy the console to stdout and WORK/console, and
+# WORK/ready when the guest's init says it is ready.
+read_console() {
+	local t0=$1 line
+	while IFS= read -r line; do
 		line=${line%$'\r'}
 		printf '%s\n' "$line"
+		printf '%s\n' "$line" >>"$WORK/console"
 		case $line in
 		*"${MARK}_READY "*) echo "$EPOCHREALTIME $t0" >"$WORK/ready" ;;
 		esac
-		printf '%s\n' "$line" >>"$WORK/console"
 	done
-	return "${PIPESTATUS[0]}"
+}
+
+stop_qemu() {
+	[ -s "$WORK/qemu.pid" ] && kill "$(cat "$WORK/qemu.pid")" 2>/dev/null
+	return 0
 }
 
 main() {
@@ -175,7 +194,10 @@ main() {
 	ver=$(cat "$kdir/version")
 	initrd=$(initramfs "$kdir")
 	WORK=$(mktemp -d)
-	trap 'rm -rf "$WORK"' EXIT
+	# timeout(1) runs qemu in a process group of its own: when this script
+	# is stopped (a CTest timeout, ^C) qemu must be stopped by its pid.
+	trap 'stop_qemu; rm -rf "$WORK"' EXIT
+	trap 'exit 143' TERM INT
 	command_cpio "$WORK" "$@"
 	cat "$initrd" "$WORK/cmd.cpio" >"$WORK/initrd"
 	log "booting $suite ($ver) with a ${TIMEOUT} s limit"
