@@ -8,13 +8,13 @@
 # to stdout; the exit status is CMD's, 77 (skip) where qemu, busybox or the
 # kernel is missing, 124 on the timeout (KERNEL_BOOT_TIMEOUT, 600 s).
 #
-# The variables named in KERNEL_BOOT_ENV (default: BUILD SRC CC) are
-# passed to CMD, which starts in the current directory.
+# The variables named in KERNEL_BOOT_ENV (default: BUILD SRC CC
+# GUEST_TESTS) are passed to CMD, which starts in the current directory.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TIMEOUT=${KERNEL_BOOT_TIMEOUT:-600}
-PASS_ENV=${KERNEL_BOOT_ENV:-BUILD SRC CC}
+PASS_ENV=${KERNEL_BOOT_ENV:-BUILD SRC CC GUEST_TESTS}
 # What the guest needs to mount the host's root: 9p over virtio and
 # overlayfs; netfs/fscache and the virtio PCI transport where the kernel
 # builds them as modules (built in, or absent in a version, is fine).
@@ -52,6 +52,11 @@ R=/newroot
 mount -t proc proc $R/proc
 mount -t sysfs sysfs $R/sys
 mount -t devtmpfs devtmpfs $R/dev
+# What udev would add: bash's <(...) opens /dev/fd/N.
+ln -sf /proc/self/fd $R/dev/fd
+ln -sf /proc/self/fd/0 $R/dev/stdin
+ln -sf /proc/self/fd/1 $R/dev/stdout
+ln -sf /proc/self/fd/2 $R/dev/stderr
 mkdir -p $R/dev/pts $R/dev/shm
 mount -t devpts -o ptmxmode=666 devpts $R/dev/pts
 mount -t tmpfs tmpfs $R/dev/shm
