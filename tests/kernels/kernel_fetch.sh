@@ -1,0 +1,122 @@
+#!/bin/bash
+# kernel_fetch.sh SUITE: fetch Debian's signed generic amd64 kernel for a
+# Debian suite (bullseye = 5.10, bookworm = 6.1, trixie = 6.12) into the
+# kernel cache and print the directory that holds it:
+#   DIR/vmlinuz  DIR/version  DIR/config  DIR/modules/{modules.dep,kernel/...}
+# Only the module directories a guest needs to reach the host's root over
+# virtio-9p are kept (a whole module tree is ~400 MB per kernel).
+#
+# The package comes from Debian's archive through a private apt setup
+# (its own sources list, lists and cache under the kernel cache), so the
+# host's apt state is neither read nor changed; the mirror is the one the
+# host's own sources name.  Exits 77 (a skip) with the reason printed when
+# the kernel cannot be had.
+set -euo pipefail
+
+CACHE=${PROFD_KERNEL_CACHE:-/var/cache/profd/kernels}
+# Module directories kept: 9p and its netfs/fscache, overlayfs, virtio.
+KEEP_MODULES="kernel/fs kernel/net/9p kernel/drivers/virtio kernel/lib kernel/crypto"
+
+log() { echo "kernel_fetch: $*" >&2; }
+skip() { log "SKIP: $*"; exit 77; }
+
+# host_mirror: the URI of the host's main Debian archive (not -security),
+# from deb822 sources or the one-line sources.list format.
+host_mirror() {
+	local f uri
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$f" |
+			grep -v -- '-security' | grep -m1 '/debian/\?$' || true)
+		[ -n "$uri" ] && { echo "$uri"; return; }
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) { print $i; break } }' "$f" |
+			grep -v -- '-security' | grep -m1 '/debian/\?$' || true)
+		[ -n "$uri" ] && { echo "$uri"; return; }
+	done
+}
+
+# private_apt DIR ARGS...: apt-get/apt-cache with sources, lists, cache
+# and dpkg status of DIR's own; the host's apt.conf.d still applies (a
+# proxy, say), its sources and preferences do not.
+private_apt() {
+	local dir=$1 tool=$2; shift 2
+	"$tool" -q -o Dir::Etc::SourceList="$dir/sources.list" \
+		-o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null \
+		-o Dir::State="$dir/state" -o Dir::State::status="$dir/status" \
+		-o Dir::Cache="$dir/cache" -o APT::Architecture=amd64 \
+		-o APT::Architectures::=amd64 -o Acquire::Languages=none \
+		-o APT::Sandbox::User=root "$@"
+}
+
+# fetch SUITE OUT: download and unpack the kernel into OUT.
+fetch() {
+	local suite=$1 out=$2 apt=$CACHE/apt-$1 mirror pkg ver deb
+	mirror=$(host_mirror)
+	[ -n "$mirror" ] || skip "no Debian mirror found in the host's apt sources"
+	command -v dpkg-deb >/dev/null || skip "dpkg-deb missing"
+	mkdir -p "$apt/state/lists/partial" "$apt/cache/archives/partial"
+	: >"$apt/status"
+	echo "deb $mirror $suite main" >"$apt/sources.list"
+	log "apt-get update for $suite from the host's mirror"
+	private_apt "$apt" apt-get update >&2 || skip "apt-get update for $suite failed (offline?)"
+	# The metapackage names the current ABI: Depends: linux-image-X-amd64 (= ...).
+	pkg=$(private_apt "$apt" apt-cache show linux-image-amd64 |
+		sed -n 's/^Depends:.*\(linux-image-[0-9][^ ,]*-amd64\).*/\1/p' | head -n1)
+	[ -n "$pkg" ] || skip "linux-image-amd64 in $suite names no kernel package"
+	ver=${pkg#linux-image-}
+	log "$suite: $pkg"
+	TMP=$(mktemp -d "$CACHE/.tmp-$suite.XXXXXX")
+	trap 'rm -rf "$TMP"' EXIT # also on a skip
+	(cd "$TMP" && private_apt "$apt" apt-get download "$pkg" >&2) || skip "apt-get download $pkg failed"
+	deb=$(ls "$TMP"/*.deb)
+	dpkg-deb -x "$deb" "$TMP/root"
+	unpack "$TMP/root" "$ver" "$TMP/kernel"
+	rm -rf "$out"
+	mv "$TMP/kernel" "$out"
+}
+
+# unpack ROOT VER OUT: vmlinuz, config and the kept modules from an
+# unpacked package (modules under /lib or, merged-/usr, /usr/lib).  The
+# package ships no modules.dep (its postinst makes it): depmod makes it
+# here, on the whole tree, before the tree is pared down.
+unpack() {
+	local root=$1 ver=$2 out=$3 mods=$1/lib/modules/$2 d
+	if [ ! -d "$mods" ] && [ -d "$root/usr/lib/modules/$ver" ]; then
+		mkdir -p "$root/lib/modules"
+		mv "$root/usr/lib/modules/$ver" "$mods"
+	fi
+	[ -f "$root/boot/vmlinuz-$ver" ] && [ -d "$mods" ] || skip "package for $ver lacks vmlinuz or modules"
+	command -v depmod >/dev/null || PATH=$PATH:/sbin:/usr/sbin
+	depmod -b "$root" "$ver" || skip "depmod failed for $ver"
+	mkdir -p "$out/modules"
+	cp "$root/boot/vmlinuz-$ver" "$out/vmlinuz"
+	cp "$root/boot/config-$ver" "$out/config" 2>/dev/null || true
+	cp "$mods"/modules.dep "$mods"/modules.builtin "$out/modules/"
+	for d in $KEEP_MODULES; do
+		[ -d "$mods/$d" ] || continue
+		mkdir -p "$out/modules/$(dirname "$d")"
+		cp -a "$mods/$d" "$out/modules/$d"
+	done
+	echo "$ver" >"$out/version"
+}
+
+main() {
+	local suite=${1:-} out
+	case $suite in
+	bullseye | bookworm | trixie) ;;
+	*) echo "usage: $0 bullseye|bookworm|trixie" >&2; exit 2 ;;
+	esac
+	out=$CACHE/$suite
+	# Cached: the version file is written last, inside the moved directory.
+	if [ -f "$out/version" ]; then echo "$out"; return; fi
+	mkdir -p "$CACHE" 2>/dev/null || skip "cannot create the kernel cache $CACHE"
+	fetch "$suite" "$out"
+	log "$suite: $(cat "$out/version") in $out"
+	echo "$out"
+}
+
+main "$@"
