@@ -215,6 +215,10 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
 int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out);
 
 /* control_server.c: the control thread */
+/* Before the slow start: 0 if path can become the socket, -EADDRINUSE
+ * when a daemon answers there already, -ENAMETOOLONG. */
+int control_check_free(const char *path);
+/* The listening socket at path (replacing a stale one), or -errno. */
 int control_listen(const char *path);
 struct control *control_start(struct daemon *d, int listen_fd);
 void control_stop(struct control *c);
