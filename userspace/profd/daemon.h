@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "clock.h"
 #include "aggregate.h"
@@ -64,6 +65,7 @@ struct daemon_config {
 	bool memory;               /* --memory / --no-memory (default) */
 	uint64_t memory_sample_kib; /* --memory-sample-kib */
 	bool mmap;                 /* --mmap / --no-mmap (default) */
+	bool check;                /* --check: probe the kernel, report, exit */
 };
 
 struct daemon {
@@ -213,6 +215,10 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
  * takes d->lock only to check uid.  0, -EACCES, -ESRCH, -ENOENT (no
  * CPython, or asyncio not imported), -EPROTONOSUPPORT (before 3.14). */
 int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out);
+
+/* check.c: profd --check: the kernel's facts and what each feature can
+ * do with them, to out.  The exit status: 0 when CPU sampling can work. */
+int daemon_check(FILE *out);
 
 /* control_server.c: the control thread */
 /* Before the slow start: 0 if path can become the socket, -EADDRINUSE

@@ -702,6 +702,11 @@ int main(int argc, char **argv)
 	}
 	log_set_level(level_for(d.cfg.verbose));
 	log_route_libbpf();
+	if (d.cfg.check) {
+		rc = daemon_check(stdout);
+		free_args(&d);
+		return rc;
+	}
 	if (check_privileges()) {
 		free_args(&d);
 		return 1;
