@@ -71,7 +71,8 @@ static bool feat_cpu(const struct kfeatures *k, char *why, size_t len)
 
 static const char *loop_kind(const struct kfeatures *k)
 {
-	return modern_build(k) ? "bpf_loop walker" : "bounded walker (legacy build), shorter stacks";
+	return modern_build(k) ? "bpf_loop walker"
+			       : "bounded walker (legacy build), shorter stacks";
 }
 
 static bool feat_python(const struct kfeatures *k, char *why, size_t len)
@@ -181,8 +182,8 @@ int daemon_check(FILE *out)
 		return 1;
 	}
 	if (!k.root)
-		fprintf(stderr, "profd: --check: not root (euid %u): BPF and perf probes may answer "
-				"no for lack of privilege\n",
+		fprintf(stderr, "profd: --check: not root (euid %u): BPF and perf probes may "
+				"answer no for lack of privilege\n",
 			(unsigned)geteuid());
 	kfeatures_print(&k, out);
 	check_print_features(&k, out);

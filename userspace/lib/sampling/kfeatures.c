@@ -148,30 +148,35 @@ static int bpf_allowed(void)
 	return 0;
 }
 
-static void probe_bpf_basics(struct kfeatures *f)
+static bool map_type(struct kfeatures *f, enum kfeature i, enum bpf_map_type type,
+		     const char *name, const char *since)
 {
-	const char *hp = "helper in a perf_event program";
 	char what[64];
 
-	f->ringbuf = libbpf_answer(f, KF_RINGBUF, libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL),
-				   "map type RINGBUF", "5.8+");
-	f->task_storage = libbpf_answer(f, KF_TASK_STORAGE,
-					libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL),
-					"map type TASK_STORAGE", "5.11+");
-	snprintf(what, sizeof(what), "bpf_loop %s", hp);
-	f->bpf_loop = libbpf_answer(f, KF_BPF_LOOP,
-				    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL),
-				    what, "5.17+");
-	snprintf(what, sizeof(what), "bpf_task_pt_regs %s", hp);
-	f->task_pt_regs = libbpf_answer(
-		f, KF_TASK_PT_REGS,
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL), what,
-		"5.15+");
-	snprintf(what, sizeof(what), "bpf_get_current_task_btf %s", hp);
-	f->current_task_btf = libbpf_answer(
-		f, KF_CURRENT_TASK_BTF,
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf, NULL),
-		what, "5.11+");
+	snprintf(what, sizeof(what), "map type %s", name);
+	return libbpf_answer(f, i, libbpf_probe_bpf_map_type(type, NULL), what, since);
+}
+
+static bool helper(struct kfeatures *f, enum kfeature i, enum bpf_func_id id, const char *name,
+		   const char *since)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s helper in a perf_event program", name);
+	return libbpf_answer(f, i, libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL),
+			     what, since);
+}
+
+static void probe_bpf_basics(struct kfeatures *f)
+{
+	f->ringbuf = map_type(f, KF_RINGBUF, BPF_MAP_TYPE_RINGBUF, "RINGBUF", "5.8+");
+	f->task_storage =
+		map_type(f, KF_TASK_STORAGE, BPF_MAP_TYPE_TASK_STORAGE, "TASK_STORAGE", "5.11+");
+	f->bpf_loop = helper(f, KF_BPF_LOOP, BPF_FUNC_loop, "bpf_loop", "5.17+");
+	f->task_pt_regs =
+		helper(f, KF_TASK_PT_REGS, BPF_FUNC_task_pt_regs, "bpf_task_pt_regs", "5.15+");
+	f->current_task_btf = helper(f, KF_CURRENT_TASK_BTF, BPF_FUNC_get_current_task_btf,
+				     "bpf_get_current_task_btf", "5.11+");
 }
 
 /* bpf_copy_from_user_task is offered to sleepable programs only, which
@@ -192,9 +197,12 @@ static void probe_copy_from_user_task(struct kfeatures *f, const struct btf *vml
 	}
 	t = btf__type_by_id(vmlinux, (__u32)id);
 	e = btf_enum(t);
-	for (i = 0; i < btf_vlen(t); i++, e++)
-		if (!strcmp(btf__name_by_offset(vmlinux, e->name_off), "BPF_FUNC_copy_from_user_task"))
+	for (i = 0; i < btf_vlen(t); i++, e++) {
+		const char *name = btf__name_by_offset(vmlinux, e->name_off);
+
+		if (name && !strcmp(name, "BPF_FUNC_copy_from_user_task"))
 			f->copy_from_user_task = true;
+	}
 	WHY(f, KF_COPY_FROM_USER_TASK, "%s the kernel's BTF helper list; sleepable programs only",
 	    f->copy_from_user_task ? "in" : "not in");
 }
@@ -458,7 +466,7 @@ static const char *bpf_disabled_means(int v)
 static const char *lockdown_means(const char *mode)
 {
 	if (!mode[0])
-		return "no /sys/kernel/security/lockdown: no lockdown LSM, or securityfs not mounted";
+		return "no /sys/kernel/security/lockdown: no lockdown LSM, or no securityfs";
 	if (!strcmp(mode, "confidentiality"))
 		return "BPF may not read kernel memory: tracing programs are refused";
 	if (!strcmp(mode, "integrity"))

@@ -41,13 +41,17 @@ struct kfeatures {
 	bool current_task_btf;     /* helper bpf_get_current_task_btf (5.11+) */
 	bool copy_from_user_task;  /* helper bpf_copy_from_user_task (5.18+) */
 	bool tp_btf;               /* BTF raw tracepoints attach (try sched_process_exec) */
-	bool trampolines;          /* fentry attach really works (load AND attach a tiny fentry program) */
+	bool trampolines;          /* fentry attach really works (load AND attach a tiny
+				    * fentry program) */
 	bool kprobes;              /* a kprobe can be created (perf_event_open on the kprobe PMU) */
 	bool uprobes;              /* /sys/bus/event_source/devices/uprobe/type exists */
-	bool tracefs;              /* tracefs mounted (/sys/kernel/tracing or /sys/kernel/debug/tracing) */
+	bool tracefs;              /* tracefs mounted (/sys/kernel/tracing or
+				    * /sys/kernel/debug/tracing) */
 	int perf_event_paranoid;   /* /proc/sys/kernel/perf_event_paranoid, -99 unknown */
-	int unprivileged_bpf_disabled; /* /proc/sys/kernel/unprivileged_bpf_disabled, -1 unknown */
-	char lockdown[32];         /* the [selected] word of /sys/kernel/security/lockdown, "" if absent */
+	int unprivileged_bpf_disabled; /* /proc/sys/kernel/unprivileged_bpf_disabled,
+					* -1 unknown */
+	char lockdown[32];         /* the [selected] word of /sys/kernel/security/lockdown,
+				    * "" if absent */
 	bool pid_ns_init;          /* profd runs in the initial pid namespace */
 	bool cgroup2;              /* cgroup v2 mounted somewhere (unified or hybrid) */
 	/* Added beyond the facts above: */
