@@ -16,7 +16,8 @@ missing=
 for o in $(long_opts <"$T/profd.help"); do
 	key=${o#--}
 	[ "$key" = help ] && continue
-	[ "$key" = config ] || grep -qE "^#? *$key *=" "$PKG/profd.conf" ||
+	# Command-line only: --config names the file, --check is an action.
+	[ "$key" = config ] || [ "$key" = check ] || grep -qE "^#? *$key *=" "$PKG/profd.conf" ||
 		missing="$missing profd.conf:$key"
 	grep -qF -- "$(roff "$o")" "$PKG/profd.8" || missing="$missing profd.8:$o"
 done

@@ -70,16 +70,47 @@ static int make_parent_dir(const char *path)
 	return 0;
 }
 
-int control_listen(const char *path)
+static int socket_addr(const char *path, struct sockaddr_un *addr)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int fd, err;
-
-	if (strlen(path) >= sizeof(addr.sun_path)) {
+	if (strlen(path) >= sizeof(addr->sun_path)) {
 		log_error("control: socket path too long: %s", path);
 		return -ENAMETOOLONG;
 	}
-	strcpy(addr.sun_path, path);
+	memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	strcpy(addr->sun_path, path);
+	return 0;
+}
+
+/* A socket at path that takes a connection (or whose queue is full)
+ * belongs to a running daemon: replacing it would cut that daemon off from
+ * its clients.  One that refuses is stale, left by a daemon that died. */
+int control_check_free(const char *path)
+{
+	struct sockaddr_un addr;
+	int fd, err = socket_addr(path, &addr);
+
+	if (err)
+		return err;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (!connect(fd, (struct sockaddr *)&addr, sizeof(addr)) || errno == EAGAIN) {
+		log_error("control: another profd listens on %s already", path);
+		err = -EADDRINUSE;
+	}
+	close(fd);
+	return err;
+}
+
+int control_listen(const char *path)
+{
+	struct sockaddr_un addr;
+	int fd, err = control_check_free(path);
+
+	if (err)
+		return err;
+	socket_addr(path, &addr);
 	err = make_parent_dir(path);
 	if (err) {
 		log_error("control: cannot create the directory of %s: %s", path, strerror(-err));

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "clock.h"
 #include "aggregate.h"
@@ -65,6 +66,7 @@ struct daemon_config {
 	uint64_t memory_sample_kib; /* --memory-sample-kib */
 	bool mmap;                 /* --mmap / --no-mmap (default) */
 	int bpf_build;             /* --bpf-build: enum bpfload_variant */
+	bool check;                /* --check: probe the kernel, report, exit */
 };
 
 struct daemon {
@@ -215,7 +217,15 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
  * CPython, or asyncio not imported), -EPROTONOSUPPORT (before 3.14). */
 int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out);
 
+/* check.c: profd --check: the kernel's facts and what each feature can
+ * do with them, to out.  The exit status: 0 when CPU sampling can work. */
+int daemon_check(FILE *out);
+
 /* control_server.c: the control thread */
+/* Before the slow start: 0 if path can become the socket, -EADDRINUSE
+ * when a daemon answers there already, -ENAMETOOLONG. */
+int control_check_free(const char *path);
+/* The listening socket at path (replacing a stale one), or -errno. */
 int control_listen(const char *path);
 struct control *control_start(struct daemon *d, int listen_fd);
 void control_stop(struct control *c);

@@ -351,9 +351,12 @@ static int daemon_start(struct daemon *d)
 			return d->pusher ? -ENOMEM : -errno;
 		d->push_next_mono_ns = clock_mono_ns() + d->cfg.push_interval_ns;
 	}
-	d->listen_fd = control_listen(d->cfg.socket_path);
-	if (d->listen_fd < 0)
-		return d->listen_fd;
+	/* Another daemon on the socket is said before the slow BPF load; the
+	 * socket itself comes once sampling runs, so a client (or a script
+	 * waiting for it) never finds a daemon that is about to fail. */
+	err = control_check_free(d->cfg.socket_path);
+	if (err)
+		return err;
 	err = daemon_gpu_new(d);
 	if (err)
 		return err;
@@ -378,6 +381,9 @@ static int daemon_start(struct daemon *d)
 	err = sampler_start(d->sampler);
 	if (err)
 		return err;
+	d->listen_fd = control_listen(d->cfg.socket_path);
+	if (d->listen_fd < 0)
+		return d->listen_fd;
 	d->control = control_start(d, d->listen_fd);
 	if (!d->control)
 		return -ENOMEM;
@@ -702,6 +708,11 @@ int main(int argc, char **argv)
 	}
 	log_set_level(level_for(d.cfg.verbose));
 	log_route_libbpf();
+	if (d.cfg.check) {
+		rc = daemon_check(stdout);
+		free_args(&d);
+		return rc;
+	}
 	if (check_privileges()) {
 		free_args(&d);
 		return 1;

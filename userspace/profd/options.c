@@ -70,6 +70,8 @@ static void usage(FILE *out)
 		"      --push-interval DUR  how often to send them (default 10s)\n"
 		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
 		"      --config PATH        settings file (default %s)\n"
+		"      --check              say what this kernel offers and which features\n"
+		"                           can run, then exit (0 when CPU sampling can)\n"
 		"  -v, --verbose            more logging (repeat for debug)\n"
 		"  -h, --help               this help\n"
 		"\n"
@@ -106,6 +108,7 @@ enum {
 	OPT_MMAP,
 	OPT_NO_MMAP,
 	OPT_BPF_BUILD,
+	OPT_CHECK,
 };
 
 #define SHORT_OPTS "ap:r:s:vh"
@@ -141,6 +144,7 @@ static const struct option long_opts[] = {
 	{ "bpf-build", required_argument, NULL, OPT_BPF_BUILD },
 	{ "no-mmap", no_argument, NULL, OPT_NO_MMAP },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -304,6 +308,15 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 			c->unwind_table_bytes = v;
 			break;
 		case OPT_CONFIG: break; /* read already, by config_find_path */
+		case OPT_CHECK:
+			/* An action, not a setting: in the file it would stop the service. */
+			if (optind <= file_end) {
+				fprintf(stderr, "profd: check: belongs on the command line, not in the "
+						"configuration file\n");
+				err = -EINVAL;
+			}
+			c->check = true;
+			break;
 		case OPT_GPU:
 		case OPT_GPU_DEVICE:
 		case OPT_GPU_HOOK: err = opt_gpu(c, opt, optarg); break;

@@ -7,33 +7,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kfeatures.h"
 #include "log.h"
 #include "sample.skel.h"
 #include "sample_legacy.skel.h"
 
-/* The helpers and map type the modern object needs, asked of the kernel
- * with libbpf's probes (each loads a two-instruction program). */
+/* The helpers and map type only the modern object uses. */
+enum bpfload_variant bpfload_variant_for(const struct kfeatures *k)
+{
+	return k->bpf_loop && k->task_pt_regs && k->current_task_btf && k->task_storage
+		       ? BPFLOAD_MODERN
+		       : BPFLOAD_LEGACY;
+}
+
 enum bpfload_variant bpfload_pick(void)
 {
 	static int picked = -1;
+	struct kfeatures k;
 
-	if (picked < 0) {
-		bool modern =
-			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) > 0 &&
-			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs,
-						NULL) > 0 &&
-			libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
-						BPF_FUNC_get_current_task_btf, NULL) > 0 &&
-			libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) > 0;
-
-		picked = modern ? BPFLOAD_MODERN : BPFLOAD_LEGACY;
-	}
+	if (picked < 0)
+		picked = kfeatures_probe(&k) ? BPFLOAD_MODERN : bpfload_variant_for(&k);
 	return (enum bpfload_variant)picked;
 }
 
 const char *bpfload_variant_name(enum bpfload_variant v)
 {
-	return v == BPFLOAD_LEGACY ? "legacy (bounded loops, for 5.10-5.16)" : "bpf_loop";
+	return v == BPFLOAD_LEGACY ? "legacy (for 5.10-5.16: loops of global functions)"
+				   : "modern (bpf_loop, 5.17+)";
 }
 
 /* sample.bpf.c's skeleton, its object bytes swapped for the legacy

@@ -23,7 +23,11 @@ enum bpfload_variant {
 	BPFLOAD_LEGACY, /* bounded loops, hash maps (5.10+) */
 };
 
-/* The variant this kernel can load: probed once (libbpf's probes). */
+struct kfeatures;
+
+/* The variant a kernel with these features can load (the one rule). */
+enum bpfload_variant bpfload_variant_for(const struct kfeatures *k);
+/* The variant this kernel can load: probed once (kfeatures.h). */
 enum bpfload_variant bpfload_pick(void);
 const char *bpfload_variant_name(enum bpfload_variant v);
 
