@@ -19,7 +19,7 @@ bad=$(grep -vE '^(features:|loaded:|( {2})?[A-Za-z0-9_ ().-]+: [^ ]+ \(.*\))$' "
 [ -z "$bad" ] || fail "lines not 'name: value (why)': $bad"
 [ "$(fact 'kernel release')" = "$(uname -r)" ] || fail "kernel release '$(fact 'kernel release')' is not uname -r '$(uname -r)'"
 ok "kernel release $(uname -r)"
-for f in btf ringbuf task_storage bpf_loop task_pt_regs current_task_btf copy_from_user_task \
+for f in btf ringbuf task_storage bpf_loop task_pt_regs current_task_btf copy_from_user_task attach_cookie \
 	tp_btf trampolines kprobes uprobes tracefs perf_events pid_ns_init cgroup2; do
 	case "$(fact "$f")" in yes|no) ;; *) fail "fact $f missing or not yes/no" ;; esac
 done

@@ -9,6 +9,10 @@
 . "$(dirname "$0")/lib.sh"
 
 CC=${CC:-cc}
+# Kernels before 5.15 cannot tell a shared uprobe program which entry
+# point it runs for (bpf_get_attach_cookie): profd says so and traces none.
+"$PROFD" --config /dev/null --check 2>/dev/null | grep -q '^  cuda uprobes: yes' ||
+	skip "this kernel cannot run CUDA uprobes: $("$PROFD" --config /dev/null --check 2>/dev/null | grep 'cuda uprobes')"
 GPU=$SRC/tests/workloads/gpu
 PY=$(command -v python3) || fail "python3 missing (a dependency)"
 PYAPP=$GPU/gpu_app.py
@@ -33,7 +37,7 @@ $CC -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -o "$
 run_bg "$T/gpu_app" "$T/go.before" "$T/done.before"
 BEFORE=${CHILDREN[-1]}
 sleep 0.3
-start_profd --gpu on
+start_profd --gpu on --cuda-launches
 ctl stats > "$T/stats0"
 grep -qE '^cuda_uprobe_files +2$' "$T/stats0" ||
 	{ grep cuda_ "$T/stats0" >&2; fail "the running process's CUDA libraries were not probed"; }

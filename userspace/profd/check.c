@@ -115,6 +115,8 @@ static bool feat_uprobes(const struct kfeatures *k, char *why, size_t len, const
 		return false;
 	if (!k->uprobes)
 		return say(false, why, len, "needs uprobes: %s", k->why[KF_UPROBES]);
+	if (!k->attach_cookie)
+		return say(false, why, len, "needs bpf_get_attach_cookie (5.15+)");
 	return say(true, why, len, "uprobes on %s", on);
 }
 

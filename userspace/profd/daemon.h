@@ -66,6 +66,7 @@ struct daemon_config {
 	uint64_t memory_sample_kib; /* --memory-sample-kib */
 	bool mmap;                 /* --mmap / --no-mmap (default) */
 	int bpf_build;             /* --bpf-build: enum bpfload_variant */
+	bool cuda_launches;        /* --cuda-launches */
 	bool check;                /* --check: probe the kernel, report, exit */
 };
 

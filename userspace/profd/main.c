@@ -264,6 +264,7 @@ static int daemon_gpu_new(struct daemon *d)
 		.hook = (enum gpu_hook)d->cfg.gpu_hook,
 		.devices = d->cfg.gpu_devices,
 		.ndevices = d->cfg.ngpu_devices,
+		.cuda_launches = d->cfg.cuda_launches,
 	};
 
 	d->gpu = gpu_new(&go);

@@ -265,6 +265,7 @@ struct gpu *gpu_new(const struct gpu_opts *o)
 	if (err)
 		goto fail;
 	g->cuda = g->mode == GPU_MODE_ON || has_nvidia(g);
+	g->cuda_launches = o->cuda_launches;
 	g->st.devices = g->ndevs;
 	return g;
 fail:

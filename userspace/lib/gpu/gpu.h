@@ -44,6 +44,7 @@ struct gpu_opts {
 	size_t ndevices;
 	const char *proc_root;    /* NULL: "/proc" */
 	const char *proc_devices; /* NULL: "<proc_root>/devices" */
+	bool cuda_launches;       /* also probe kernel and graph launches (--cuda-launches) */
 };
 
 /* One watched device (or range of minors) as the BPF map keys it. */
@@ -129,6 +130,8 @@ void gpu_call_frame(const struct gpu *g, const struct profd_gpu_event *e, char *
 const char *gpu_cuda_fn_name(uint32_t fn);
 /* 1 for libcudart functions, 0 for libcuda. */
 int gpu_cuda_fn_runtime(uint32_t fn);
+/* Whether fn launches kernels or graphs (probed only with --cuda-launches). */
+bool gpu_cuda_fn_launch(uint32_t fn);
 /* Does fn take a kernel to launch as its first argument (a host stub
  * for the runtime API)? */
 bool gpu_cuda_fn_has_stub(uint32_t fn);

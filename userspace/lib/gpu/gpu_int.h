@@ -13,6 +13,7 @@ struct bpf_link;
 struct gpu {
 	enum gpu_mode mode;
 	bool cuda;                /* CUDA uprobes wanted */
+	bool cuda_launches;       /* launches too (each costs two uprobe traps) */
 	struct gpu_device *devs;
 	size_t ndevs;
 	char *proc_root;

@@ -333,6 +333,15 @@ const char *gpu_cuda_fn_name(uint32_t fn)
 	return fn < PROFD_CUDA_FN_MAX ? cuda_fns[fn] : NULL;
 }
 
+/* Kernel and graph launches: tens of thousands a second in training,
+ * where the other entry points come by the hundred. */
+bool gpu_cuda_fn_launch(uint32_t fn)
+{
+	const char *name = gpu_cuda_fn_name(fn);
+
+	return name && (strstr(name, "Launch") != NULL);
+}
+
 int gpu_cuda_fn_runtime(uint32_t fn)
 {
 	return fn >= PROFD_CUDA_cudaLaunchKernel;

@@ -121,7 +121,7 @@ static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int
 	if (!es)
 		return -EIO;
 	for (fn = 1; fn < PROFD_CUDA_FN_MAX; fn++) {
-		if (gpu_cuda_fn_runtime(fn) != kind ||
+		if (gpu_cuda_fn_runtime(fn) != kind || (gpu_cuda_fn_launch(fn) && !g->cuda_launches) ||
 		    elfsym_lookup_symbol(es, gpu_cuda_fn_name(fn), &addr, &size))
 			continue;
 		if (attach_fn(g, fdpath, pm->path, fn) == 0)

@@ -177,6 +177,8 @@ static void probe_bpf_basics(struct kfeatures *f)
 		helper(f, KF_TASK_PT_REGS, BPF_FUNC_task_pt_regs, "bpf_task_pt_regs", "5.15+");
 	f->current_task_btf = helper(f, KF_CURRENT_TASK_BTF, BPF_FUNC_get_current_task_btf,
 				     "bpf_get_current_task_btf", "5.11+");
+	f->attach_cookie = helper(f, KF_ATTACH_COOKIE, BPF_FUNC_get_attach_cookie,
+				  "bpf_get_attach_cookie", "5.15+");
 }
 
 /* bpf_copy_from_user_task is offered to sleepable programs only, which
@@ -433,6 +435,7 @@ static const struct {
 	FACT(task_pt_regs, KF_TASK_PT_REGS),
 	FACT(current_task_btf, KF_CURRENT_TASK_BTF),
 	FACT(copy_from_user_task, KF_COPY_FROM_USER_TASK),
+	FACT(attach_cookie, KF_ATTACH_COOKIE),
 	FACT(tp_btf, KF_TP_BTF),
 	FACT(trampolines, KF_TRAMPOLINES),
 	FACT(kprobes, KF_KPROBES),

@@ -17,6 +17,7 @@ enum kfeature {
 	KF_TASK_PT_REGS,
 	KF_CURRENT_TASK_BTF,
 	KF_COPY_FROM_USER_TASK,
+	KF_ATTACH_COOKIE,
 	KF_TP_BTF,
 	KF_TRAMPOLINES,
 	KF_KPROBES,
@@ -40,6 +41,8 @@ struct kfeatures {
 	bool task_pt_regs;         /* helper bpf_task_pt_regs (5.15+) */
 	bool current_task_btf;     /* helper bpf_get_current_task_btf (5.11+) */
 	bool copy_from_user_task;  /* helper bpf_copy_from_user_task (5.18+) */
+	bool attach_cookie;        /* helper bpf_get_attach_cookie (5.15+): which CUDA or
+				    * mmap function a shared uprobe program runs for */
 	bool tp_btf;               /* BTF raw tracepoints attach (try sched_process_exec) */
 	bool trampolines;          /* fentry attach really works (load AND attach a tiny
 				    * fentry program) */
