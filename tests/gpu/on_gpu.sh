@@ -130,8 +130,11 @@ else
 	check "synchronizations/memcpys seen in training" "$([ "$n" -gt 0 ] && echo 1)" "$n"
 	n=$(sum "$W/sync.cuda-calls.folded" "sync \\([^)]*$S:$(line_of sync-sync)\\);.*Synchronize")
 	check "torch.cuda.synchronize() (line $(line_of sync-sync)) is a synchronize call" "$([ "$n" -gt 0 ] && echo 1)" "$n"
-	n=$(grep -cE '(cudaLaunchKernel|cuLaunchKernel|LaunchKernel)[^;]*;[^;]+ [0-9]+$' "$f" 2>/dev/null)
-	check "launches named by kernel" "$([ "${n:-0}" -gt 0 ] && echo 1)" "$n stacks; e.g. $(grep -E 'LaunchKernel' "$f" | head -1 | awk -F';' '{print $(NF-1)";"$NF}' | cut -c1-200)"
+	# A launch's leaf is "kernel NAME"; "kernel [heap]" or "[anon]" is a
+	# launch whose kernel could not be named.
+	named=$(sum "$f" "LaunchKernel[^;]*;kernel [^[]")
+	all=$(sum "$f" "LaunchKernel[^;]*;kernel ")
+	check "launches named by kernel" "$([ "$named" -gt 0 ] && [ $((named * 2)) -ge "$all" ] && echo 1)" "$named of $all launches named; leaves: $(grep -oE 'LaunchKernel[^;]*;kernel [^ ]+' "$f" | sort | uniq -c | sort -rn | head -4 | tr '\n' ' ')"
 	n=$(cat "$W"/*.gpu-driver-calls.folded 2>/dev/null | grep -cE 'NV_ESC_RM_|UVM_')
 	check "driver ioctls decoded (NV_ESC_RM_*, UVM_*)" "$([ "${n:-0}" -gt 0 ] && echo 1)" "$n stacks; names: $(cat "$W"/*.gpu-driver-calls.folded 2>/dev/null | grep -oE '(NV_ESC_RM_|UVM_|NV_ESC_)[A-Z0-9_]+' | sort | uniq -c | sort -rn | head -6 | tr '\n' ' ')"
 	n=$(sum "$W/alloc.cuda-calls.folded" "alloc \\([^)]*$S:($(line_of alloc-malloc)|$(line_of alloc-free))\\);.*(Malloc|MemAlloc|Free)")
