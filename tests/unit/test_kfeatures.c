@@ -108,7 +108,7 @@ static void test_probe_prints(void **state)
 		assert_int_equal(line[strlen(line) - 1], ')');
 		lines++;
 	}
-	assert_int_equal(lines, 19); /* release, 13 yes/no facts, 5 settings */
+	assert_int_equal(lines, 20); /* release, 14 yes/no facts, 5 settings */
 	free(text);
 }
 
