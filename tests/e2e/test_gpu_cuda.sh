@@ -18,17 +18,8 @@ PY=$(command -v python3) || fail "python3 missing (a dependency)"
 PYAPP=$GPU/gpu_app.py
 line_of() { grep -n -- "$1" "$PYAPP" | head -1 | cut -d: -f1; }
 
-build_libs() { # DIR
-	mkdir -p "$1"
-	$CC -O2 -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$1/libcuda.so.1" "$GPU/cuda_driver_stub.c" &&
-		ln -sf libcuda.so.1 "$1/libcuda.so" &&
-		$CC -O2 -shared -fPIC -Wl,-soname,libcudart.so.12 -Wl,-rpath,'$ORIGIN' \
-			-o "$1/libcudart.so.12" "$GPU/cuda_runtime_stub.c" &&
-		ln -sf libcudart.so.12 "$1/libcudart.so" &&
-		$CC -O2 -shared -fPIC -o "$1/libkernels.so" "$GPU/kernels_stub.c"
-}
-build_libs "$T/lib" || fail "building the stub libraries failed"
-build_libs "$T/lib2" || fail "building the second copy failed"
+build_cuda_stubs "$T/lib" || fail "building the stub libraries failed"
+build_cuda_stubs "$T/lib2" || fail "building the second copy failed"
 $CC -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -o "$T/gpu_app" \
 	"$GPU/gpu_app.c" -L"$T/lib" -lcudart -lcuda -lkernels -Wl,-rpath,"$T/lib" ||
 	fail "building gpu_app failed"

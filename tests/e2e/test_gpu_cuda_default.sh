@@ -13,12 +13,8 @@ CC=${CC:-cc}
 GPU=$SRC/tests/workloads/gpu
 PY=$(command -v python3) || fail "python3 missing (a dependency)"
 PYAPP=$GPU/gpu_app.py
-mkdir -p "$T/lib" "$T/py"
-$CC -O2 -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$T/lib/libcuda.so.1" "$GPU/cuda_driver_stub.c" &&
-	$CC -O2 -shared -fPIC -Wl,-soname,libcudart.so.12 -Wl,-rpath,'$ORIGIN' \
-		-o "$T/lib/libcudart.so.12" "$GPU/cuda_runtime_stub.c" &&
-	$CC -O2 -shared -fPIC -o "$T/lib/libkernels.so" "$GPU/kernels_stub.c" ||
-	fail "building the stub libraries failed"
+mkdir -p "$T/py"
+build_cuda_stubs "$T/lib" || fail "building the stub libraries failed"
 
 start_profd --gpu on
 run_bg "$PY" "$PYAPP" "$T/lib" "$T/py"

@@ -19,6 +19,7 @@
 
 #include "bpfcount.h"
 #include "gpu_int.h"
+#include "kfeatures.h"
 #include "log.h"
 #include "sample.skel.h"
 
@@ -349,26 +350,10 @@ static bool fentry_wanted(const struct gpu *g, const struct fentry_hook *h)
  * or the whole sampler object would fail to load.  0 or -errno. */
 static int trampoline_attaches(const struct btf *vmlinux, const char *fn)
 {
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FEXIT);
-	int id = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC), prog, link, err = 0;
+	int id = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC);
+	const char *step;
 
-	if (id <= 0)
-		return -ENOENT;
-	o.attach_btf_id = (__u32)id;
-	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "profd_probe", "GPL", insns, 2, &o);
-	if (prog < 0)
-		return -errno;
-	link = bpf_raw_tracepoint_open(NULL, prog);
-	if (link < 0)
-		err = -errno;
-	else
-		close(link);
-	close(prog);
-	return err;
+	return id > 0 ? kfeatures_tracing_attaches(id, BPF_TRACE_FEXIT, &step) : -ENOENT;
 }
 
 /* fentry/fexit when every function wanted takes a trampoline, else

@@ -209,9 +209,7 @@ static void probe_copy_from_user_task(struct kfeatures *f, const struct btf *vml
 	    f->copy_from_user_task ? "in" : "not in");
 }
 
-/* Load a two-instruction tracing program for the BTF id and attach it for
- * a moment.  0 or -errno; *step names the step that failed. */
-static int tracing_attaches(int btf_id, enum bpf_attach_type type, const char **step)
+int kfeatures_tracing_attaches(int btf_id, enum bpf_attach_type type, const char **step)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = type,
 		    .attach_btf_id = (__u32)btf_id);
@@ -236,7 +234,7 @@ static void probe_tp_btf(struct kfeatures *f, const struct btf *vmlinux)
 	const char *tp = "btf_trace_sched_process_exec", *step = "find";
 	int id = btf__find_by_name_kind(vmlinux, tp, BTF_KIND_TYPEDEF), err;
 
-	err = id > 0 ? tracing_attaches(id, BPF_TRACE_RAW_TP, &step) : -ENOENT;
+	err = id > 0 ? kfeatures_tracing_attaches(id, BPF_TRACE_RAW_TP, &step) : -ENOENT;
 	f->tp_btf = err == 0;
 	if (err)
 		WHY(f, KF_TP_BTF, "sched_process_exec: %s: %s", step, strerror(-err));
@@ -254,7 +252,7 @@ static void probe_trampolines(struct kfeatures *f, const struct btf *vmlinux)
 		fn = probe_fns[i];
 		id = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC);
 	}
-	err = id > 0 ? tracing_attaches(id, BPF_TRACE_FENTRY, &step) : -ENOENT;
+	err = id > 0 ? kfeatures_tracing_attaches(id, BPF_TRACE_FENTRY, &step) : -ENOENT;
 	f->trampolines = err == 0;
 	if (err)
 		WHY(f, KF_TRAMPOLINES, "fentry on %s: %s: %s", fn, step, strerror(-err));

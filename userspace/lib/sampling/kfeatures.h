@@ -5,6 +5,7 @@
 #ifndef PROFD_KFEATURES_H
 #define PROFD_KFEATURES_H
 
+#include <linux/bpf.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -64,6 +65,10 @@ struct kfeatures {
 };
 
 /* Fills f.  0, or -errno only if nothing could be probed. */
+/* Load a two-instruction tracing program (fentry, fexit, tp_btf) for the
+ * BTF id and attach it for a moment.  0 or -errno; *step names the step
+ * that failed ("load", "attach"). */
+int kfeatures_tracing_attaches(int btf_id, enum bpf_attach_type type, const char **step);
 int kfeatures_probe(struct kfeatures *f);
 
 /* One line per fact for --check: writes to f, "name: value (why)" */
