@@ -454,22 +454,29 @@ static __always_inline int offcpu_settle_current(struct task_struct *t,
  * and the block it came back from settled. */
 static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 {
-#ifndef PROFD_LEGACY /* settling reads the task through a BTF pointer */
-	struct task_struct *t = bpf_get_current_task_btf();
 	struct profd_thread_state *ts;
 
 	if (!offcpu_enabled)
 		return;
+#ifdef PROFD_LEGACY
+	/* No BTF pointer to the current task here: the sample is kept and
+	 * the block it ended is settled at the thread's next switch-out. */
+	ts = thread_state(profd_current_task(), 1);
+	if (!ts)
+		return;
+#else
+	struct task_struct *t = bpf_get_current_task_btf();
+
 	ts = offcpu_state(t);
 	if (!ts)
 		return;
 	offcpu_settle_current(t, ts, e->time_ns);
+#endif
 	ts->sample_ns = e->time_ns;
 	ts->sample_kstack_id = e->kstack_id;
 	ts->sample_ustack_id = e->ustack_id;
 	ts->sample_pystack_id = e->pystack_id;
 	ts->sample_flags = e->flags;
-#endif
 }
 
 /* A thread of a selected process exits: the block it came back from, if

@@ -2,10 +2,13 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "kfeatures.h"
 #include "log.h"
@@ -34,6 +37,20 @@ const char *bpfload_variant_name(enum bpfload_variant v)
 {
 	return v == BPFLOAD_LEGACY ? "legacy (for 5.10-5.16: loops of global functions)"
 				   : "modern (bpf_loop, 5.17+)";
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+bool bpfload_thread_pidfd(void)
+{
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), PIDFD_THREAD);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 /* sample.bpf.c's skeleton, its object bytes swapped for the legacy

@@ -31,6 +31,10 @@ enum bpfload_variant bpfload_variant_for(const struct kfeatures *k);
 enum bpfload_variant bpfload_pick(void);
 const char *bpfload_variant_name(enum bpfload_variant v);
 
+/* Whether pidfd_open takes PIDFD_THREAD (6.9+): userspace can then read
+ * any thread's task storage, else only a process's first thread's. */
+bool bpfload_thread_pidfd(void);
+
 /* The skeleton over that variant's object (NULL and errno on failure). */
 struct sample_bpf *bpfload_open(enum bpfload_variant v);
 

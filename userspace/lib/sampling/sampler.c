@@ -470,6 +470,16 @@ static int load_programs(struct sampler *s, const struct sampler_opts *asked)
 	enum bpfload_variant v = asked->bpf_build == BPFLOAD_AUTO
 					 ? bpfload_pick()
 					 : (enum bpfload_variant)asked->bpf_build;
+
+	/* The modern build keeps thread states in task storage, which
+	 * userspace reads through a pidfd: a thread's own pidfd came with
+	 * 6.9, so on older kernels `stacks` could not see any thread but a
+	 * process's first.  The legacy build keys them by tid. */
+	if (asked->bpf_build == BPFLOAD_AUTO && v == BPFLOAD_MODERN && asked->offcpu &&
+	    !bpfload_thread_pidfd()) {
+		log_info("sampler: off-CPU on a kernel without thread pidfds (6.9+): the legacy build");
+		v = BPFLOAD_LEGACY;
+	}
 	struct bpfload_culprit c;
 	int err = -EINVAL, tries;
 
@@ -813,6 +823,8 @@ int sampler_thread_state(const struct sampler *s, uint32_t tid, struct profd_thr
 			       ? -errno
 			       : 0;
 	fd = (int)syscall(SYS_pidfd_open, (pid_t)tid, PIDFD_THREAD);
+	if (fd < 0 && errno == EINVAL) /* before 6.9: leaders only (load_programs) */
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)tid, 0);
 	if (fd < 0)
 		return -errno;
 	if (bpf_map__lookup_elem(s->skel->maps.thread_states, &fd, sizeof(fd), out, sizeof(*out),
