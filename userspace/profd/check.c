@@ -97,6 +97,9 @@ static bool feat_offcpu(const struct kfeatures *k, char *why, size_t len)
 {
 	if (!sampling_needs(k, why, len))
 		return false;
+	if (modern_build(k) && !bpfload_thread_pidfd())
+		return say(true, why, len, "tp_btf sched_switch; the legacy build, blocks kept by "
+					   "thread id (no thread pidfds before 6.9)");
 	return say(true, why, len, "tp_btf sched_switch; blocks kept in %s",
 		   modern_build(k) ? "task storage" : "a hash map by thread (legacy build)");
 }
