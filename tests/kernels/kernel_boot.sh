@@ -60,7 +60,7 @@ ln -sf /proc/self/fd/2 $R/dev/stderr
 mkdir -p $R/dev/pts $R/dev/shm
 mount -t devpts -o ptmxmode=666 devpts $R/dev/pts
 mount -t tmpfs tmpfs $R/dev/shm
-mount -t tmpfs tmpfs $R/tmp
+# /tmp is the host's, written to the overlay: the build tree may live there.
 mount -t tmpfs tmpfs $R/run
 mount -t bpf bpf $R/sys/fs/bpf
 mount -t debugfs debugfs $R/sys/kernel/debug
