@@ -114,3 +114,12 @@ build_cuda_stubs() {
 		ln -sf libcudart.so.12 "$1/libcudart.so" &&
 		$cc -O2 -shared -fPIC -o "$1/libkernels.so" "$gpu/kernels_stub.c"
 }
+
+# need_cuda_uprobes: skip where the kernel cannot tell a shared uprobe
+# program which entry point it runs for (bpf_get_attach_cookie, 5.15+):
+# profd says so (--check) and traces no CUDA call there.
+need_cuda_uprobes() {
+	local line
+	line=$("$PROFD" --config /dev/null --check 2>/dev/null | grep '^  cuda uprobes: ')
+	case $line in "  cuda uprobes: yes"*) ;; *) skip "this kernel cannot run CUDA uprobes: $line" ;; esac
+}

@@ -9,10 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 CC=${CC:-cc}
-# Kernels before 5.15 cannot tell a shared uprobe program which entry
-# point it runs for (bpf_get_attach_cookie): profd says so and traces none.
-"$PROFD" --config /dev/null --check 2>/dev/null | grep -q '^  cuda uprobes: yes' ||
-	skip "this kernel cannot run CUDA uprobes: $("$PROFD" --config /dev/null --check 2>/dev/null | grep 'cuda uprobes')"
+need_cuda_uprobes
 GPU=$SRC/tests/workloads/gpu
 PY=$(command -v python3) || fail "python3 missing (a dependency)"
 PYAPP=$GPU/gpu_app.py

@@ -29,7 +29,7 @@ enum bpfload_variant bpfload_pick(void)
 	struct kfeatures k;
 
 	if (picked < 0)
-		picked = kfeatures_probe(&k) ? BPFLOAD_MODERN : bpfload_variant_for(&k);
+		picked = kfeatures_probe_helpers(&k) ? BPFLOAD_MODERN : bpfload_variant_for(&k);
 	return (enum bpfload_variant)picked;
 }
 
@@ -38,10 +38,6 @@ const char *bpfload_variant_name(enum bpfload_variant v)
 	return v == BPFLOAD_LEGACY ? "legacy (for 5.10-5.16: loops of global functions)"
 				   : "modern (bpf_loop, 5.17+)";
 }
-
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 
 bool bpfload_thread_pidfd(void)
 {

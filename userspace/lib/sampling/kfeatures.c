@@ -284,7 +284,8 @@ static void probe_bpf(struct kfeatures *f)
 {
 	static const enum kfeature gated[] = { KF_RINGBUF,	    KF_TASK_STORAGE, KF_BPF_LOOP,
 					       KF_TASK_PT_REGS,	    KF_CURRENT_TASK_BTF,
-					       KF_TP_BTF,	    KF_TRAMPOLINES };
+					       KF_ATTACH_COOKIE,    KF_TP_BTF,
+					       KF_TRAMPOLINES };
 	libbpf_print_fn_t old = libbpf_set_print(NULL);
 	int err = bpf_allowed();
 	size_t i;
@@ -493,6 +494,20 @@ void kfeatures_print(const struct kfeatures *k, FILE *out)
 		lockdown_means(k->lockdown));
 	fprintf(out, "pid_ns_init: %s (%s)\n", k->pid_ns_init ? "yes" : "no", k->why[KF_PID_NS]);
 	fprintf(out, "cgroup2: %s (%s)\n", k->cgroup2 ? "yes" : "no", k->why[KF_CGROUP2]);
+}
+
+int kfeatures_probe_helpers(struct kfeatures *f)
+{
+	libbpf_print_fn_t old;
+
+	if (!f)
+		return -EINVAL;
+	memset(f, 0, sizeof(*f));
+	old = libbpf_set_print(NULL);
+	if (!bpf_allowed())
+		probe_bpf_basics(f);
+	libbpf_set_print(old);
+	return 0;
 }
 
 int kfeatures_probe(struct kfeatures *f)

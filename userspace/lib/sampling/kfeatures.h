@@ -5,6 +5,7 @@
 #ifndef PROFD_KFEATURES_H
 #define PROFD_KFEATURES_H
 
+#include <fcntl.h>
 #include <linux/bpf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,8 +69,16 @@ struct kfeatures {
 /* Load a two-instruction tracing program (fentry, fexit, tp_btf) for the
  * BTF id and attach it for a moment.  0 or -errno; *step names the step
  * that failed ("load", "attach"). */
+/* pidfd_open's flag for a pidfd of any thread, not only a leader (6.9+). */
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
 int kfeatures_tracing_attaches(int btf_id, enum bpf_attach_type type, const char **step);
 int kfeatures_probe(struct kfeatures *f);
+/* Only the map types and helpers (each a two-instruction program load):
+ * what picking the BPF build needs, without attaching anything. */
+int kfeatures_probe_helpers(struct kfeatures *f);
 
 /* One line per fact for --check: writes to f, "name: value (why)" */
 void kfeatures_print(const struct kfeatures *k, FILE *out);

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "gpu.h"
 #include "hashmap.h"
+#include "kfeatures.h"
 #include "log.h"
 #include "mmap_probe.h"
 #include "rootfs.h"
@@ -808,9 +809,6 @@ struct unwinder *sampler_unwinder(const struct sampler *s)
 	return s->unwinder;
 }
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for any thread, not only a leader */
-#endif
 
 int sampler_thread_state(const struct sampler *s, uint32_t tid, struct profd_thread_state *out)
 {
