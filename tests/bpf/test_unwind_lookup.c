@@ -35,19 +35,21 @@ struct lookup_ctx {
 	uint64_t queries, mismatches, cache_hits;
 };
 
-static bool file_mapped(pid_t pid, const char *needle)
+/* The process stopped itself (state T): its import is over, every file
+ * it will map is mapped. */
+static bool stopped(pid_t pid)
 {
-	char path[64], line[1024];
-	bool found = false;
+	char path[64], line[512], *close_paren;
+	bool is_stopped = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "r");
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, needle) != NULL;
+	if (f && fgets(line, sizeof(line), f) && (close_paren = strrchr(line, ')')))
+		is_stopped = close_paren[1] == ' ' && close_paren[2] == 'T';
 	if (f)
 		fclose(f);
-	return found;
+	return is_stopped;
 }
 
 static int bpf_lookup(struct lookup_ctx *c, uint32_t mapping, uint32_t tpc,
@@ -188,8 +190,12 @@ static int check_process(struct lookup_ctx *c, pid_t pid, bool *torch)
 
 static pid_t spawn_target(const struct uw_env *env, bool *want_torch)
 {
+	/* SIGSTOP once imported: a timed wait guessed wrong on a cold page
+	 * cache, where ld.so maps libtorch_python before libtorch_cpu. */
 	char *torch_argv[] = {"/usr/bin/python3", "-c",
-			      "import torch, time; time.sleep(300)", NULL};
+			      "import torch, os, signal, time; os.kill(os.getpid(), signal.SIGSTOP); "
+			      "time.sleep(300)",
+			      NULL};
 	char *py_argv[] = {(char *)env->python, "-c", "import time; time.sleep(300)", NULL};
 	pid_t pid;
 	int i;
@@ -200,14 +206,14 @@ static pid_t spawn_target(const struct uw_env *env, bool *want_torch)
 		return env->python[0] ? uw_spawn_cmd(py_argv) : -1;
 	}
 	pid = uw_spawn_cmd(torch_argv);
-	/* import torch maps ~300 files; it is done once libtorch_python is in. */
-	for (i = 0; pid > 0 && i < 1200 && !file_mapped(pid, "libtorch_python"); i++)
+	/* import torch maps ~300 files: up to 120 s on a cold, busy machine. */
+	for (i = 0; pid > 0 && i < 1200 && !stopped(pid); i++)
 		usleep(100 * 1000);
-	if (pid > 0 && !file_mapped(pid, "libtorch_python")) {
+	if (pid > 0 && !stopped(pid)) {
+		printf("python3 -c 'import torch' did not finish in 120 s\n");
 		uw_reap(pid);
 		return -1;
 	}
-	sleep(1); /* the rest of the import's dlopens */
 	return pid;
 }
 
