@@ -73,6 +73,7 @@ void aggregate_proc_free(struct proc *p)
 		free(pp->stacks[i].frames);
 	free(pp->stacks);
 	free(pp->cells);
+	free(pp->written);
 	hashmap_free(&pp->stack_index);
 	hashmap_free(&pp->cell_index);
 	free(pp);

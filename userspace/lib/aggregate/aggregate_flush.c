@@ -25,19 +25,30 @@ static void fill_proc(const struct proc *p, struct history_proc *hp)
 	hp->exited_ns = p->exited ? p->exit_ns : 0;
 }
 
-/* p's RSS points history does not hold yet. */
-static int flush_rss(struct history *h, const struct proc *p, const struct history_proc *hp)
+/* p's RSS points history does not hold yet; the last one written is
+ * remembered for mark_flushed. */
+static int flush_rss(struct history *h, struct proc *p, const struct history_proc *hp)
 {
 	uint64_t t, bytes;
 	uint32_t i;
 	int err = 0;
 
+	p->profile->rss_written_ns = p->rss_flushed_ns;
 	for (i = 0; p->rss && i < p->rss->n && !err; i++) {
 		proctable_rss_point(p, i, &t, &bytes);
 		if (t > p->rss_flushed_ns)
 			err = history_add_rss(h, hp, t, bytes);
+		if (!err && t > p->profile->rss_written_ns)
+			p->profile->rss_written_ns = t;
 	}
 	return err == -ERANGE ? 0 : err; /* refused alone, as a malformed row */
+}
+
+static void forget_written(struct proc_profile *pp)
+{
+	free(pp->written);
+	pp->written = NULL;
+	pp->nwritten = 0;
 }
 
 /* Per-frame arrays of one row, sized once for the deepest stack. */
@@ -80,10 +91,16 @@ static int flush_proc(struct aggregate *a, struct history *h, struct proc *p,
 	size_t i;
 	int err;
 
+	free(pp->written);
+	pp->nwritten = 0;
+	pp->written = malloc((pp->ncells ? pp->ncells : 1) * sizeof(*pp->written));
+	if (!pp->written)
+		return -ENOMEM;
 	fill_proc(p, &hp);
 	for (i = 0; i < pp->ncells; i++) {
 		const struct agg_cell *c = &pp->cells[i];
 
+		pp->written[i] = c->count; /* a refused row is not retried either */
 		if (c->count == c->flushed)
 			continue;
 		err = add_cell(a, h, &hp, &pp->stacks[c->stack], c, b);
@@ -95,23 +112,22 @@ static int flush_proc(struct aggregate *a, struct history *h, struct proc *p,
 			return err;
 		st->rows++;
 	}
+	pp->nwritten = pp->ncells;
 	return flush_rss(h, p, &hp);
 }
 
-/* After a commit: history holds every count in full, and every RSS
- * point. */
+/* After a commit: history holds what flush_proc wrote of p, and nothing
+ * added since (cells only grow at the end until drop_old_cells). */
 static void mark_flushed(struct proc *p)
 {
 	struct proc_profile *pp = p->profile;
-	uint64_t t, bytes;
 	size_t i;
 
-	for (i = 0; i < pp->ncells; i++)
-		pp->cells[i].flushed = pp->cells[i].count;
-	if (p->rss && p->rss->n) {
-		proctable_rss_point(p, p->rss->n - 1, &t, &bytes);
-		p->rss_flushed_ns = t;
-	}
+	for (i = 0; i < pp->nwritten; i++)
+		pp->cells[i].flushed = pp->written[i];
+	if (pp->nwritten)
+		p->rss_flushed_ns = pp->rss_written_ns;
+	forget_written(pp);
 }
 
 /* Drop fully flushed cells of buckets before `keep_from`, rebuilding the
@@ -173,7 +189,7 @@ int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h
 	}
 	if (err) {
 		history_rollback(h);
-		goto out;
+		goto forget;
 	}
 	if (a->flush_io)
 		a->flush_io(a->flush_yield_ctx, true);
@@ -181,7 +197,9 @@ int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h
 	if (a->flush_io)
 		a->flush_io(a->flush_yield_ctx, false);
 	if (err)
-		goto out;
+		goto forget;
+	/* The table as it is now: entries may have moved or gone while the
+	 * flush let others in; only what was written is marked. */
 	for (i = 0; i < pt->n; i++) {
 		if (!pt->all[i]->profile)
 			continue;
@@ -189,6 +207,11 @@ int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h
 		st->cells_dropped += drop_old_cells(pt->all[i]->profile, keep_from);
 	}
 	a->cells -= st->cells_dropped;
+	goto out;
+forget:
+	for (i = 0; i < pt->n; i++)
+		if (pt->all[i]->profile)
+			forget_written(pt->all[i]->profile);
 out:
 	st->err = err;
 	free(b.kinds);

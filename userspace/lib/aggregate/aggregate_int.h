@@ -34,6 +34,13 @@ struct proc_profile {
 	struct agg_cell *cells;
 	size_t ncells, cells_cap;
 	struct hashmap cell_index; /* hash(bucket, stack, tid) -> idx + 1 */
+	/* A flush under way (aggregate_flush.c): each cell's count as this
+	 * process's rows were written, and the last RSS point written.  Only
+	 * these are marked flushed after the commit: the table may move the
+	 * process, or counts may grow, while the flush lets readers in. */
+	uint64_t *written;
+	size_t nwritten;
+	uint64_t rss_written_ns;
 };
 
 /* Key of a cell in proc_profile.cell_index (probe on collision). */
