@@ -157,7 +157,8 @@ struct worker_stats {
 };
 struct unwinder;
 struct unwinder_stats;
-struct worker *worker_new(struct unwinder *u);
+/* Starts the lanes: 0 and *out, or -errno (a thread not started). */
+int worker_new(struct unwinder *u, struct worker **out);
 void worker_free(struct worker *w);
 void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);

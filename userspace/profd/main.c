@@ -374,9 +374,9 @@ static int daemon_start(struct daemon *d)
 	 * first sample on. */
 	persist_open(d);
 	npy = ingest_scan_python(&d->in);
-	d->worker = worker_new(sampler_unwinder(d->sampler));
-	if (!d->worker)
-		return -errno;
+	err = worker_new(sampler_unwinder(d->sampler), &d->worker);
+	if (err)
+		return err;
 	worker_prebuild(d->worker, d);
 	daemon_symbolizer_hooks(d);
 	err = sampler_start(d->sampler);

@@ -484,13 +484,14 @@ static bool tables_wait(void *ctx)
 	return waiting;
 }
 
-struct worker *worker_new(struct unwinder *u)
+int worker_new(struct unwinder *u, struct worker **out)
 {
 	struct worker *w = calloc(1, sizeof(*w));
-	int i;
+	int i, err = 0;
 
+	*out = NULL;
 	if (!w)
-		return NULL;
+		return -ENOMEM;
 	pthread_mutex_init(&w->mu, NULL);
 	for (i = 0; i < LANES; i++) {
 		w->lanes[i].w = w;
@@ -503,16 +504,21 @@ struct worker *worker_new(struct unwinder *u)
 		unwinder_set_yield(u, tables_wait, w);
 	}
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	for (i = 0; i < LANES && w->efd >= 0 && w->pyc; i++) {
-		if (pthread_create(&w->lanes[i].thread, NULL, lane_main, &w->lanes[i]))
-			break;
-		w->lanes[i].started = true;
+	if (w->efd < 0)
+		err = -errno;
+	else if (!w->pyc)
+		err = -ENOMEM;
+	/* pthread_create returns its error; it does not set errno. */
+	for (i = 0; i < LANES && !err; i++) {
+		err = -pthread_create(&w->lanes[i].thread, NULL, lane_main, &w->lanes[i]);
+		w->lanes[i].started = !err;
 	}
-	if (i < LANES) {
+	if (err) {
 		worker_free(w);
-		return NULL;
+		return err;
 	}
-	return w;
+	*out = w;
+	return 0;
 }
 
 void worker_free(struct worker *w)
