@@ -472,19 +472,16 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 }
 
 /* Blocks still under way are read thread by thread from /proc and BPF
- * under the lock: only for a dump of a few processes. */
+ * on the ingest thread: only for a dump of a few processes. */
 #define ONGOING_MAX_PROCS 16
 
 /* One process's profile in memory; wall from its two parts. */
 static int dump_proc_memory(struct daemon *d, struct proc *p, const struct agg_query *q,
-			    bool ongoing, struct stackset *ss)
+			    struct stackset *ss)
 {
 	struct agg_query part = *q;
 	int err;
 
-	if (q->type == AGG_OFFCPU)
-		return aggregate_dump(&d->agg, p, q, ss) ?:
-		       (ongoing ? control_ongoing_blocks(d, p, q, ss) : 0);
 	if (q->type != AGG_WALL)
 		return aggregate_dump(&d->agg, p, q, ss);
 	part.type = AGG_CPU;
@@ -492,9 +489,44 @@ static int dump_proc_memory(struct daemon *d, struct proc *p, const struct agg_q
 	err = aggregate_dump(&d->agg, p, &part, ss);
 	part.type = AGG_OFFCPU;
 	part.scale = 0;
-	if (!err)
-		err = aggregate_dump(&d->agg, p, &part, ss);
-	return err || !ongoing ? err : control_ongoing_blocks(d, p, &part, ss);
+	return err ? err : aggregate_dump(&d->agg, p, &part, ss);
+}
+
+struct ongoing_job {
+	const struct dump_plan *dp;
+	struct agg_query q; /* off-cpu */
+	struct stackset *ss;
+};
+
+/* On the ingest thread: the selection's processes found again by pid and
+ * start time (the lock was let go since), their blocks under way added. */
+static int ongoing_job(struct daemon *d, void *arg)
+{
+	struct ongoing_job *j = arg;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < j->dp->nsel && !err; i++) {
+		struct proc *p = proctable_find_live(&d->pt, j->dp->pids[i]);
+
+		if (p && p->start_time == j->dp->starts[i])
+			err = control_ongoing_blocks(d, p, &j->q, j->ss);
+	}
+	return err;
+}
+
+/* Off-cpu and wall dumps of a few live processes: what threads blocked
+ * now have waited so far. */
+static int dump_ongoing(struct daemon *d, const struct dump_plan *dp, struct stackset *ss)
+{
+	struct ongoing_job j = { .dp = dp, .q = dp->q, .ss = ss };
+
+	if ((dp->q.type != AGG_OFFCPU && dp->q.type != AGG_WALL) || !d->cfg.offcpu ||
+	    dp->nsel > ONGOING_MAX_PROCS || !dp->nsel)
+		return 0;
+	j.q.type = AGG_OFFCPU;
+	j.q.scale = 0;
+	return daemon_on_ingest(d, ongoing_job, &j);
 }
 
 /* Under d->lock: the selection's profiles in memory, and its identities. */
@@ -522,7 +554,7 @@ static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct 
 	for (i = 0; i < dp->nsel && !err; i++) {
 		dp->pids[i] = dp->sel[i]->pid;
 		dp->starts[i] = dp->sel[i]->start_time;
-		err = dump_proc_memory(d, dp->sel[i], &dp->q, dp->nsel <= ONGOING_MAX_PROCS, ss);
+		err = dump_proc_memory(d, dp->sel[i], &dp->q, ss);
 	}
 	set_meta(ss, r, dp->sel, dp->nsel, d->cfg.rate_hz);
 	return err;
@@ -570,6 +602,8 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 		err = dump_memory(d, r, dp, ss);
 	}
 	daemon_unlock(d);
+	if (!err && nsel >= 0)
+		err = dump_ongoing(d, dp, ss);
 	if (!err && nsel >= 0 && d->hist)
 		err = dump_history(d, c, r, dp, ss);
 	pthread_mutex_unlock(&d->hist_lock);

@@ -106,23 +106,32 @@ static int add_task(struct stackset *out, struct pycode_cache *pyc, const struct
 	return stackset_add(out, ids, n, 1);
 }
 
-/* Who may look: the process's owner or root, as for the thread listing. */
+/* Who may look: the process's owner or root, as for the thread listing.
+ * Read only: a process profd has not seen is looked up in /proc, not
+ * added to the table (that is ingest's to do). */
 static int may_look(struct daemon *d, uint32_t pid, uint32_t uid)
 {
-	char comm[PROFD_COMM_LEN + 1] = "";
+	char comm[PROFD_COMM_LEN + 1];
+	uint32_t owner = 0, ppid;
+	uint64_t start;
 	struct proc *p;
-	int err = 0;
+	char *exe = NULL;
+	bool known;
+	int err;
 
 	daemon_lock_other(d);
 	p = proctable_find_live(&d->pt, pid);
-	if (!p)
-		p = proctable_get(&d->pt, pid, comm);
-	if (!p)
-		err = -ESRCH;
-	else if (uid && p->uid != uid)
-		err = -EACCES;
+	known = p != NULL;
+	if (p)
+		owner = p->uid;
 	daemon_unlock(d);
-	return err;
+	if (!known) {
+		err = proc_read_identity("/proc", pid, &start, &owner, &ppid, comm, &exe);
+		free(exe);
+		if (err)
+			return -ESRCH;
+	}
+	return uid && owner != uid ? -EACCES : 0;
 }
 
 /* A last entry that says the listing is not whole: the time budget ran

@@ -206,6 +206,7 @@ int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_qu
 	struct ongoing o = { .p = p, .q = q, .out = out };
 	int err;
 
+	DAEMON_CHECK_INGEST(d); /* names frames and stores the stack */
 	if (!d->cfg.offcpu || p->exited || q->until_ns)
 		return 0;
 	o.ids = malloc(MAX_FRAMES * sizeof(*o.ids));
@@ -219,6 +220,7 @@ int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_qu
 /* ---- profctl stacks ---- */
 
 struct listing {
+	uint32_t pid, uid;
 	struct proc *p;
 	struct stackset *out;
 	struct hashmap map; /* global frame id -> out's */
@@ -273,27 +275,35 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 	return stackset_add(l->out, l->out_ids, m, 1);
 }
 
+/* On the ingest thread: a process never sampled (every thread blocked
+ * since before profd) gets its entry here, and naming frames fills
+ * ingest's caches. */
+static int list_threads_job(struct daemon *d, void *arg)
+{
+	char comm[PROFD_COMM_LEN + 1] = "";
+	struct listing *l = arg;
+
+	l->p = proctable_find_live(&d->pt, l->pid);
+	if (!l->p)
+		l->p = proctable_get(&d->pt, l->pid, comm);
+	if (!l->p)
+		return -ESRCH; /* gone, or the process table is full */
+	if (l->uid && l->p->uid != l->uid)
+		return -EACCES;
+	return each_thread(d, l->pid, list_thread, l);
+}
+
 int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
 			  struct stackset *out)
 {
-	struct listing l = { .out = out, .kernel = kernel };
-	char comm[PROFD_COMM_LEN + 1] = "";
+	struct listing l = { .pid = pid, .uid = uid, .out = out, .kernel = kernel };
 	int err = -ENOMEM;
 
 	l.ids = malloc(MAX_FRAMES * sizeof(*l.ids));
 	l.out_ids = malloc((MAX_FRAMES + 1) * sizeof(*l.out_ids));
 	hashmap_init(&l.map);
-	daemon_lock_other(d);
-	l.p = proctable_find_live(&d->pt, pid);
-	if (!l.p) /* never sampled: every thread blocked since before profd */
-		l.p = proctable_get(&d->pt, pid, comm);
-	if (!l.p)
-		err = -ESRCH; /* gone, or the process table is full */
-	else if (uid && l.p->uid != uid)
-		err = -EACCES;
-	else if (l.ids && l.out_ids)
-		err = each_thread(d, pid, list_thread, &l);
-	daemon_unlock(d);
+	if (l.ids && l.out_ids)
+		err = daemon_on_ingest(d, list_threads_job, &l);
 	hashmap_free(&l.map);
 	free(l.ids);
 	free(l.out_ids);

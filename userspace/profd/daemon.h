@@ -1,17 +1,28 @@
-/* daemon.h: state shared by profd's threads.
+/* daemon.h: state shared by profd's threads, and the rule they keep.
  *
- * Three threads, so nothing slow sits between a sample and its counter or
- * in front of a client:
+ * Three kinds of thread, so nothing slow sits between a sample and its
+ * counter or in front of a client:
  *   ingest  (main.c)    the ring buffers, signals, the 1 s housekeeping tick;
- *   worker  (worker.c)  three threads: processes' uid, exe and maps, Python
+ *   worker  (worker.c)  three lanes: processes' uid, exe and maps, Python
  *                       detection; unwind-table builds; files' symbols;
  *   control (control_server.c) the socket: every client non-blocking, with
  *                        deadlines and caps.
- * The profile state (process table, aggregator, ingest, symbolizer) is
- * guarded by d->lock, which ingest holds while it consumes and hands over
- * between two events whenever the control thread asks for it
- * (daemon_lock_other / daemon_yield).  The history database has its own
- * lock, taken before d->lock, so a long query never stops ingest. */
+ *
+ * The threading contract (statelock.c keeps it; DAEMON_CHECK asserts it
+ * in Debug and sanitizer builds):
+ *   - ingest alone changes the profile state: the process table, the
+ *     aggregator, ingest's and the symbolizer's caches.  It holds `lock`
+ *     while it does, and hands it over between two events (daemon_yield).
+ *   - other threads take `lock` (daemon_lock_other) only to read.  What
+ *     needs the state changed (a process's entry made, frames named, a
+ *     stack stored) is a job they hand to ingest (daemon_on_ingest), run
+ *     there under `lock` while they wait, without `lock` held.
+ *   - `hist_lock` guards the history database and is taken before `lock`.
+ *     Ingest only tries it (a flush waits for no query), so a thread that
+ *     holds it may wait for a job.
+ *   - the worker's answers come back through queues ingest reads
+ *     (worker_publish); figures read without `lock` are atomics or copies
+ *     under their own mutex (stats_mu, cu_mu, job_mu). */
 #ifndef PROFD_DAEMON_H
 #define PROFD_DAEMON_H
 
@@ -89,7 +100,17 @@ struct daemon {
 	struct worker *worker;       /* the slow path (worker.c) */
 	struct control *control;     /* the control thread (control_server.c) */
 	pthread_mutex_t lock;        /* profile state: see the top of this file */
+	pthread_t lock_holder;       /* who holds it, when lock_held (checks) */
+	atomic_bool lock_held;
+	pthread_t ingest_thread;     /* the only one that changes the state */
+	bool ingest_known;           /* ingest_thread is set */
 	atomic_int lock_waiters;     /* threads other than ingest waiting for it */
+	/* Jobs handed to ingest (statelock.c): on their askers' stacks. */
+	pthread_mutex_t job_mu;
+	pthread_cond_t job_cv;       /* a job is done */
+	struct ingest_job *jobs;     /* under job_mu */
+	bool jobs_closed;            /* under job_mu: ingest stopped, none taken */
+	atomic_int jobs_pending;
 	uint64_t lock_wait_ns_max;   /* the longest such wait (under lock) */
 	/* What `stats` answers when ingest holds the lock longer than a stats
 	 * request may wait (a preempted thread on a saturated machine): the
@@ -127,13 +148,40 @@ struct daemon {
 	uint64_t push_next_mono_ns;
 };
 
-/* main.c: the profile-state lock.  Ingest holds it while it consumes and
- * calls daemon_yield() between events; other threads take it with
- * daemon_lock_other(), which ingest then lets in at the next event. */
+/* statelock.c: the profile-state lock (the contract at the top). */
+int daemon_statelock_init(struct daemon *d); /* on the ingest thread */
+void daemon_lock_ingest(struct daemon *d);
+/* Other threads: to read.  Ingest lets them in at its next yield. */
 void daemon_lock_other(struct daemon *d);
-void daemon_unlock(struct daemon *d);
 /* daemon_lock_other for at most wait_ns: 0, or -ETIMEDOUT. */
 int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns);
+void daemon_unlock(struct daemon *d);
+/* Ingest, between two events: run the jobs asked for, let waiters in. */
+void daemon_yield(struct daemon *d);
+bool daemon_holds_lock(const struct daemon *d);
+bool daemon_on_ingest_thread(const struct daemon *d);
+/* Run fn(d, arg) on the ingest thread under the lock, and wait for it:
+ * its return value, or -ESHUTDOWN once ingest has stopped.  Call without
+ * the lock (hist_lock may be held). */
+typedef int (*daemon_job_fn)(struct daemon *d, void *arg);
+int daemon_on_ingest(struct daemon *d, daemon_job_fn fn, void *arg);
+/* Ingest, under the lock: the jobs waiting; at the end, refuse new ones. */
+void daemon_run_jobs(struct daemon *d);
+void daemon_close_jobs(struct daemon *d);
+/* A consume pass numbered for daemon_catch_up's waiters. */
+void daemon_consume_started(struct daemon *d, uint64_t *seq);
+void daemon_consume_done(struct daemon *d, uint64_t seq);
+void daemon_thread_check_failed(const char *what, const char *file, int line);
+#ifdef PROFD_THREAD_CHECKS
+#define DAEMON_CHECK(cond, what) \
+	((cond) ? (void)0 : daemon_thread_check_failed(what, __FILE__, __LINE__))
+#else
+#define DAEMON_CHECK(cond, what) ((void)0)
+#endif
+#define DAEMON_CHECK_LOCKED(d) DAEMON_CHECK(daemon_holds_lock(d), "the state lock is not held")
+#define DAEMON_CHECK_INGEST(d) \
+	DAEMON_CHECK(daemon_on_ingest_thread(d) && daemon_holds_lock(d), \
+		     "a state change off the ingest thread or without the lock")
 /* Under d->lock (the tick): keep the stats figures for daemon_lock_other_within's timeouts. */
 void control_publish_stats(struct daemon *d);
 /* options.c: one getopt pass over the config file's options, then the
@@ -205,11 +253,11 @@ void persist_snap_stats(struct daemon *d);
 struct agg_query;
 struct stackset;
 /* Blocks of p's threads still under way, as off-cpu weight up to now
- * (under d->lock). */
+ * (a job on the ingest thread: it names frames and stores stacks). */
 int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_query *q,
 			   struct stackset *out);
-/* Every thread of pid with its current stack into out (PROTO_RESP_STACKS);
- * takes d->lock.  uid: the caller's (0 sees every process); kernel: keep
+/* Every thread of pid with its current stack into out (PROTO_RESP_STACKS),
+ * made by a job on the ingest thread: call without d->lock.  uid: the caller's (0 sees every process); kernel: keep
  * kernel frames.  0, -EACCES, -ESRCH or -errno. */
 int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
 			  struct stackset *out);

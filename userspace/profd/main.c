@@ -37,67 +37,6 @@ void daemon_raise_priority(const char *thread)
 		log_info("profd: %s thread keeps its priority: %s", thread, strerror(errno));
 }
 
-/* The profile-state lock.  Ingest holds it across a whole consume pass
- * (no lock operation per sample) and hands it over between two events
- * when another thread waits: that thread counts itself in lock_waiters
- * before it blocks, and ingest waits until every waiter got in before it
- * takes the lock back, so nobody starves behind a busy ring. */
-static void daemon_lock_ingest(struct daemon *d)
-{
-	pthread_mutex_lock(&d->lock);
-}
-
-void daemon_lock_other(struct daemon *d)
-{
-	uint64_t t0 = clock_mono_ns(), waited;
-
-	atomic_fetch_add(&d->lock_waiters, 1);
-	pthread_mutex_lock(&d->lock);
-	atomic_fetch_sub(&d->lock_waiters, 1);
-	waited = clock_mono_ns() - t0;
-	if (waited > d->lock_wait_ns_max)
-		d->lock_wait_ns_max = waited; /* under the lock */
-}
-
-int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns)
-{
-	uint64_t t0 = clock_mono_ns(), waited;
-	struct timespec until;
-	int err;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)(wait_ns / 1000000000ull);
-	until.tv_nsec += (long)(wait_ns % 1000000000ull);
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	atomic_fetch_add(&d->lock_waiters, 1);
-	err = pthread_mutex_timedlock(&d->lock, &until);
-	atomic_fetch_sub(&d->lock_waiters, 1);
-	if (err)
-		return -err;
-	waited = clock_mono_ns() - t0;
-	if (waited > d->lock_wait_ns_max)
-		d->lock_wait_ns_max = waited;
-	return 0;
-}
-
-void daemon_unlock(struct daemon *d)
-{
-	pthread_mutex_unlock(&d->lock);
-}
-
-static void daemon_yield(struct daemon *d)
-{
-	if (!atomic_load_explicit(&d->lock_waiters, memory_order_relaxed))
-		return;
-	pthread_mutex_unlock(&d->lock);
-	while (atomic_load(&d->lock_waiters))
-		sched_yield();
-	pthread_mutex_lock(&d->lock);
-}
-
 #define SLOW_EVENT_NS (50ull * 1000000ull) /* logged with -v: what held ingest up */
 
 /* Time since t0, kept in *max if the longest so far. */
@@ -145,6 +84,7 @@ static void on_ringbuf_event(void *ctx, const void *data, size_t len)
 	uint64_t t0;
 
 	daemon_yield(d);
+	DAEMON_CHECK_INGEST(d);
 	t0 = clock_mono_ns();
 	ingest_event(&d->in, data, len);
 	t0 = note_max(&d->event_ns_max, t0);
@@ -170,9 +110,7 @@ static void consume(struct daemon *d)
 {
 	uint64_t seq;
 
-	pthread_mutex_lock(&d->cu_mu);
-	seq = ++d->consume_started;
-	pthread_mutex_unlock(&d->cu_mu);
+	daemon_consume_started(d, &seq);
 	d->consumed_mono_ns = clock_mono_ns();
 	daemon_lock_ingest(d);
 	sampler_consume(d->sampler);
@@ -181,48 +119,9 @@ static void consume(struct daemon *d)
 		d->requests_seen = d->in.c.requests;
 		d->busy_until_mono_ns = d->consumed_mono_ns + INGEST_BUSY_NS;
 	}
+	daemon_run_jobs(d); /* after the rings: a job sees what was sampled */
 	daemon_unlock(d);
-	pthread_mutex_lock(&d->cu_mu);
-	d->consume_done = seq;
-	pthread_cond_broadcast(&d->cu_cv);
-	pthread_mutex_unlock(&d->cu_mu);
-}
-
-void daemon_catch_up(struct daemon *d, unsigned timeout_ms)
-{
-	uint64_t one = 1, target;
-	struct timespec dl;
-
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (dl.tv_nsec >= 1000000000) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000;
-	}
-	pthread_mutex_lock(&d->cu_mu);
-	target = d->consume_started + 1; /* a pass that starts after this call */
-	pthread_mutex_unlock(&d->cu_mu);
-	if (write(d->catchup_fd, &one, sizeof(one)) < 0)
-		return;
-	pthread_mutex_lock(&d->cu_mu);
-	while (d->consume_done < target)
-		if (pthread_cond_timedwait(&d->cu_cv, &d->cu_mu, &dl))
-			break;
-	pthread_mutex_unlock(&d->cu_mu);
-}
-
-static int catch_up_init(struct daemon *d)
-{
-	pthread_condattr_t ca;
-
-	pthread_mutex_init(&d->cu_mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&d->cu_cv, &ca);
-	pthread_condattr_destroy(&ca);
-	d->catchup_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	return d->catchup_fd < 0 ? -errno : 0;
+	daemon_consume_done(d, seq);
 }
 
 /* Privileges first, so an unprivileged user gets one clear sentence. */
@@ -320,10 +219,10 @@ static int daemon_start(struct daemon *d)
 	int npy, err;
 
 	d->listen_fd = -1;
-	pthread_mutex_init(&d->lock, NULL);
 	pthread_mutex_init(&d->stats_mu, NULL);
-	if (catch_up_init(d))
-		return -errno;
+	err = daemon_statelock_init(d);
+	if (err)
+		return err;
 	pthread_mutex_init(&d->hist_lock, NULL);
 	proctable_init(&d->pt, d->cfg.max_procs, "/proc");
 	d->pt.on_free = aggregate_proc_free;
@@ -680,6 +579,9 @@ static int run_loop(struct daemon *d, int sfd, int tfd)
 			stop = true;
 	}
 	consume(d); /* account for what is already queued */
+	daemon_lock_ingest(d);
+	daemon_close_jobs(d); /* a client still waiting gets its answer */
+	daemon_unlock(d);
 	close(ep);
 	return 0;
 }
