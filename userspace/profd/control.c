@@ -433,10 +433,10 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 	struct history_query hq = {
 		.since_ns = r->since_ns, .until_ns = r->until_ns,
 		.by_thread = dp->q.flags & AGG_BY_THREAD,
-		.python_only = dp->q.flags & AGG_PYTHON_ONLY,
+		.python_only = dp->q.flags & VIEW_PYTHON_ONLY,
 		.process_root = dp->q.flags & AGG_PROCESS_ROOT,
-		.no_kernel = dp->q.flags & AGG_NO_KERNEL,
-		.by_task = dp->q.flags & AGG_BY_TASK,
+		.no_kernel = dp->q.flags & VIEW_NO_KERNEL,
+		.by_task = dp->q.flags & VIEW_BY_TASK,
 		.type = aggregate_type_name(dp->q.type),
 		.scale = dp->q.scale,
 		.by_uid = c->uid != 0, .uid = c->uid,
@@ -539,9 +539,9 @@ static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct 
 	if (r->flags & PROTO_DUMP_BY_THREAD)
 		dp->q.flags |= AGG_BY_THREAD;
 	if (r->flags & PROTO_DUMP_PYTHON_ONLY)
-		dp->q.flags |= AGG_PYTHON_ONLY;
+		dp->q.flags |= VIEW_PYTHON_ONLY;
 	if (r->flags & PROTO_DUMP_BY_TASK)
-		dp->q.flags |= AGG_BY_TASK;
+		dp->q.flags |= VIEW_BY_TASK;
 	if (dp->nsel + dp->nhist > 1 || (r->flags & (PROTO_DUMP_ALL | PROTO_DUMP_SUBPROCESSES)) ||
 	    r->comm || r->exe)
 		dp->q.flags |= AGG_PROCESS_ROOT;
@@ -631,7 +631,7 @@ static int handle_dump(struct daemon *d, struct buf *out, const struct caller *c
 	if (err)
 		goto out;
 	dp.q.type = type;
-	dp.q.flags = may_see_kernel(c) ? 0 : AGG_NO_KERNEL;
+	dp.q.flags = may_see_kernel(c) ? 0 : VIEW_NO_KERNEL;
 	dp.q.since_ns = r.since_ns;
 	dp.q.until_ns = r.until_ns;
 	ss = stackset_new();

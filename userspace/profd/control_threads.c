@@ -260,7 +260,7 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, MAX_FRAMES, &n))
 		n = 0;
 	for (i = 0; i < n; i++) {
-		if (!aggregate_keeps(l->kernel ? 0 : AGG_NO_KERNEL,
+		if (!view_keeps(l->kernel ? 0 : VIEW_NO_KERNEL,
 				     d->agg.dict->frames[l->ids[i]].kind))
 			continue;
 		if (hashmap_get(&l->map, l->ids[i], &v)) {

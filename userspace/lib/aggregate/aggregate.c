@@ -185,15 +185,6 @@ int64_t aggregate_stack(struct aggregate *a, struct proc *p, const uint32_t *fra
 	return (int64_t)pp->nstacks++;
 }
 
-bool aggregate_keeps(uint32_t flags, uint32_t kind)
-{
-	if (kind == FRAME_TASK)
-		return flags & AGG_BY_TASK;
-	if (flags & AGG_PYTHON_ONLY)
-		return kind == FRAME_PYTHON || kind == FRAME_GPU || kind == FRAME_WAIT;
-	return !(flags & AGG_NO_KERNEL) || kind != FRAME_KERNEL;
-}
-
 uint64_t agg_cell_key(uint32_t bucket, uint32_t stack, uint32_t tid, int type)
 {
 	return hash64_mix(((uint64_t)bucket << 32 | stack) ^ hash64_mix(tid | (uint64_t)type << 32));
@@ -315,7 +306,7 @@ static int dump_cell(struct aggregate *a, const struct proc *p, const struct agg
 	}
 	for (i = 0; i < st->depth; i++) {
 		/* GPU leaves stay: they say what the Python line waited for. */
-		if (!aggregate_keeps(q->flags, a->dict->frames[st->frames[i]].kind))
+		if (!view_keeps(q->flags, a->dict->frames[st->frames[i]].kind))
 			continue;
 		if ((id = out_frame(a, out, map, st->frames[i])) < 0)
 			return (int)id;

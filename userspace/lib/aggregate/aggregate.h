@@ -12,6 +12,7 @@
 #include "hashmap.h"
 #include "proctable.h"
 #include "stackset.h"
+#include "view.h"
 
 struct aggregate {
 	struct stackset *dict; /* frame dictionary: kind + name -> id */
@@ -82,16 +83,10 @@ int aggregate_count(struct aggregate *a, struct proc *p, uint32_t stack_idx, uin
 int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_idx, uint32_t tid,
 		  const char *thread_name, uint64_t realtime_ns, uint64_t weight);
 
+/* The bits of agg_query.flags; view.h has the frame filters. */
 #define AGG_BY_THREAD (1u << 0)
-#define AGG_PYTHON_ONLY (1u << 1)
 #define AGG_PROCESS_ROOT (1u << 2)
 #define AGG_UNFLUSHED (1u << 3) /* only what history does not hold yet */
-#define AGG_NO_KERNEL (1u << 4) /* without kernel frames (perf_event_paranoid) */
-#define AGG_BY_TASK (1u << 5)	/* with the asyncio task frame at the root */
-/* Whether a dump with these flags keeps a frame of this kind.  GPU leaves
- * stay in Python-only dumps: they say what the Python line waited for.
- * Stacks always hold their task frame; only --by-task shows it. */
-bool aggregate_keeps(uint32_t flags, uint32_t kind);
 
 struct agg_query {
 	uint64_t since_ns, until_ns; /* CLOCK_REALTIME, 0 = open */

@@ -3,7 +3,7 @@
  * "name (tid)", Python-only), and the stored process list.  Counts are
  * summed per (stack, thread) in a local table first, so each distinct
  * stack is decoded and interned once however many buckets it spans. */
-#include "aggregate.h"
+#include "view.h"
 #include "history_int.h"
 
 #include <errno.h>
@@ -176,9 +176,9 @@ static int64_t map_frame(struct hq *x, int64_t id, bool *keep)
 	if (err && err != -ENOENT)
 		return err;
 	kind = err ? FRAME_UNKNOWN : (uint32_t)sqlite3_column_int64(s, 0);
-	*keep = aggregate_keeps((x->q->python_only ? AGG_PYTHON_ONLY : 0) |
-				(x->q->no_kernel ? AGG_NO_KERNEL : 0) |
-				(x->q->by_task ? AGG_BY_TASK : 0),
+	*keep = view_keeps((x->q->python_only ? VIEW_PYTHON_ONLY : 0) |
+				(x->q->no_kernel ? VIEW_NO_KERNEL : 0) |
+				(x->q->by_task ? VIEW_BY_TASK : 0),
 			kind);
 	if (!*keep)
 		out = 0;

@@ -1,0 +1,13 @@
+/* view.c: which frames a dump shows (view.h). */
+#include "view.h"
+
+#include "stackset.h"
+
+bool view_keeps(uint32_t flags, uint32_t kind)
+{
+	if (kind == FRAME_TASK)
+		return flags & VIEW_BY_TASK;
+	if (flags & VIEW_PYTHON_ONLY)
+		return kind == FRAME_PYTHON || kind == FRAME_GPU || kind == FRAME_WAIT;
+	return !(flags & VIEW_NO_KERNEL) || kind != FRAME_KERNEL;
+}

@@ -1,0 +1,21 @@
+/* view: which frames a dump shows.  The daemon's memory (aggregate) and
+ * its history answer the same dump options, so the rule lives here once. */
+#ifndef PROFD_VIEW_H
+#define PROFD_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Bits of a dump's flags word (struct agg_query.flags); aggregate.h adds
+ * its own bits to the same word. */
+#define VIEW_PYTHON_ONLY (1u << 1)
+#define VIEW_NO_KERNEL (1u << 4) /* without kernel frames (perf_event_paranoid) */
+#define VIEW_BY_TASK (1u << 5)	 /* with the asyncio task frame at the root */
+
+/* Whether a dump with these flags keeps a frame of this kind (enum
+ * frame_kind).  GPU leaves stay in Python-only dumps: they say what the
+ * Python line waited for.  Stacks always hold their task frame; only
+ * --by-task shows it. */
+bool view_keeps(uint32_t flags, uint32_t kind);
+
+#endif
