@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "duration.h"
 #include "hashmap.h"
+#include "hexnum.h"
 #include "stackset.h"
 
 static void test_hashmap_put_get_del(void **state)
@@ -153,6 +154,32 @@ static void test_duration(void **state)
 	assert_string_equal(duration_format(7200000000000ull, buf, sizeof(buf)), "2h");
 }
 
+/* One parse: ok, the value and where it stopped. */
+static void check_hex(const char *text, bool ok, uint64_t want, size_t stop)
+{
+	const char *p = text;
+	uint64_t v = 0;
+
+	assert_int_equal(hexnum_parse(&p, text + strlen(text), &v), ok);
+	if (ok) {
+		assert_true(v == want);
+		assert_int_equal((size_t)(p - text), stop);
+	}
+}
+
+static void test_hexnum(void **state)
+{
+	(void)state;
+	check_hex("ffffffff81000000 T _stext", true, 0xffffffff81000000ull, 16);
+	check_hex("7f00-7f10", true, 0x7f00, 4);
+	check_hex("00000000000000000001", true, 1, 20); /* leading zeros: no overflow */
+	check_hex("AbC", true, 0xabc, 3);
+	check_hex("", false, 0, 0);
+	check_hex("x12", false, 0, 0);
+	check_hex("0x12", true, 0, 1); /* no "0x": the caller skips it */
+	check_hex("10000000000000000", false, 0, 0); /* 2^64 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +189,7 @@ int main(void)
 		cmocka_unit_test(test_buf_escapes),
 		cmocka_unit_test(test_stackset_merges),
 		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_hexnum),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

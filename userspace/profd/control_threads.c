@@ -20,7 +20,6 @@
 #include "sampler.h"
 
 #define MAX_THREADS 65536
-#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 
 /* One thread as /proc and BPF describe it. */
 struct thread_now {
@@ -191,7 +190,7 @@ static int add_ongoing(struct daemon *d, struct thread_now *t, void *arg)
 	/* Blocked now; a thread waiting for a CPU is left out (its wait is
 	 * short, and its event, runnable leaf and all, comes as it runs). */
 	if (!t->blocked || t->state == 'R' || t->age_ns < d->cfg.offcpu_min_ns ||
-	    ingest_thread_frames(&d->in, o->p, &t->s, true, o->ids, MAX_FRAMES, &n))
+	    ingest_thread_frames(&d->in, o->p, &t->s, true, o->ids, INGEST_MAX_FRAMES, &n))
 		return 0;
 	idx = aggregate_stack(&d->agg, o->p, o->ids, n);
 	if (idx < 0)
@@ -209,7 +208,7 @@ int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_qu
 	DAEMON_CHECK_INGEST(d); /* names frames and stores the stack */
 	if (!d->cfg.offcpu || p->exited || q->until_ns)
 		return 0;
-	o.ids = malloc(MAX_FRAMES * sizeof(*o.ids));
+	o.ids = malloc(INGEST_MAX_FRAMES * sizeof(*o.ids));
 	if (!o.ids)
 		return -ENOMEM;
 	err = each_thread(d, p->pid, add_ongoing, &o);
@@ -257,7 +256,7 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 	if (id < 0)
 		return (int)id;
 	l->out_ids[m++] = (uint32_t)id;
-	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, MAX_FRAMES, &n))
+	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, INGEST_MAX_FRAMES, &n))
 		n = 0;
 	for (i = 0; i < n; i++) {
 		if (!view_keeps(l->kernel ? 0 : VIEW_NO_KERNEL,
@@ -299,8 +298,8 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
 	struct listing l = { .pid = pid, .uid = uid, .out = out, .kernel = kernel };
 	int err = -ENOMEM;
 
-	l.ids = malloc(MAX_FRAMES * sizeof(*l.ids));
-	l.out_ids = malloc((MAX_FRAMES + 1) * sizeof(*l.out_ids));
+	l.ids = malloc(INGEST_MAX_FRAMES * sizeof(*l.ids));
+	l.out_ids = malloc((INGEST_MAX_FRAMES + 1) * sizeof(*l.out_ids));
 	hashmap_init(&l.map);
 	if (l.ids && l.out_ids)
 		err = daemon_on_ingest(d, list_threads_job, &l);

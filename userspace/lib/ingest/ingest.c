@@ -22,8 +22,6 @@
  * ms apart), then named as well as it can be. */
 #define PENDING_HOLD_NS 300000000ull
 #define MEMO_MAX 65536 /* per process; a full memo starts over */
-/* Merged frames: user + Python + kernel, plus room for root frames. */
-#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 
 void ingest_sync_clock(struct ingest *in)
 {
@@ -225,7 +223,7 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 				uint64_t key, bool final)
 {
 	const struct raw_stack *u, *k, *py;
-	uint32_t ids[MAX_FRAMES], n;
+	uint32_t ids[INGEST_MAX_FRAMES], n;
 	bool stable = true;
 	int64_t idx;
 
@@ -236,7 +234,7 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 		in->c.stack_lost++;
 		stable = false;
 	}
-	if (ingest_build_frames(in, p, e, u, k, py, ids, MAX_FRAMES, &n, &stable))
+	if (ingest_build_frames(in, p, e, u, k, py, ids, INGEST_MAX_FRAMES, &n, &stable))
 		return -ENOMEM;
 	/* An address outside the maps while they are being read (a new
 	 * process, a dlopen), or in a file whose symbols are being read:

@@ -20,6 +20,11 @@
 #include "profd_abi.h"
 #include "proctable.h"
 
+/* Frames a symbolized stack may have: kernel and user stacks, the Python
+ * frames put in place of the eval loop's, and a few synthetic ones (GPU
+ * leaf, wait, task, roots). */
+#define INGEST_MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
+
 struct symbolizer;
 struct gpu;
 struct pycode_cache;

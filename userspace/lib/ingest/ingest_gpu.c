@@ -15,7 +15,6 @@
 #include "ingest.h"
 #include "symbolize.h"
 
-#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 #define LEAF_FRAMES 2
 /* Marks host-stub entries in a process's user-frame cache (user_frame()
  * keys return addresses with bit 63). */
@@ -100,7 +99,7 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 {
 	const struct raw_stack *u, *k, *py;
 	char comm[PROFD_COMM_LEN + 1];
-	uint32_t ids[MAX_FRAMES + LEAF_FRAMES], n; /* GPU calls are few: no memo */
+	uint32_t ids[INGEST_MAX_FRAMES + LEAF_FRAMES], n; /* GPU calls are few: no memo */
 	struct profd_sample s;
 	int err;
 	struct proc *p;
@@ -119,7 +118,7 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 	if (!p->py_checked)
 		ingest_detect_python(in, p, s.time_ns);
 	/* Its maps or a library's symbols still being read: the batch end. */
-	err = ingest_event_frames(in, p, &s, final, ids, MAX_FRAMES, &n);
+	err = ingest_event_frames(in, p, &s, final, ids, INGEST_MAX_FRAMES, &n);
 	if (err == -EAGAIN)
 		return err;
 	if (!err)

@@ -12,7 +12,6 @@
 
 #include "ingest.h"
 
-#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 
 static void count_bytes(struct ingest *in, const struct profd_memory_event *e)
 {
@@ -27,7 +26,7 @@ static void count_bytes(struct ingest *in, const struct profd_memory_event *e)
 int ingest_memory_event(struct ingest *in, const void *data, size_t len, bool final)
 {
 	char comm[PROFD_COMM_LEN + 1];
-	uint32_t ids[MAX_FRAMES], n = 0;
+	uint32_t ids[INGEST_MAX_FRAMES], n = 0;
 	struct profd_memory_event e;
 	struct profd_sample s;
 	struct proc *p;
@@ -44,7 +43,7 @@ int ingest_memory_event(struct ingest *in, const void *data, size_t len, bool fi
 	memcpy(s.comm, e.comm, sizeof(s.comm));
 	p = ingest_event_proc(in, &s, comm, e.comm);
 	if (p)
-		err = ingest_event_frames(in, p, &s, final, ids, MAX_FRAMES, &n);
+		err = ingest_event_frames(in, p, &s, final, ids, INGEST_MAX_FRAMES, &n);
 	if (p && err == -EAGAIN)
 		return err; /* counted when it is taken again */
 	if (e.type == PROFD_EV_MMAP)

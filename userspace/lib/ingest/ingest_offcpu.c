@@ -15,7 +15,6 @@
 
 #include "ingest.h"
 
-#define MAX_FRAMES (2 * PROFD_MAX_STACK_DEPTH + PROFD_MAX_PY_FRAMES + 8)
 #define GIL_FN "take_gil"
 
 void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
@@ -119,7 +118,7 @@ int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_s
 int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final)
 {
 	char comm[PROFD_COMM_LEN + 1];
-	uint32_t ids[MAX_FRAMES + 1], n = 0;
+	uint32_t ids[INGEST_MAX_FRAMES + 1], n = 0;
 	struct profd_offcpu_event e;
 	struct profd_sample s;
 	struct proc *p;
@@ -139,7 +138,7 @@ int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool fi
 	if (e.flags & PROFD_OFFCPU_UNCAPTURED)
 		err = add_leaf(in, "[off-cpu: stack not walked]", ids, &n);
 	else
-		err = blocked_frames(in, p, &s, !e.state, final, ids, MAX_FRAMES, &n);
+		err = blocked_frames(in, p, &s, !e.state, final, ids, INGEST_MAX_FRAMES, &n);
 	if (err == -EAGAIN)
 		return err; /* counted when it is taken again */
 	in->c.offcpu_events++;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rootfs.h"
+#include "hexnum.h"
 
 /* vm.max_map_count defaults to 65530 lines of ~100 bytes; leave room. */
 #define MAPS_MAX_BYTES (64u << 20)
@@ -18,31 +19,6 @@
 struct line_parser {
 	const char *p, *end;
 };
-
-static bool parse_hex(struct line_parser *lp, uint64_t *v)
-{
-	uint64_t x = 0;
-	int digits = 0;
-
-	for (; lp->p < lp->end; lp->p++, digits++) {
-		char c = *lp->p;
-		int d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		if (x >> 60)
-			return false; /* would overflow 64 bits */
-		x = x << 4 | (uint64_t)d;
-	}
-	*v = x;
-	return digits > 0;
-}
 
 static bool parse_dec(struct line_parser *lp, uint64_t *v)
 {
@@ -58,6 +34,11 @@ static bool parse_dec(struct line_parser *lp, uint64_t *v)
 	}
 	*v = x;
 	return digits > 0;
+}
+
+static bool hex(struct line_parser *lp, uint64_t *v)
+{
+	return hexnum_parse(&lp->p, lp->end, v);
 }
 
 static bool expect(struct line_parser *lp, char c)
@@ -101,10 +82,10 @@ static int parse_line(const char *s, const char *end, struct procmap *m, char **
 	size_t plen, slen = strlen(DELETED_SUFFIX);
 
 	memset(m, 0, sizeof(*m));
-	if (!parse_hex(&lp, &m->start) || !expect(&lp, '-') || !parse_hex(&lp, &m->end) ||
+	if (!hex(&lp, &m->start) || !expect(&lp, '-') || !hex(&lp, &m->end) ||
 	    !expect(&lp, ' ') || !parse_prot(&lp, &m->prot) || !expect(&lp, ' ') ||
-	    !parse_hex(&lp, &m->offset) || !expect(&lp, ' ') || !parse_hex(&lp, &major) ||
-	    !expect(&lp, ':') || !parse_hex(&lp, &minor) || !expect(&lp, ' ') ||
+	    !hex(&lp, &m->offset) || !expect(&lp, ' ') || !hex(&lp, &major) ||
+	    !expect(&lp, ':') || !hex(&lp, &minor) || !expect(&lp, ' ') ||
 	    !parse_dec(&lp, &m->inode))
 		return -EINVAL;
 	if (m->start >= m->end || major > UINT32_MAX || minor > UINT32_MAX)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "stackset.h"
+#include "hexnum.h"
 
 static bool parse_dec(const char *s, size_t len, uint64_t *out)
 {
@@ -15,31 +16,6 @@ static bool parse_dec(const char *s, size_t len, uint64_t *out)
 		if (s[i] < '0' || s[i] > '9')
 			return false;
 		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	*out = v;
-	return true;
-}
-
-static bool parse_hex(const char *s, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (!len || len > 16)
-		return false;
-	for (i = 0; i < len; i++) {
-		char c = s[i];
-		unsigned d;
-
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
-			return false;
-		v = v << 4 | d;
 	}
 	*out = v;
 	return true;
@@ -75,6 +51,7 @@ bool framename_python(const char *name, struct framename_py *out)
 bool framename_module(const char *name, struct framename_mod *out)
 {
 	size_t len = strlen(name), plus;
+	const char *hex, *hex_end = name + len - 1;
 	uint64_t off;
 
 	if (len < 6 || name[0] != '[' || name[len - 1] != ']')
@@ -82,8 +59,9 @@ bool framename_module(const char *name, struct framename_mod *out)
 	for (plus = len - 2; plus > 1; plus--)
 		if (name[plus] == '+')
 			break;
+	hex = name + plus + 3;
 	if (plus <= 1 || len - plus < 5 || name[plus + 1] != '0' || name[plus + 2] != 'x' ||
-	    !parse_hex(name + plus + 3, len - plus - 4, &off))
+	    !hexnum_parse(&hex, hex_end, &off) || hex != hex_end)
 		return false;
 	out->module = name + 1;
 	out->module_len = plus - 1;

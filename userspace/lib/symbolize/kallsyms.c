@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rootfs.h"
+#include "hexnum.h"
 
 /* Big kernels with many modules list ~300k lines of ~50 bytes. */
 #define KALLSYMS_MAX_BYTES (256u << 20)
@@ -36,33 +37,12 @@ struct line {
 	size_t name_len;
 };
 
-static bool parse_hex(const char **p, const char *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	int digits = 0;
-
-	for (; *p < end && digits <= 16; (*p)++, digits++) {
-		char c = **p;
-
-		if (c >= '0' && c <= '9')
-			x = x << 4 | (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			x = x << 4 | (uint64_t)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			x = x << 4 | (uint64_t)(c - 'A' + 10);
-		else
-			break;
-	}
-	*v = x;
-	return digits > 0 && digits <= 16;
-}
-
 /* "ffffffff81000000 T _stext" with an optional "\t[module]" after. */
 static bool parse_line(const char *p, const char *end, struct line *l)
 {
 	const char *name;
 
-	if (!parse_hex(&p, end, &l->addr) || end - p < 3 || p[0] != ' ' || p[2] != ' ')
+	if (!hexnum_parse(&p, end, &l->addr) || end - p < 3 || p[0] != ' ' || p[2] != ' ')
 		return false;
 	l->type = p[1];
 	if (!((l->type >= 'a' && l->type <= 'z') || (l->type >= 'A' && l->type <= 'Z')))

@@ -1,4 +1,5 @@
 #include "perfmap.h"
+#include "hexnum.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -25,41 +26,22 @@ bool perfmap_owner_ok(uid_t file_uid, uid_t proc_uid)
 	return file_uid == 0 || (proc_uid != (uid_t)-1 && file_uid == proc_uid);
 }
 
-static bool parse_hex(const char **p, const char *end, uint64_t *v)
+/* perf maps write addresses with or without "0x". */
+static bool perfmap_hex(const char **p, const char *end, uint64_t *v)
 {
-	uint64_t x = 0;
-	int digits = 0;
-
 	if (end - *p > 2 && (*p)[0] == '0' && ((*p)[1] == 'x' || (*p)[1] == 'X'))
 		*p += 2;
-	for (; *p < end; (*p)++, digits++) {
-		char c = **p;
-		int d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		if (x >> 60)
-			return false;
-		x = x << 4 | (uint64_t)d;
-	}
-	*v = x;
-	return digits > 0;
+	return hexnum_parse(p, end, v);
 }
 
 static bool parse_line(const char *p, const char *end, struct pm_entry *e, size_t *name_len)
 {
 	uint64_t size;
 
-	if (!parse_hex(&p, end, &e->start) || p >= end || *p != ' ')
+	if (!perfmap_hex(&p, end, &e->start) || p >= end || *p != ' ')
 		return false;
 	p++;
-	if (!parse_hex(&p, end, &size) || p >= end || *p != ' ')
+	if (!perfmap_hex(&p, end, &size) || p >= end || *p != ' ')
 		return false;
 	p++;
 	if (end > p && end[-1] == '\r')
