@@ -3,6 +3,7 @@
  * a short wait, from the snapshot a tick published; and that snapshot,
  * taken every 10 s, and every tick while requests have needed it. */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -76,88 +77,255 @@ static void add_bpf_stats(struct daemon *d, struct proto_stats *s)
 	add_throttle_stats(d, s);
 }
 
-static void add_ingest_stats(struct daemon *d, struct proto_stats *s)
+/* ---- counters: one table, each row a name and where its value is ----
+ *
+ * Every plain counter `stats` reports is a row here, read from the
+ * struct its stage fills (one copy each per collection, taken under the
+ * state lock).  Figures computed at collection time follow in code. */
+enum stat_source {
+	SRC_INGEST,  /* struct ingest_counters */
+	SRC_WORKER,  /* struct worker_stats */
+	SRC_UNWIND,  /* struct unwinder_stats, as the worker last saw them */
+	SRC_SYMBOLS, /* struct symbolizer_counters */
+	SRC_PROCS,   /* struct proctable */
+	SRC_AGG,     /* struct aggregate */
+	SRC_DAEMON,  /* struct daemon: the threads' own figures */
+	SRC_HISTORY, /* struct history_stats, as of the last flush or prune */
+	SRC_FLUSH,   /* struct daemon's flush figures, with SRC_HISTORY only */
+	SRC_GPU,     /* struct gpu_stats */
+	SRC_PUSH,    /* struct push_stats, with --push only */
+	SRC_MAX
+};
+
+struct stat_row {
+	const char *name;
+	uint32_t source; /* enum stat_source */
+	uint32_t size;	 /* of the field: 4 or 8 */
+	size_t offset;
+};
+
+/* The field's size, which must be 4 or 8 (row_value reads those): any
+ * other fails to compile (an array of size -1). */
+#define FIELD_SIZE(type, field)                 \
+	(sizeof(((type *)0)->field) +            \
+	 0 * sizeof(char[sizeof(((type *)0)->field) == 4 || sizeof(((type *)0)->field) == 8 ? 1 : -1]))
+#define ROW(src, type, field, name) { name, src, FIELD_SIZE(type, field), offsetof(type, field) }
+#define INGEST(f, n) ROW(SRC_INGEST, struct ingest_counters, f, n)
+#define WORKER(f, n) ROW(SRC_WORKER, struct worker_stats, f, n)
+#define UNWIND(f, n) ROW(SRC_UNWIND, struct unwinder_stats, f, n)
+#define SYMBOLS(f, n) ROW(SRC_SYMBOLS, struct symbolizer_counters, f, n)
+#define PROCS(f, n) ROW(SRC_PROCS, struct proctable, f, n)
+#define AGG(f, n) ROW(SRC_AGG, struct aggregate, f, n)
+#define DAEMON(f, n) ROW(SRC_DAEMON, struct daemon, f, n)
+#define HISTORY(f, n) ROW(SRC_HISTORY, struct history_stats, f, n)
+#define FLUSH(f, n) ROW(SRC_FLUSH, struct daemon, f, n)
+#define GPU(f, n) ROW(SRC_GPU, struct gpu_stats, f, n)
+#define PUSH(f, n) ROW(SRC_PUSH, struct push_stats, f, n)
+
+static const struct stat_row stat_rows[] = {
+	HISTORY(file_bytes, "history_file_bytes"),
+	HISTORY(samples, "history_samples"),
+	HISTORY(sample_rows, "history_rows"),
+	HISTORY(stacks, "history_stacks"),
+	HISTORY(procs, "history_processes"),
+	FLUSH(flushes, "history_flushes"),
+	FLUSH(flush_errors, "history_flush_errors"),
+	FLUSH(flush_rows, "history_rows_written"),
+	FLUSH(flush_refused, "history_rows_refused"),
+	HISTORY(stack_memo_hits, "history_stack_memo_hits"),
+	FLUSH(flush_ns_last, "history_last_flush_ns"),
+	HISTORY(rows_pruned, "history_rows_pruned"),
+	HISTORY(bytes_pruned, "history_bytes_pruned"),
+	HISTORY(errors, "history_errors"),
+	HISTORY(resets, "history_files_reset"),
+
+	INGEST(samples, "samples_received"),
+	INGEST(aggregated, "samples_aggregated"),
+	INGEST(dropped_nomem, "samples_dropped_nomem"),
+	INGEST(dropped_noproc, "samples_dropped_proc_table_full"),
+	INGEST(stack_lost, "stacks_lost"),
+	INGEST(memory_events, "memory_events_received"),
+	INGEST(memory_bytes, "memory_bytes_counted"),
+	INGEST(mmap_events, "mmap_events_received"),
+	INGEST(mmap_bytes_mapped, "mmap_bytes_mapped"),
+	INGEST(mmap_bytes_unmapped, "mmap_bytes_unmapped"),
+	INGEST(stack_records, "stack_records_received"),
+	INGEST(stack_gens, "stack_generations_dropped"),
+	INGEST(deferred, "samples_deferred"),
+	INGEST(memo_hits, "samples_counted_by_memo"),
+	INGEST(symbolized, "samples_symbolized"),
+	INGEST(proc_exits_repaired, "proc_exits_repaired"),
+	INGEST(bad_events, "bad_events"),
+	INGEST(proc_execs, "proc_execs"),
+	INGEST(proc_exits, "proc_exits"),
+	INGEST(proc_forks, "proc_forks"),
+	INGEST(forks_inherited, "proc_forks_inherited"),
+	INGEST(maps_reloads, "maps_reloads"),
+	INGEST(user_frames, "user_frames_symbolized"),
+	INGEST(user_frames_unknown, "user_frames_unknown"),
+	INGEST(user_frames_by_file, "user_frames_by_file"),
+	INGEST(py_processes, "python_processes"),
+	INGEST(py_samples, "python_samples"),
+	INGEST(py_frames_unreadable, "python_frames_unreadable"),
+	INGEST(py_frames_named_after_exit, "python_frames_named_after_exit"),
+	INGEST(py_names_asked, "python_names_asked"),
+	INGEST(offcpu_events, "offcpu_events_received"),
+	INGEST(offcpu_aggregated, "offcpu_events_aggregated"),
+	INGEST(offcpu_gil_waits, "offcpu_gil_waits"),
+
+	WORKER(queued, "worker_jobs_queued"),
+	WORKER(done, "worker_jobs_done"),
+	WORKER(dropped, "worker_jobs_dropped"),
+	WORKER(waiting, "worker_jobs_waiting"),
+	WORKER(tables_yields, "unwind_tables_yields"),
+	WORKER(busy_ns, "worker_busy_ns"),
+	UNWIND(table_bytes_used, "unwind_table_bytes_used"),
+	UNWIND(table_bytes_limit, "unwind_table_bytes_limit"),
+	UNWIND(procs, "unwind_processes"),
+	UNWIND(files, "unwind_files"),
+	UNWIND(files_loaded, "unwind_files_with_table"),
+	UNWIND(files_no_cfi, "unwind_files_without_cfi"),
+	UNWIND(files_failed, "unwind_files_failed"),
+	UNWIND(rows_loaded, "unwind_rows"),
+	UNWIND(tables_built, "unwind_tables_built"),
+	UNWIND(build_ns_total, "unwind_build_ns_total"),
+	UNWIND(build_ns_max, "unwind_build_ns_max"),
+	UNWIND(evictions, "unwind_tables_evicted"),
+	UNWIND(refusals, "unwind_tables_refused"),
+	UNWIND(given_way, "unwind_tables_given_way"),
+	INGEST(unwind_refreshes, "unwind_refreshes"),
+	INGEST(ustack_fp, "user_stacks_by_frame_pointers"),
+
+	PROCS(n, "processes_tracked"),
+	PROCS(evicted, "processes_evicted"),
+	PROCS(expired, "processes_expired"),
+	AGG(stacks, "stacks_stored"),
+	AGG(cells, "cells_stored"),
+	AGG(stacks_overflow, "samples_in_stack_overflow"),
+	SYMBOLS(files_cached, "symbol_files_cached"),
+	SYMBOLS(evictions, "symbol_files_evicted"),
+	SYMBOLS(files_failed, "symbol_file_failures"),
+	SYMBOLS(kallsyms_symbols, "kernel_symbols"),
+	SYMBOLS(perfmap_loads, "perf_maps_loaded"),
+	SYMBOLS(perfmap_refused, "perf_maps_refused"),
+	SYMBOLS(files_too_big, "files_too_big"),
+	SYMBOLS(names_left_mangled, "names_left_mangled"),
+	DAEMON(lock_wait_ns_max, "state_lock_wait_ns_max"),
+	DAEMON(event_ns_max, "ingest_event_ns_max"),
+	DAEMON(persist_ns_max, "ingest_history_tick_ns_max"),
+	DAEMON(tick_ns_max, "ingest_tick_ns_max"),
+	DAEMON(publish_ns_max, "ingest_publish_ns_max"),
+
+	GPU(devices, "gpu_devices_watched"),
+	GPU(events, "gpu_events_received"),
+	GPU(aggregated, "gpu_events_aggregated"),
+	GPU(dropped_nomem, "gpu_events_dropped_nomem"),
+	GPU(bad_events, "gpu_bad_events"),
+	GPU(libmaps, "cuda_library_reports"),
+	GPU(uprobe_files, "cuda_uprobe_files"),
+	GPU(uprobes, "cuda_uprobes"),
+	GPU(uprobe_failures, "cuda_uprobe_failures"),
+	GPU(libc_files, "gpu_libc_uprobe_files"),
+	GPU(libc_uprobes, "gpu_libc_uprobes"),
+	GPU(libc_failures, "gpu_libc_uprobe_failures"),
+
+	PUSH(enqueued, "push_windows_enqueued"),
+	PUSH(sent, "push_windows_sent"),
+	PUSH(bytes_sent, "push_bytes_sent"),
+	PUSH(failed_attempts, "push_failed_attempts"),
+	PUSH(retried, "push_retried"),
+	PUSH(dropped_queue_full, "push_dropped_queue_full"),
+	PUSH(dropped_after_retries, "push_dropped_after_retries"),
+	PUSH(dropped_rejected, "push_dropped_rejected"),
+	PUSH(render_errors, "push_render_errors"),
+	PUSH(queue_len, "push_queue_len"),
+	PUSH(queue_bytes, "push_queue_bytes"),
+};
+
+/* One copy of each source, taken at once. */
+struct stat_sources {
+	struct worker_stats ws;
+	struct unwinder_stats us;
+	struct symbolizer_counters sc;
+	struct gpu_stats gs;
+	struct push_stats ps;
+	struct history_stats hs;
+	const void *base[SRC_MAX]; /* NULL: the source is off, its rows left out */
+};
+
+static void take_sources(struct daemon *d, struct stat_sources *src)
 {
-	const struct ingest_counters *c = &d->in.c;
+	memset(src, 0, sizeof(*src));
+	worker_stats(d->worker, &src->ws, &src->us);
+	symbolizer_stats(d->sym, &src->sc);
+	gpu_get_stats(d->gpu, &src->gs);
+	src->hs = d->hist_snap;
+	src->base[SRC_INGEST] = &d->in.c;
+	src->base[SRC_WORKER] = &src->ws;
+	src->base[SRC_UNWIND] = &src->us;
+	src->base[SRC_SYMBOLS] = &src->sc;
+	src->base[SRC_PROCS] = &d->pt;
+	src->base[SRC_AGG] = &d->agg;
+	src->base[SRC_DAEMON] = d;
+	src->base[SRC_GPU] = &src->gs;
+	if (d->hist && d->hist_snap_ok) {
+		src->base[SRC_HISTORY] = &src->hs;
+		src->base[SRC_FLUSH] = d;
+	}
+	if (d->pusher) {
+		push_stats(d->pusher, &src->ps);
+		src->base[SRC_PUSH] = &src->ps;
+	}
+}
+
+static uint64_t row_value(const struct stat_row *r, const void *base)
+{
+	const char *field = (const char *)base + r->offset;
+	uint32_t v32;
+	uint64_t v64;
+
+	if (r->size == sizeof(v32)) {
+		memcpy(&v32, field, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v64, field, sizeof(v64));
+	return v64;
+}
+
+static void add_rows(const struct stat_sources *src, struct proto_stats *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(stat_rows) / sizeof(stat_rows[0]); i++)
+		if (src->base[stat_rows[i].source])
+			proto_stats_add(s, stat_rows[i].name,
+					row_value(&stat_rows[i], src->base[stat_rows[i].source]));
+}
+
+/* ---- figures computed at collection time ---- */
+
+static void add_ingest_figures(struct daemon *d, struct proto_stats *s)
+{
 	uint64_t files, uprobes;
 
-	proto_stats_add(s, "samples_received", c->samples);
-	proto_stats_add(s, "samples_aggregated", c->aggregated);
-	proto_stats_add(s, "samples_dropped_nomem", c->dropped_nomem);
-	proto_stats_add(s, "samples_dropped_proc_table_full", c->dropped_noproc);
-	proto_stats_add(s, "stacks_lost", c->stack_lost);
-	proto_stats_add(s, "memory_events_received", c->memory_events);
-	proto_stats_add(s, "memory_bytes_counted", c->memory_bytes);
-	proto_stats_add(s, "mmap_events_received", c->mmap_events);
-	proto_stats_add(s, "mmap_bytes_mapped", c->mmap_bytes_mapped);
-	proto_stats_add(s, "mmap_bytes_unmapped", c->mmap_bytes_unmapped);
-	proto_stats_add(s, "stack_records_received", c->stack_records);
-	proto_stats_add(s, "stack_generations_dropped", c->stack_gens);
-	proto_stats_add(s, "samples_deferred", c->deferred);
 	proto_stats_add(s, "samples_pending", ingest_samples_pending(&d->in));
-	proto_stats_add(s, "samples_counted_by_memo", c->memo_hits);
-	proto_stats_add(s, "samples_symbolized", c->symbolized);
-	proto_stats_add(s, "proc_exits_repaired", c->proc_exits_repaired);
-	proto_stats_add(s, "bad_events", c->bad_events);
-	proto_stats_add(s, "proc_execs", c->proc_execs);
-	proto_stats_add(s, "proc_exits", c->proc_exits);
-	proto_stats_add(s, "proc_forks", c->proc_forks);
-	proto_stats_add(s, "proc_forks_inherited", c->forks_inherited);
-	proto_stats_add(s, "maps_reloads", c->maps_reloads);
-	proto_stats_add(s, "user_frames_symbolized", c->user_frames);
-	proto_stats_add(s, "user_frames_unknown", c->user_frames_unknown);
-	proto_stats_add(s, "user_frames_by_file", c->user_frames_by_file);
 	proto_stats_add(s, "file_frames_cached", d->in.file_frames.entries);
 	proto_stats_add(s, "file_frames_resets", d->in.file_frames.resets);
-	proto_stats_add(s, "python_processes", c->py_processes);
-	proto_stats_add(s, "python_samples", c->py_samples);
-	proto_stats_add(s, "python_frames_unreadable", c->py_frames_unreadable);
-	proto_stats_add(s, "python_frames_named_after_exit", c->py_frames_named_after_exit);
-	proto_stats_add(s, "python_names_asked", c->py_names_asked);
 	proto_stats_add(s, "python_uprobes", (uint64_t)sampler_py_uprobes(d->sampler));
 	sampler_mmap_counts(d->sampler, &files, &uprobes);
 	proto_stats_add(s, "mmap_uprobe_files", files);
 	proto_stats_add(s, "mmap_uprobes", uprobes);
-	proto_stats_add(s, "offcpu_events_received", c->offcpu_events);
-	proto_stats_add(s, "offcpu_events_aggregated", c->offcpu_aggregated);
-	proto_stats_add(s, "offcpu_gil_waits", c->offcpu_gil_waits);
 }
 
-static void add_unwind_stats(struct daemon *d, struct proto_stats *s)
+static void add_unwind_figures(struct daemon *d, struct proto_stats *s)
 {
 	struct unwinder *u = sampler_unwinder(d->sampler);
 	uint64_t cnt[PROFD_UNWIND_CNT_MAX];
-	struct unwinder_stats us;
-	struct worker_stats ws;
 	char name[64];
 	int i;
 
-	/* As the worker last saw them: it may be building a table now. */
-	worker_stats(d->worker, &ws, &us);
-	proto_stats_add(s, "worker_jobs_queued", ws.queued);
-	proto_stats_add(s, "worker_jobs_done", ws.done);
-	proto_stats_add(s, "worker_jobs_dropped", ws.dropped);
-	proto_stats_add(s, "worker_jobs_waiting", ws.waiting);
-	proto_stats_add(s, "unwind_tables_yields", ws.tables_yields);
-	proto_stats_add(s, "worker_busy_ns", ws.busy_ns);
-	proto_stats_add(s, "unwind_table_bytes_used", us.table_bytes_used);
-	proto_stats_add(s, "unwind_table_bytes_limit", us.table_bytes_limit);
-	proto_stats_add(s, "unwind_processes", us.procs);
-	proto_stats_add(s, "unwind_files", us.files);
-	proto_stats_add(s, "unwind_files_with_table", us.files_loaded);
-	proto_stats_add(s, "unwind_files_without_cfi", us.files_no_cfi);
-	proto_stats_add(s, "unwind_files_failed", us.files_failed);
-	proto_stats_add(s, "unwind_rows", us.rows_loaded);
-	proto_stats_add(s, "unwind_tables_built", us.tables_built);
-	proto_stats_add(s, "unwind_build_ns_total", us.build_ns_total);
-	proto_stats_add(s, "unwind_build_ns_max", us.build_ns_max);
-	proto_stats_add(s, "unwind_tables_evicted", us.evictions);
-	proto_stats_add(s, "unwind_tables_refused", us.refusals);
-	proto_stats_add(s, "unwind_tables_given_way", us.given_way);
 	proto_stats_add(s, "unwind_tables_pending", unwinder_tables_pending(u)); /* live */
 	proto_stats_add(s, "bpf_unwind_rule_cache_hits", unwinder_rule_cache_hits(u));
-	proto_stats_add(s, "unwind_refreshes", d->in.c.unwind_refreshes);
-	proto_stats_add(s, "user_stacks_by_frame_pointers", d->in.c.ustack_fp);
 	if (unwinder_counters(u, cnt) == 0) {
 		for (i = 0; i < PROFD_UNWIND_CNT_MAX; i++) {
 			snprintf(name, sizeof(name), "bpf_%s", unwinder_counter_name(i));
@@ -166,113 +334,33 @@ static void add_unwind_stats(struct daemon *d, struct proto_stats *s)
 	}
 }
 
-static void add_push_stats(struct daemon *d, struct proto_stats *s)
+/* Which syscall hooks GPU tracing runs on (all 0: none attached), and
+ * the BPF side's counters. */
+static void add_gpu_figures(const struct gpu_stats *gs, struct proto_stats *s)
 {
-	struct push_stats ps;
-
-	if (!d->pusher)
-		return;
-	push_stats(d->pusher, &ps);
-	proto_stats_add(s, "push_windows_enqueued", ps.enqueued);
-	proto_stats_add(s, "push_windows_sent", ps.sent);
-	proto_stats_add(s, "push_bytes_sent", ps.bytes_sent);
-	proto_stats_add(s, "push_failed_attempts", ps.failed_attempts);
-	proto_stats_add(s, "push_retried", ps.retried);
-	proto_stats_add(s, "push_dropped_queue_full", ps.dropped_queue_full);
-	proto_stats_add(s, "push_dropped_after_retries", ps.dropped_after_retries);
-	proto_stats_add(s, "push_dropped_rejected", ps.dropped_rejected);
-	proto_stats_add(s, "push_render_errors", ps.render_errors);
-	proto_stats_add(s, "push_queue_len", ps.queue_len);
-	proto_stats_add(s, "push_queue_bytes", ps.queue_bytes);
-}
-
-static void add_gpu_stats(struct daemon *d, struct proto_stats *s)
-{
-	struct gpu_stats gs;
 	int i;
 
-	gpu_get_stats(d->gpu, &gs);
-	proto_stats_add(s, "gpu_devices_watched", gs.devices);
-	proto_stats_add(s, "gpu_events_received", gs.events);
-	proto_stats_add(s, "gpu_events_aggregated", gs.aggregated);
-	proto_stats_add(s, "gpu_events_dropped_nomem", gs.dropped_nomem);
-	proto_stats_add(s, "gpu_bad_events", gs.bad_events);
-	proto_stats_add(s, "cuda_library_reports", gs.libmaps);
-	proto_stats_add(s, "cuda_uprobe_files", gs.uprobe_files);
-	proto_stats_add(s, "cuda_uprobes", gs.uprobes);
-	proto_stats_add(s, "cuda_uprobe_failures", gs.uprobe_failures);
-	/* which syscall hooks GPU tracing runs on (all 0: none attached) */
-	proto_stats_add(s, "gpu_syscall_hook_fentry", gs.hook == GPU_HOOK_FENTRY);
-	proto_stats_add(s, "gpu_syscall_hook_uprobe", gs.hook == GPU_HOOK_UPROBE);
-	proto_stats_add(s, "gpu_syscall_hook_tracepoint", gs.hook == GPU_HOOK_TRACEPOINT);
-	proto_stats_add(s, "gpu_libc_uprobe_files", gs.libc_files);
-	proto_stats_add(s, "gpu_libc_uprobes", gs.libc_uprobes);
-	proto_stats_add(s, "gpu_libc_uprobe_failures", gs.libc_failures);
+	proto_stats_add(s, "gpu_syscall_hook_fentry", gs->hook == GPU_HOOK_FENTRY);
+	proto_stats_add(s, "gpu_syscall_hook_uprobe", gs->hook == GPU_HOOK_UPROBE);
+	proto_stats_add(s, "gpu_syscall_hook_tracepoint", gs->hook == GPU_HOOK_TRACEPOINT);
 	for (i = 0; i < PROFD_GPU_CNT_MAX; i++)
-		proto_stats_add(s, gpu_counter_name(i), gs.bpf[i]);
+		proto_stats_add(s, gpu_counter_name(i), gs->bpf[i]);
 }
 
-/* As of the last flush or prune (persist.c): a query of the database here
- * would wait for a flush in progress. */
-static void add_history_stats(struct daemon *d, struct proto_stats *s)
+static void add_daemon_figures(struct daemon *d, struct proto_stats *s)
 {
-	const struct history_stats hs = d->hist_snap;
+	struct rusage ru;
 
 	proto_stats_add(s, "history_enabled", d->hist != NULL);
-	if (!d->hist || !d->hist_snap_ok)
-		return;
-	proto_stats_add(s, "history_file_bytes", hs.file_bytes);
-	proto_stats_add(s, "history_samples", hs.samples);
-	proto_stats_add(s, "history_rows", hs.sample_rows);
-	proto_stats_add(s, "history_stacks", hs.stacks);
-	proto_stats_add(s, "history_processes", hs.procs);
-	proto_stats_add(s, "history_flushes", d->flushes);
-	proto_stats_add(s, "history_flush_errors", d->flush_errors);
-	proto_stats_add(s, "history_rows_written", d->flush_rows);
-	proto_stats_add(s, "history_rows_refused", d->flush_refused);
-	proto_stats_add(s, "history_stack_memo_hits", hs.stack_memo_hits);
-	proto_stats_add(s, "history_last_flush_ns", d->flush_ns_last);
-	proto_stats_add(s, "history_rows_pruned", hs.rows_pruned);
-	proto_stats_add(s, "history_bytes_pruned", hs.bytes_pruned);
-	proto_stats_add(s, "history_errors", hs.errors);
-	proto_stats_add(s, "history_files_reset", hs.resets);
-}
-
-static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
-{
-	struct symbolizer_counters sc;
-	struct rusage ru;
-	size_t live = d->pt.live.len;
-
 	proto_stats_add(s, "rate_hz", d->cfg.rate_hz);
 	proto_stats_add(s, "uptime_ns", clock_mono_ns() - d->start_mono_ns);
 	proto_stats_add(s, "startup_ns", d->ready_mono_ns - d->start_mono_ns);
 	if (d->in.c.first_sample_mono_ns > d->start_mono_ns)
 		proto_stats_add(s, "first_sample_after_ns",
 				d->in.c.first_sample_mono_ns - d->start_mono_ns);
-	proto_stats_add(s, "processes_tracked", d->pt.n);
-	proto_stats_add(s, "processes_live", live);
-	proto_stats_add(s, "processes_evicted", d->pt.evicted);
-	proto_stats_add(s, "processes_expired", d->pt.expired);
-	proto_stats_add(s, "stacks_stored", d->agg.stacks);
-	proto_stats_add(s, "cells_stored", d->agg.cells);
-	proto_stats_add(s, "samples_in_stack_overflow", d->agg.stacks_overflow);
+	proto_stats_add(s, "processes_live", d->pt.live.len);
 	proto_stats_add(s, "frames_interned", d->agg.dict->nframes);
-	symbolizer_stats(d->sym, &sc);
-	proto_stats_add(s, "symbol_files_cached", sc.files_cached);
-	proto_stats_add(s, "symbol_files_evicted", sc.evictions);
-	proto_stats_add(s, "symbol_file_failures", sc.files_failed);
-	proto_stats_add(s, "kernel_symbols", sc.kallsyms_symbols);
-	proto_stats_add(s, "perf_maps_loaded", sc.perfmap_loads);
-	proto_stats_add(s, "perf_maps_refused", sc.perfmap_refused);
-	proto_stats_add(s, "files_too_big", sc.files_too_big);
-	proto_stats_add(s, "names_left_mangled", sc.names_left_mangled);
 	proto_stats_add(s, "rss_bytes", rss_bytes());
-	proto_stats_add(s, "state_lock_wait_ns_max", d->lock_wait_ns_max);
-	proto_stats_add(s, "ingest_event_ns_max", d->event_ns_max);
-	proto_stats_add(s, "ingest_history_tick_ns_max", d->persist_ns_max);
-	proto_stats_add(s, "ingest_tick_ns_max", d->tick_ns_max);
-	proto_stats_add(s, "ingest_publish_ns_max", d->publish_ns_max);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		proto_stats_add(s, "cpu_user_us", (uint64_t)ru.ru_utime.tv_sec * 1000000 +
 							  (uint64_t)ru.ru_utime.tv_usec);
@@ -284,13 +372,15 @@ static void add_daemon_stats(struct daemon *d, struct proto_stats *s)
 /* Every figure under the state lock: all of one moment. */
 static void collect_stats(struct daemon *d, struct proto_stats *s)
 {
-	add_history_stats(d, s);
+	struct stat_sources src;
+
+	take_sources(d, &src);
+	add_rows(&src, s);
 	add_bpf_stats(d, s);
-	add_ingest_stats(d, s);
-	add_unwind_stats(d, s);
-	add_daemon_stats(d, s);
-	add_gpu_stats(d, s);
-	add_push_stats(d, s);
+	add_ingest_figures(d, s);
+	add_unwind_figures(d, s);
+	add_gpu_figures(&src.gs, s);
+	add_daemon_figures(d, s);
 }
 
 /* The snapshot is what a request gets when the state lock is busy for
