@@ -91,7 +91,7 @@ static inline int setup(void **state)
 	f->sym = symbolizer_new(&so);
 	assert_non_null(f->sym);
 	proctable_init(&f->pt, 0, "/proc");
-	f->pt.on_free = aggregate_proc_free;
+	assert_int_equal(aggregate_own_procs(&f->pt), 0);
 	assert_int_equal(aggregate_init(&f->agg, 0), 0);
 	s.stack_gen = fake_gen;
 	s.ctx = &f->src;

@@ -80,7 +80,7 @@ static void setup_fixture(struct fixture *f)
 	memset(f, 0, sizeof(*f));
 	assert_int_equal(aggregate_init(&f->agg, W), 0);
 	proctable_init(&f->pt, 3, "/nonexistent");
-	f->pt.on_free = aggregate_proc_free;
+	assert_int_equal(aggregate_own_procs(&f->pt), 0);
 	f->h = open_hist(&(struct history_opts){ .bucket_ns = W });
 	f->next_pid = 10;
 	add_proc(f, 1, 5);

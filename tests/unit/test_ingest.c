@@ -447,7 +447,7 @@ static void fake_root_open(struct fake_root *fr, const struct ingest_backend *be
 	fr->sym = symbolizer_new(&so);
 	assert_non_null(fr->sym);
 	proctable_init(&fr->pt, 0, fr->root);
-	fr->pt.on_free = aggregate_proc_free;
+	assert_int_equal(aggregate_own_procs(&fr->pt), 0);
 	assert_int_equal(aggregate_init(&fr->agg, 0), 0);
 	assert_int_equal(ingest_init(&fr->in, be, fr->sym, &fr->pt, &fr->agg), 0);
 }

@@ -92,8 +92,8 @@ static struct proc *py_proc(struct fixture *f)
 	send_py_sample(f); /* makes the process; no runtime yet */
 	p = proctable_find_live(&f->pt, (uint32_t)getpid());
 	assert_non_null(p);
-	p->py = calloc(1, sizeof(*p->py));
-	assert_non_null(p->py);
+	p->ing->py = calloc(1, sizeof(*p->ing->py));
+	assert_non_null(p->ing->py);
 	ingest_end_batch(&f->in);
 	ingest_end_batch(&f->in);
 	cur = p;
@@ -187,10 +187,10 @@ static void test_answer_from_before_exec_dropped(void **state)
 
 	send_py_sample(f);
 	proctable_exec(&f->pt, p->pid, "py");
-	p->py = calloc(1, sizeof(*p->py)); /* the new program runs Python too */
-	assert_non_null(p->py);
+	p->ing->py = calloc(1, sizeof(*p->ing->py)); /* the new program runs Python too */
+	assert_non_null(p->ing->py);
 	answer(f, 0, 0, "old (gone.py:1)");
-	assert_int_equal(p->py_frames.len, 0);
+	assert_int_equal(p->ing->py_frames.len, 0);
 }
 
 /* The last samples of a program come after its exit: a name asked while

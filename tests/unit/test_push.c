@@ -717,7 +717,7 @@ static void test_window(void **state)
 	push_opts_init(&o);
 	p = pusher_for(s, &o);
 	proctable_init(&pt, 16, "/proc");
-	pt.on_free = aggregate_proc_free;
+	assert_int_equal(aggregate_own_procs(&pt), 0);
 	assert_int_equal(aggregate_init(&a, 10 * sec), 0);
 	pr = proctable_get(&pt, (uint32_t)getpid(), "tester");
 	assert_non_null(pr);

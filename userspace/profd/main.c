@@ -225,7 +225,8 @@ static int daemon_start(struct daemon *d)
 		return err;
 	pthread_mutex_init(&d->hist_lock, NULL);
 	proctable_init(&d->pt, d->cfg.max_procs, "/proc");
-	d->pt.on_free = aggregate_proc_free;
+	if (aggregate_own_procs(&d->pt))
+		return -ENOMEM;
 	if (aggregate_init(&d->agg, d->cfg.bucket_ns))
 		return -ENOMEM;
 	if (d->cfg.max_stacks)

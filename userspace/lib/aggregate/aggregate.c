@@ -62,7 +62,7 @@ void aggregate_free(struct aggregate *a)
 	a->dict = NULL;
 }
 
-void aggregate_proc_free(struct proc *p)
+static void proc_profile_free(struct proc *p)
 {
 	struct proc_profile *pp = p->profile;
 	size_t i;
@@ -78,6 +78,13 @@ void aggregate_proc_free(struct proc *p)
 	hashmap_free(&pp->cell_index);
 	free(pp);
 	p->profile = NULL;
+}
+
+int aggregate_own_procs(struct proctable *pt)
+{
+	static const struct proc_owner owner = { .on_free = proc_profile_free };
+
+	return proctable_add_owner(pt, &owner);
 }
 
 int64_t aggregate_frame(struct aggregate *a, uint32_t kind, const char *name)

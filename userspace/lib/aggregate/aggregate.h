@@ -37,8 +37,9 @@ struct aggregate {
 
 int aggregate_init(struct aggregate *a, uint64_t bucket_ns);
 void aggregate_free(struct aggregate *a);
-/* Frees a process's profile; install as proctable.on_free. */
-void aggregate_proc_free(struct proc *p);
+/* Makes the aggregator the owner of proc.profile in pt: it frees a
+ * process's profile with the entry.  0 or -errno. */
+int aggregate_own_procs(struct proctable *pt);
 
 /* Intern a frame name once for the whole daemon; id or -ENOMEM. */
 int64_t aggregate_frame(struct aggregate *a, uint32_t kind, const char *name);

@@ -46,7 +46,7 @@ int ingest_init(struct ingest *in, const struct ingest_backend *be, struct symbo
 	fileframes_init(&in->file_frames, FILE_FRAMES_MAX);
 	in->pyc = pycode_cache_new();
 	in->pending = malloc(PENDING_MAX * sizeof(*in->pending));
-	if (!in->pyc || !in->pending) {
+	if (!in->pyc || !in->pending || ingest_own_procs(pt)) {
 		pycode_cache_free(in->pyc);
 		free(in->pending);
 		return -ENOMEM;
@@ -173,8 +173,8 @@ static void proc_event(struct ingest *in, uint32_t pid, enum ingest_proc_event w
 
 void ingest_unwind_requested(struct proc *p)
 {
-	p->unwind_added = true;
-	p->unwind_refresh_mono_ns = 0;
+	p->ing->unwind_added = true;
+	p->ing->unwind_refresh_mono_ns = 0;
 }
 
 /* Native unwind tables: requested for a process on first sight, refreshed
@@ -185,12 +185,12 @@ void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct p
 		in->c.ustack_fp++;
 	if (p->exited || p->start_time == 0)
 		return;
-	if (!p->unwind_added) {
+	if (!p->ing->unwind_added) {
 		ingest_unwind_requested(p);
 		proc_event(in, p->pid, INGEST_PROC_NEW);
 	} else if ((e->flags & PROFD_SAMPLE_USTACK_UNKNOWN) &&
-		   e->time_ns - p->unwind_refresh_mono_ns >= UNWIND_REFRESH_MIN_NS) {
-		p->unwind_refresh_mono_ns = e->time_ns;
+		   e->time_ns - p->ing->unwind_refresh_mono_ns >= UNWIND_REFRESH_MIN_NS) {
+		p->ing->unwind_refresh_mono_ns = e->time_ns;
 		in->c.unwind_refreshes++;
 		proc_event(in, p->pid, INGEST_PROC_REFRESH);
 	}
@@ -246,9 +246,9 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 	if (idx >= 0 && stable) {
 		uint64_t epoch = e->pystack_id ? e->time_ns >> INGEST_PY_RECHECK_SHIFT : 0;
 
-		if (p->stack_memo.len >= MEMO_MAX)
-			hashmap_free(&p->stack_memo);
-		hashmap_put(&p->stack_memo, key, (uint64_t)idx + 1 + (epoch << 32));
+		if (p->ing->stack_memo.len >= MEMO_MAX)
+			hashmap_free(&p->ing->stack_memo);
+		hashmap_put(&p->ing->stack_memo, key, (uint64_t)idx + 1 + (epoch << 32));
 	}
 	return idx;
 }
@@ -260,7 +260,7 @@ static int64_t stack_index(struct ingest *in, struct proc *p, const struct profd
 {
 	uint64_t key = memo_key(e), v, epoch = e->time_ns >> INGEST_PY_RECHECK_SHIFT;
 
-	if (!hashmap_get(&p->stack_memo, key, &v))
+	if (!hashmap_get(&p->ing->stack_memo, key, &v))
 		return symbolize_sample(in, p, e, key, final);
 	/* A Python stack is checked once an epoch: its code objects' names,
 	 * without building the rest of it again. */
@@ -271,7 +271,7 @@ static int64_t stack_index(struct ingest *in, struct proc *p, const struct profd
 			return symbolize_sample(in, p, e, key, final);
 		if (checked) {
 			v = (uint32_t)v | (epoch << 32);
-			hashmap_put(&p->stack_memo, key, v);
+			hashmap_put(&p->ing->stack_memo, key, v);
 		}
 	}
 	in->c.memo_hits++;
@@ -435,7 +435,7 @@ static int on_sample(struct ingest *in, const struct profd_sample *e, bool retri
 		in->c.dropped_noproc++;
 		return 0;
 	}
-	if (!p->py_checked)
+	if (!p->ing->py_checked)
 		ingest_detect_python(in, p, e->time_ns);
 	ingest_keep_unwind_tables(in, p, e);
 	idx = stack_index(in, p, e, final || in->npending >= PENDING_MAX);
@@ -499,11 +499,11 @@ static bool waits_for_worker(struct ingest *in, const struct ingest_pending *pe)
 	 * it lived (its forget makes the worker answer them at once). */
 	if (!p && e->type == PROFD_EV_SAMPLE && e->start_ns) {
 		p = proctable_find_exited(in->pt, e->pid, start_ticks(e->start_ns));
-		return p && pe->waits_file && p->py_names_pending;
+		return p && pe->waits_file && p->ing->py_names_pending;
 	}
 	if (!p)
 		return false;
-	if (pe->waits_file && (symbolizer_loading(in->sym) || p->py_names_pending))
+	if (pe->waits_file && (symbolizer_loading(in->sym) || p->ing->py_names_pending))
 		return true;
 	/* A CPU sample does not wait longer for maps (a new process's first
 	 * samples, every exec of a storm); rarer events (GPU, off-CPU, memory)
@@ -561,17 +561,17 @@ static void inherit(struct ingest *in, struct proc *p, const struct proc *parent
 	struct procmaps copy;
 
 	if (!p->maps_loaded && parent->maps_loaded && !procmaps_copy(&copy, &parent->maps)) {
-		proctable_set_maps(p, &copy);
+		proctable_set_maps(in->pt, p, &copy);
 		p->maps_mono_ns = mono_ns;
 		in->c.forks_inherited++;
 	}
 	if (p->identity_pending && !parent->identity_pending)
 		proctable_set_identity(p, parent->uid, parent->exe ? strdup(parent->exe) : NULL);
-	if (parent->py && !p->py && (p->py = malloc(sizeof(*p->py)))) {
-		*p->py = *parent->py;
-		p->py->pid = (int)p->pid;
-		p->py_checked = true;
-		p->py_checked_mono_ns = mono_ns;
+	if (parent->ing->py && !p->ing->py && (p->ing->py = malloc(sizeof(*p->ing->py)))) {
+		*p->ing->py = *parent->ing->py;
+		p->ing->py->pid = (int)p->pid;
+		p->ing->py_checked = true;
+		p->ing->py_checked_mono_ns = mono_ns;
 		in->c.py_processes++;
 	}
 }
@@ -725,7 +725,7 @@ int ingest_scan_python(struct ingest *in)
 		if (!p)
 			break;
 		ingest_detect_python_now(in, p, clock_mono_ns(), true);
-		found += p->py != NULL;
+		found += p->ing->py != NULL;
 		/* Unwind tables come with each process's first sample: building
 		 * them for every process here would delay the start. */
 	}

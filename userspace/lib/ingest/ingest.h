@@ -120,6 +120,41 @@ struct ingest_counters {
 	uint64_t mmap_bytes_unmapped; /* ... and as unmapped (< 0) */
 };
 
+/* Ingest's state per process (proc.ing), made, reset and freed through
+ * its proctable owner hooks (ingest_proc.c). */
+struct proc_ingest {
+	struct hashmap user_frames;  /* user ip -> global frame id + 1 */
+	/* The fast path: hash of a sample's raw stack IDs -> its stack index
+	 * in the profile + 1, and (Python stacks) when it was last checked. */
+	struct hashmap stack_memo;
+	bool unwind_added;     /* native unwind tables requested */
+	uint64_t unwind_refresh_mono_ns;
+
+	/* Python: checked on the first sample and again when the maps
+	 * change (libpython may be dlopen'ed or exec'ed into). */
+	struct pyruntime *py;  /* NULL: not (yet) a Python process */
+	bool py_checked;       /* asked (py_pending until the answer came) */
+	bool py_pending;
+	uint32_t py_req;       /* requests made: an old answer is ignored */
+	uint64_t py_checked_mono_ns;
+	/* hash(code object, instruction) -> Python frame id + 1, and when it
+	 * was last checked against the process's memory. */
+	struct hashmap py_frames;
+	/* Code object address -> when it was last checked against the
+	 * process's memory: one read per code object per check, however many
+	 * instructions of it were sampled. */
+	struct hashmap py_code_checked;
+	/* Python names asked of the worker (ingest_pynames.c): key in
+	 * py_frames -> the epoch asked, and whether the answer was
+	 * "unreadable"; answers awaited; answers for an earlier gen (before
+	 * an exec) are dropped. */
+	struct hashmap py_asked;
+	uint32_t py_names_pending;
+	uint32_t py_names_gen;
+	/* Hashes of the asyncio task names given frames (bounded). */
+	struct hashmap py_task_names;
+};
+
 /* A deferred event: a sample or a GPU call, as the ring gave it. */
 struct ingest_pending {
 	union {
@@ -171,6 +206,9 @@ struct raw_stack {
 int ingest_init(struct ingest *in, const struct ingest_backend *be, struct symbolizer *sym,
 		struct proctable *pt, struct aggregate *agg);
 void ingest_free(struct ingest *in);
+/* ingest_proc.c: makes ingest the owner of proc.ing in pt (ingest_init
+ * does): 0 or -errno. */
+int ingest_own_procs(struct proctable *pt);
 void ingest_event(struct ingest *in, const void *data, size_t len);
 /* Find Python processes already running (so their threads get Python
  * frames from the first sample).  Returns how many were found. */

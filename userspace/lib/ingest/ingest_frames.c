@@ -77,9 +77,9 @@ void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uin
 	p->maps_pending = false;
 	if (err)
 		return; /* the address stays unnamed; asked again after the gap */
-	proctable_set_maps(p, m);
-	if (!p->py)
-		p->py_checked = false; /* new mappings may be libpython */
+	proctable_set_maps(in->pt, p, m);
+	if (!p->ing->py)
+		p->ing->py_checked = false; /* new mappings may be libpython */
 	recheck_asyncio(in, p);
 	found = !p->maps_want_ip || procmaps_find(&p->maps, p->maps_want_ip);
 	if (found) {
@@ -132,7 +132,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	bool mapped;
 	int64_t id;
 
-	if (hashmap_get(&p->user_frames, key, &v))
+	if (hashmap_get(&p->ing->user_frames, key, &v))
 		return frame_of(v, is_eval);
 	mapped = refresh_maps_for(in, p, ip, mono);
 	*stable &= mapped;
@@ -140,7 +140,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	if (map && fileframes_get(&in->file_frames, map, addr, symbolizer_file_seq(in->sym, map),
 				  &v)) {
 		in->c.user_frames_by_file++;
-		hashmap_put(&p->user_frames, key, v);
+		hashmap_put(&p->ing->user_frames, key, v);
 		return frame_of(v, is_eval);
 	}
 	buf_reset(name);
@@ -161,7 +161,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	 * mapping, the next sample gets the real name. */
 	if (id >= 0 && mapped) {
 		v = ((uint64_t)id + 1) | (*is_eval ? EVAL_BIT : 0);
-		hashmap_put(&p->user_frames, key, v);
+		hashmap_put(&p->ing->user_frames, key, v);
 		if (map && mod.from_file)
 			fileframes_put(&in->file_frames, map, addr,
 				       symbolizer_file_seq(in->sym, map), v);
@@ -211,9 +211,9 @@ static int python_frames(struct ingest *in, struct proc *p, const struct raw_sta
 	int i, top;
 
 	*n = 0;
-	if (py && !p->py)
+	if (py && !p->ing->py)
 		*stable = false; /* named once the interpreter is known */
-	if (!py || !p->py)
+	if (!py || !p->ing->py)
 		return 0;
 	top = (int)py->nr / 2 - 1;
 	if (top >= 0 && ((py->ips[2 * top + 1] >> 32) & PROFD_PYFRAME_TASK)) {
@@ -334,18 +334,18 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns,
 			      bool here)
 {
-	p->py_checked = true;
-	p->py_checked_mono_ns = mono_ns;
-	if (p->py || p->py_pending || p->exited || p->start_time == 0)
+	p->ing->py_checked = true;
+	p->ing->py_checked_mono_ns = mono_ns;
+	if (p->ing->py || p->ing->py_pending || p->exited || p->start_time == 0)
 		return;
-	p->py_req++;
-	p->py_pending = true;
+	p->ing->py_req++;
+	p->ing->py_pending = true;
 	in->c.requests++;
 	if (here || !in->be.py_detect)
-		ingest_python_found(in, p->pid, p->start_time, p->py_req,
+		ingest_python_found(in, p->pid, p->start_time, p->ing->py_req,
 				    pyruntime_find((int)p->pid));
 	else
-		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->py_req);
+		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->ing->py_req);
 }
 
 void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
@@ -357,7 +357,7 @@ void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
  * the eval uprobe, module set, is attached the first time only). */
 static void publish_python(struct ingest *in, struct proc *p, const char *module)
 {
-	const struct pyruntime *rt = p->py;
+	const struct pyruntime *rt = p->ing->py;
 	struct profd_py_proc pp;
 
 	memset(&pp, 0, sizeof(pp));
@@ -374,7 +374,7 @@ static void recheck_asyncio(struct ingest *in, struct proc *p)
 {
 	size_t i;
 
-	if (!p->py || p->py->minor < 14 || p->py->async.known || p->py_pending || p->exited)
+	if (!p->ing->py || p->ing->py->minor < 14 || p->ing->py->async.known || p->ing->py_pending || p->exited)
 		return;
 	for (i = 0; i < p->maps.n; i++) {
 		const char *path = p->maps.maps[i].path, *base = path ? strrchr(path, '/') : NULL;
@@ -384,20 +384,20 @@ static void recheck_asyncio(struct ingest *in, struct proc *p)
 	}
 	if (i == p->maps.n)
 		return;
-	p->py_req++;
-	p->py_pending = true;
+	p->ing->py_req++;
+	p->ing->py_pending = true;
 	in->c.requests++;
 	if (in->be.py_detect)
-		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->py_req);
+		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->ing->py_req);
 	else
-		ingest_python_found(in, p->pid, p->start_time, p->py_req, pyruntime_find((int)p->pid));
+		ingest_python_found(in, p->pid, p->start_time, p->ing->py_req, pyruntime_find((int)p->pid));
 }
 
 /* The answer to a recheck: only asyncio's offsets are taken from it. */
 static void asyncio_found(struct ingest *in, struct proc *p, struct pyruntime *rt)
 {
-	if (rt && rt->async.known && !p->py->async.known) {
-		p->py->async = rt->async;
+	if (rt && rt->async.known && !p->ing->py->async.known) {
+		p->ing->py->async = rt->async;
 		publish_python(in, p, NULL);
 		log_info("python: pid %u: asyncio tasks known", p->pid);
 	}
@@ -409,19 +409,19 @@ void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, u
 {
 	struct proc *p = proctable_find_live(in->pt, pid);
 
-	if (!p || p->start_time != start_time || !p->py_pending || p->py_req != req) {
+	if (!p || p->start_time != start_time || !p->ing->py_pending || p->ing->py_req != req) {
 		free(rt); /* exec'ed, asked again, or gone since it was asked */
 		return;
 	}
-	p->py_pending = false;
-	if (p->py) {
+	p->ing->py_pending = false;
+	if (p->ing->py) {
 		asyncio_found(in, p, rt);
 		return;
 	}
 	if (!rt)
 		return;
-	p->py = rt;
-	hashmap_free(&p->stack_memo); /* stacks seen before now get Python names */
+	p->ing->py = rt;
+	hashmap_free(&p->ing->stack_memo); /* stacks seen before now get Python names */
 	in->c.py_processes++;
 	publish_python(in, p, rt->path);
 	log_info("python: pid %u runs CPython %d.%d (%s)", p->pid, rt->major, rt->minor, rt->path);
@@ -461,7 +461,7 @@ struct proc *ingest_event_proc(struct ingest *in, const struct profd_sample *s, 
 		in->c.dropped_noproc++;
 		return NULL;
 	}
-	if (!p->py_checked)
+	if (!p->ing->py_checked)
 		ingest_detect_python(in, p, s->time_ns);
 	return p;
 }

@@ -47,7 +47,7 @@ static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, ui
 	struct buf name, label;
 	int64_t id = -1;
 
-	if (hashmap_get(&p->user_frames, key, &v))
+	if (hashmap_get(&p->ing->user_frames, key, &v))
 		return (int64_t)v - 1;
 	buf_init(&name);
 	buf_init(&label);
@@ -64,7 +64,7 @@ static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, ui
 			id = aggregate_frame(in->agg, FRAME_GPU, label.data);
 	}
 	if (id >= 0 && kind != FRAME_UNKNOWN)
-		hashmap_put(&p->user_frames, key, (uint64_t)id + 1);
+		hashmap_put(&p->ing->user_frames, key, (uint64_t)id + 1);
 	buf_free(&name);
 	buf_free(&label);
 	/* Its maps or its file's symbols are on the way: wait for them. */
@@ -115,7 +115,7 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 	p = proctable_get(in->pt, e->pid, comm);
 	if (!p)
 		goto nomem;
-	if (!p->py_checked)
+	if (!p->ing->py_checked)
 		ingest_detect_python(in, p, s.time_ns);
 	/* Its maps or a library's symbols still being read: the batch end. */
 	err = ingest_event_frames(in, p, &s, final, ids, INGEST_MAX_FRAMES, &n);

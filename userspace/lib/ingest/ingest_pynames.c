@@ -54,14 +54,14 @@ static uint64_t name_value(uint32_t epoch, int64_t id)
 
 static void keep_name(struct proc *p, uint64_t key, uint32_t epoch, int64_t id)
 {
-	if (p->py_frames.len >= PY_FRAMES_MAX) {
-		hashmap_free(&p->py_frames);
-		hashmap_free(&p->py_code_checked);
+	if (p->ing->py_frames.len >= PY_FRAMES_MAX) {
+		hashmap_free(&p->ing->py_frames);
+		hashmap_free(&p->ing->py_code_checked);
 		/* Renames are noticed against py_frames (renamed()): stacks
 		 * memoized with names it no longer has are built again. */
-		hashmap_free(&p->stack_memo);
+		hashmap_free(&p->ing->stack_memo);
 	}
-	hashmap_put(&p->py_frames, key, name_value(epoch, id));
+	hashmap_put(&p->ing->py_frames, key, name_value(epoch, id));
 }
 
 /* Another name at a checked address (a code object or task freed and its
@@ -69,7 +69,7 @@ static void keep_name(struct proc *p, uint64_t key, uint32_t epoch, int64_t id)
 static void renamed(struct proc *p, bool cached, uint64_t v, int64_t id)
 {
 	if (cached && cached_id(v) != id)
-		hashmap_free(&p->stack_memo);
+		hashmap_free(&p->ing->stack_memo);
 }
 
 /* Names are asked of the worker, unless there is none (tests) or a
@@ -85,7 +85,7 @@ static int asked(const struct proc *p, uint64_t key, uint32_t epoch)
 {
 	uint64_t v;
 
-	if (!hashmap_get(&p->py_asked, key, &v) || (uint32_t)(v >> 1) != epoch)
+	if (!hashmap_get(&p->ing->py_asked, key, &v) || (uint32_t)(v >> 1) != epoch)
 		return -1;
 	return v & ASK_FAILED ? 0 : 1;
 }
@@ -98,17 +98,17 @@ static int ask_name(struct ingest *in, struct proc *p, uint64_t key, const struc
 {
 	int r = asked(p, key, a->epoch);
 
-	if (r >= 0 || p->py_names_pending >= PY_ASKS_MAX)
+	if (r >= 0 || p->ing->py_names_pending >= PY_ASKS_MAX)
 		return r >= 0 ? r : 1;
-	if (p->py_asked.len >= PY_FRAMES_MAX)
-		hashmap_free(&p->py_asked); /* an answer still counts when it comes */
-	if (hashmap_put(&p->py_asked, key, (uint64_t)a->epoch << 1))
+	if (p->ing->py_asked.len >= PY_FRAMES_MAX)
+		hashmap_free(&p->ing->py_asked); /* an answer still counts when it comes */
+	if (hashmap_put(&p->ing->py_asked, key, (uint64_t)a->epoch << 1))
 		return -ENOMEM;
-	p->py_names_pending++;
+	p->ing->py_names_pending++;
 	in->c.py_names_asked++;
 	if (waits) /* the daemon keeps close to its answers */
 		in->c.requests++;
-	in->be.py_name(in->be.ctx, a, p->py);
+	in->be.py_name(in->be.ctx, a, p->ing->py);
 	return 1;
 }
 
@@ -120,7 +120,7 @@ static int64_t await_name(struct ingest *in, struct proc *p, uint64_t key, uint6
 			  int64_t off, bool task, bool cached, uint64_t v, uint32_t epoch, bool *stable)
 {
 	struct ingest_py_ask a = { .pid = p->pid, .start_time = p->start_time, .addr = addr,
-				   .off = off, .epoch = epoch, .gen = p->py_names_gen, .task = task };
+				   .off = off, .epoch = epoch, .gen = p->ing->py_names_gen, .task = task };
 	int r;
 
 	if (p->exited && cached) { /* its memory changes no more: the name stands */
@@ -149,7 +149,7 @@ static int64_t read_python_frame(struct ingest *in, struct proc *p, uint64_t key
 {
 	char text[2 * PYCODE_MAX_STR + 64];
 	int64_t id;
-	int err = pycode_name(in->pyc, p->py, code, off, text, sizeof(text));
+	int err = pycode_name(in->pyc, p->ing->py, code, off, text, sizeof(text));
 
 	/* Gone (the last samples of a program are often read after its exit):
 	 * its memory changes no more, so the name last checked stands. */
@@ -163,7 +163,7 @@ static int64_t read_python_frame(struct ingest *in, struct proc *p, uint64_t key
 	if (id >= 0) {
 		renamed(p, cached, v, id);
 		keep_name(p, key, epoch, id);
-		hashmap_put(&p->py_code_checked, code, epoch);
+		hashmap_put(&p->ing->py_code_checked, code, epoch);
 	}
 	return id;
 }
@@ -173,13 +173,13 @@ int64_t ingest_python_frame(struct ingest *in, struct proc *p, uint64_t code, in
 {
 	uint64_t key = frame_key(code, off), v, checked;
 	uint32_t epoch = epoch_of(mono);
-	bool cached = hashmap_get(&p->py_frames, key, &v);
+	bool cached = hashmap_get(&p->ing->py_frames, key, &v);
 
 	if (cached && (uint32_t)(v >> 32) == epoch)
 		return cached_id(v);
 	/* Its code object checked this epoch for another instruction. */
-	if (cached && hashmap_get(&p->py_code_checked, code, &checked) && checked == epoch) {
-		hashmap_put(&p->py_frames, key, name_value(epoch, cached_id(v)));
+	if (cached && hashmap_get(&p->ing->py_code_checked, code, &checked) && checked == epoch) {
+		hashmap_put(&p->ing->py_frames, key, name_value(epoch, cached_id(v)));
 		return cached_id(v);
 	}
 	if (asks_worker(in))
@@ -195,7 +195,7 @@ bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystac
 	uint32_t i;
 
 	*checked = true;
-	if (!py || !p->py)
+	if (!py || !p->ing->py)
 		return false;
 	for (i = 0; i < py->nr / 2; i++) {
 		uint64_t code = py->ips[2 * i], word = py->ips[2 * i + 1];
@@ -208,7 +208,7 @@ bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystac
 		 * Asked of the worker, the name stands until the answer
 		 * (*checked cleared), and ingest_py_named forgets the memo
 		 * if it changed. */
-		if (!hashmap_get(&p->py_frames, frame_key(code, off), &v) ||
+		if (!hashmap_get(&p->ing->py_frames, frame_key(code, off), &v) ||
 		    ingest_python_frame(in, p, code, off, mono, checked) != cached_id(v))
 			return false;
 	}
@@ -224,8 +224,8 @@ static void task_label(struct proc *p, const char *name, bool is_named, char *ou
 
 	if (!is_named)
 		snprintf(out, size, "[unnamed task]");
-	else if (hashmap_get(&p->py_task_names, h, NULL) ||
-		 (p->py_task_names.len < TASK_NAMES_MAX && !hashmap_put(&p->py_task_names, h, 1)))
+	else if (hashmap_get(&p->ing->py_task_names, h, NULL) ||
+		 (p->ing->py_task_names.len < TASK_NAMES_MAX && !hashmap_put(&p->ing->py_task_names, h, 1)))
 		snprintf(out, size, "[task %s]", name);
 	else
 		snprintf(out, size, "[task: one of more than %d names]", TASK_NAMES_MAX);
@@ -245,7 +245,7 @@ int64_t ingest_task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint
 	char name[PYASYNC_NAME_MAX];
 	uint64_t key = task_key(addr), v;
 	uint32_t epoch = epoch_of(mono);
-	bool cached = hashmap_get(&p->py_frames, key, &v), is_named;
+	bool cached = hashmap_get(&p->ing->py_frames, key, &v), is_named;
 	int64_t id;
 
 	if (cached && (uint32_t)(v >> 32) == epoch)
@@ -254,7 +254,7 @@ int64_t ingest_task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint
 		id = await_name(in, p, key, addr, 0, true, cached, v, epoch, stable);
 		return id == -EAGAIN ? aggregate_frame(in->agg, FRAME_TASK, TASK_UNREADABLE) : id;
 	}
-	if (pyasync_task_name(p->py, addr, name, sizeof(name), &is_named))
+	if (pyasync_task_name(p->ing->py, addr, name, sizeof(name), &is_named))
 		return cached ? cached_id(v)
 			      : aggregate_frame(in->agg, FRAME_TASK, TASK_UNREADABLE);
 	id = task_named(in, p, name, is_named);
@@ -273,7 +273,7 @@ static struct proc *asker(struct ingest *in, const struct ingest_py_ask *a)
 
 	if (!p || p->start_time != a->start_time)
 		p = proctable_find_exited(in->pt, a->pid, a->start_time);
-	if (!p || !p->py || p->py_names_gen != a->gen)
+	if (!p || !p->ing->py || p->ing->py_names_gen != a->gen)
 		return NULL;
 	return p;
 }
@@ -289,34 +289,34 @@ void ingest_py_named(struct ingest *in, const struct ingest_py_ask *a, int err, 
 	if (!p)
 		return;
 	key = a->task ? task_key(a->addr) : frame_key(a->addr, a->off);
-	if (p->py_names_pending)
-		p->py_names_pending--;
+	if (p->ing->py_names_pending)
+		p->ing->py_names_pending--;
 	/* Asked again since (this one's epoch is over), or named since (a
 	 * later answer, a client's read): that one is the newer. */
-	if (hashmap_get(&p->py_asked, key, &v) && (uint32_t)(v >> 1) > a->epoch)
+	if (hashmap_get(&p->ing->py_asked, key, &v) && (uint32_t)(v >> 1) > a->epoch)
 		return;
-	cached = hashmap_get(&p->py_frames, key, &v);
+	cached = hashmap_get(&p->ing->py_frames, key, &v);
 	if (cached && (uint32_t)(v >> 32) > a->epoch)
 		return;
 	if (err == -EBUSY || err == -ENOMEM) { /* not read (the worker's queue was full) */
-		hashmap_del(&p->py_asked, key);
+		hashmap_del(&p->ing->py_asked, key);
 		return;
 	}
 	if (err == -ESRCH && cached) { /* gone: the name last checked stands */
 		in->c.py_frames_named_after_exit++;
 		id = cached_id(v);
 	} else if (err) {
-		hashmap_put(&p->py_asked, key, ((uint64_t)a->epoch << 1) | ASK_FAILED);
+		hashmap_put(&p->ing->py_asked, key, ((uint64_t)a->epoch << 1) | ASK_FAILED);
 		return;
 	} else {
 		id = a->task ? task_named(in, p, text, is_named)
 			     : aggregate_frame(in->agg, FRAME_PYTHON, text);
 	}
-	hashmap_del(&p->py_asked, key);
+	hashmap_del(&p->ing->py_asked, key);
 	if (id < 0)
 		return;
 	renamed(p, cached, v, id);
 	keep_name(p, key, a->epoch, id);
 	if (!a->task)
-		hashmap_put(&p->py_code_checked, a->addr, a->epoch);
+		hashmap_put(&p->ing->py_code_checked, a->addr, a->epoch);
 }

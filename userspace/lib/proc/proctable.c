@@ -23,19 +23,42 @@ void proctable_init(struct proctable *pt, size_t max_procs, const char *proc_roo
 
 static void proc_destroy(struct proctable *pt, struct proc *p)
 {
-	if (pt->on_free)
-		pt->on_free(p);
+	size_t i;
+
+	for (i = 0; i < pt->nowners; i++)
+		if (pt->owners[i].on_free)
+			pt->owners[i].on_free(p);
 	procmaps_free(&p->maps);
 	free(p->rss);
-	hashmap_free(&p->user_frames);
-	hashmap_free(&p->stack_memo);
-	hashmap_free(&p->py_frames);
-	hashmap_free(&p->py_code_checked);
-	hashmap_free(&p->py_asked);
-	hashmap_free(&p->py_task_names);
-	free(p->py);
 	free(p->exe);
 	free(p);
+}
+
+/* Each owner's state for a new entry: 0, or the first error (those
+ * made are freed by proc_destroy, whose hooks take a missing one). */
+static int owners_new(struct proctable *pt, struct proc *p)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < pt->nowners && !err; i++)
+		if (pt->owners[i].on_new)
+			err = pt->owners[i].on_new(p);
+	return err;
+}
+
+int proctable_add_owner(struct proctable *pt, const struct proc_owner *o)
+{
+	size_t i;
+	int err = 0;
+
+	if (pt->nowners == PROC_OWNERS_MAX)
+		return -ENOSPC;
+	pt->owners[pt->nowners++] = *o;
+	for (i = 0; i < pt->n && !err; i++)
+		if (o->on_new)
+			err = o->on_new(pt->all[i]);
+	return err;
 }
 
 void proctable_free(struct proctable *pt)
@@ -263,9 +286,9 @@ static struct proc *proc_insert(struct proctable *pt, struct proc *p, bool live)
 		evict_one(pt);
 	if (pt->n >= pt->max_procs ||
 	    array_grow((void **)&pt->all, &pt->cap, pt->n + 1, sizeof(*pt->all)) ||
+	    owners_new(pt, p) ||
 	    (live && hashmap_put(&pt->live, p->pid, (uint64_t)(uintptr_t)p))) {
-		free(p->exe);
-		free(p);
+		proc_destroy(pt, p);
 		return NULL; /* the caller counts the sample as dropped */
 	}
 	p->slot = pt->n;
@@ -392,6 +415,7 @@ static void retire(struct proctable *pt, struct proc *p, uint64_t now_ns)
 void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 {
 	struct proc *p = proctable_find_live(pt, pid);
+	size_t i;
 
 	if (!p)
 		return;
@@ -403,19 +427,9 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 	p->maps_pending = false;
 	p->maps_req++; /* an answer for the old program is dropped */
 	p->maps_reload_gap_ns = 0;
-	hashmap_free(&p->user_frames);
-	hashmap_free(&p->stack_memo);
-	hashmap_free(&p->py_frames);
-	hashmap_free(&p->py_code_checked);
-	hashmap_free(&p->py_asked);
-	hashmap_free(&p->py_task_names);
-	p->py_names_pending = 0;
-	p->py_names_gen++; /* answers asked by the old program are dropped */
-	free(p->py);
-	p->py = NULL;
-	p->py_checked = false;
-	p->py_pending = false;
-	p->unwind_added = false;
+	for (i = 0; i < pt->nowners; i++)
+		if (pt->owners[i].on_exec)
+			pt->owners[i].on_exec(p);
 }
 
 void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns)
@@ -429,19 +443,19 @@ void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns)
 		proc_remove(pt, p->slot);
 }
 
-void proctable_set_maps(struct proc *p, struct procmaps *fresh)
+void proctable_set_maps(struct proctable *pt, struct proc *p, struct procmaps *fresh)
 {
+	size_t i;
+
 	procmaps_free(&p->maps);
 	p->maps = *fresh;
 	memset(fresh, 0, sizeof(*fresh));
 	p->maps_loaded = true;
-	/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale.
-	 * Python names stay: they depend on no mapping, and a sample held for
-	 * the maps must keep the names read when it came, not read its code
-	 * objects again later, when their memory may hold others (a process
-	 * starting up frees and reuses code objects within milliseconds). */
-	hashmap_free(&p->user_frames);
-	hashmap_free(&p->stack_memo);
+	/* Mappings moved (dlopen/munmap): what owners cached by address may
+	 * be stale. */
+	for (i = 0; i < pt->nowners; i++)
+		if (pt->owners[i].on_maps)
+			pt->owners[i].on_maps(p);
 }
 
 int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns)
@@ -449,12 +463,11 @@ int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns
 	struct procmaps fresh = { 0 };
 	int err;
 
-	(void)pt;
 	p->maps_mono_ns = mono_ns;
 	err = procmaps_read((int)p->pid, &fresh);
 	if (err)
 		return err;
-	proctable_set_maps(p, &fresh);
+	proctable_set_maps(pt, p, &fresh);
 	return 0;
 }
 

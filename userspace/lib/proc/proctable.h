@@ -12,7 +12,7 @@
 #include "procmaps.h"
 
 struct proc_profile;
-struct pyruntime;
+struct proc_ingest;
 
 #define PROC_UID_UNKNOWN UINT32_MAX
 
@@ -59,38 +59,24 @@ struct proc {
 	uint32_t maps_req;
 	uint64_t maps_want_ip;
 
-	/* Python: checked on the first sample and again when the maps
-	 * change (libpython may be dlopen'ed or exec'ed into). */
-	struct pyruntime *py;  /* NULL: not (yet) a Python process */
-	bool unwind_added;     /* native unwind tables requested */
-	uint64_t unwind_refresh_mono_ns;
-	bool py_checked;       /* asked (py_pending until the answer came) */
-	bool py_pending;
-	uint32_t py_req;       /* requests made: an old answer is ignored */
-	uint64_t py_checked_mono_ns;
-
-	struct hashmap user_frames;  /* user ip -> global frame id + 1 */
-	/* The fast path: hash of a sample's raw stack IDs -> its stack index
-	 * in the profile + 1, and (Python stacks) when it was last checked. */
-	struct hashmap stack_memo;
-	/* hash(code object, instruction) -> Python frame id + 1, and when it
-	 * was last checked against the process's memory. */
-	struct hashmap py_frames;
-	/* Code object address -> when it was last checked against the
-	 * process's memory: one read per code object per check, however many
-	 * instructions of it were sampled. */
-	struct hashmap py_code_checked;
-	/* Python names asked of the worker (ingest_pynames.c): key in
-	 * py_frames -> the epoch asked, and whether the answer was
-	 * "unreadable"; answers awaited; answers for an earlier gen (before
-	 * an exec) are dropped. */
-	struct hashmap py_asked;
-	uint32_t py_names_pending;
-	uint32_t py_names_gen;
-	/* Hashes of the asyncio task names given frames (bounded). */
-	struct hashmap py_task_names;
+	/* What other stages keep per process, each made, reset and freed
+	 * through its owner's hooks (struct proc_owner), never here. */
+	struct proc_ingest *ing;      /* ingest's caches and Python state (ingest.h) */
 	struct proc_profile *profile; /* owned by the aggregator */
 };
+
+/* A stage that keeps state per process (the aggregator's profile,
+ * ingest's caches) is told of each entry's life: made with the entry (an
+ * error refuses the entry: the sample is counted as dropped), reset when
+ * the process execs or its maps change (cached addresses are stale), and
+ * freed with it.  Any hook may be NULL. */
+struct proc_owner {
+	int (*on_new)(struct proc *p);
+	void (*on_exec)(struct proc *p);
+	void (*on_maps)(struct proc *p);
+	void (*on_free)(struct proc *p);
+};
+#define PROC_OWNERS_MAX 4
 
 struct proctable {
 	struct hashmap live; /* pid -> struct proc * */
@@ -109,11 +95,15 @@ struct proctable {
 	uint64_t evicted;    /* exited processes dropped to respect max_procs */
 	uint64_t expired;    /* exited processes dropped after the retention */
 	const char *proc_root; /* "/proc", overridable for tests */
-	void (*on_free)(struct proc *p); /* lets the aggregator free its profile */
+	struct proc_owner owners[PROC_OWNERS_MAX];
+	size_t nowners;
 };
 
 void proctable_init(struct proctable *pt, size_t max_procs, const char *proc_root);
 void proctable_free(struct proctable *pt);
+/* Registers o for every entry, those already there included: 0, -ENOMEM
+ * (then the entries made so far keep theirs until freed) or -ENOSPC. */
+int proctable_add_owner(struct proctable *pt, const struct proc_owner *o);
 /* The live process with this pid, creating its entry from /proc when new.
  * A sample that arrives after its process's exit event (taken on another
  * CPU, or in the kernel's exit path) goes to that exited entry: same start
@@ -143,7 +133,7 @@ void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns);
 int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns);
 /* Take maps read elsewhere (moved from fresh): caches keyed by address are
  * dropped, as after a reload. */
-void proctable_set_maps(struct proc *p, struct procmaps *fresh);
+void proctable_set_maps(struct proctable *pt, struct proc *p, struct procmaps *fresh);
 /* Drop exited processes whose exit is older than retention_ns. */
 void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns);
 

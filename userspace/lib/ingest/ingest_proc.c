@@ -1,0 +1,73 @@
+/* ingest_proc.c: ingest's state per process (struct proc_ingest), owned
+ * here through the process table's hooks: the table calls them and never
+ * looks inside. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ingest.h"
+#include "pyruntime.h"
+
+static void free_python_names(struct proc_ingest *pi)
+{
+	hashmap_free(&pi->py_frames);
+	hashmap_free(&pi->py_code_checked);
+	hashmap_free(&pi->py_asked);
+	hashmap_free(&pi->py_task_names);
+	pi->py_names_pending = 0;
+}
+
+static int on_new(struct proc *p)
+{
+	p->ing = calloc(1, sizeof(*p->ing));
+	return p->ing ? 0 : -ENOMEM;
+}
+
+/* Mappings moved (dlopen/munmap): cached ip -> frame may be stale.
+ * Python names stay: they depend on no mapping, and a sample held for the
+ * maps must keep the names read when it came, not read its code objects
+ * again later, when their memory may hold others (a process starting up
+ * frees and reuses code objects within milliseconds). */
+static void on_maps(struct proc *p)
+{
+	if (!p->ing)
+		return;
+	hashmap_free(&p->ing->user_frames);
+	hashmap_free(&p->ing->stack_memo);
+}
+
+/* A new program: nothing cached for the old one holds. */
+static void on_exec(struct proc *p)
+{
+	struct proc_ingest *pi = p->ing;
+
+	if (!pi)
+		return;
+	on_maps(p);
+	free_python_names(pi);
+	pi->py_names_gen++; /* answers asked by the old program are dropped */
+	free(pi->py);
+	pi->py = NULL;
+	pi->py_checked = false;
+	pi->py_pending = false;
+	pi->unwind_added = false;
+}
+
+static void on_free(struct proc *p)
+{
+	if (!p->ing)
+		return;
+	on_maps(p);
+	free_python_names(p->ing);
+	free(p->ing->py);
+	free(p->ing);
+	p->ing = NULL;
+}
+
+int ingest_own_procs(struct proctable *pt)
+{
+	static const struct proc_owner owner = {
+		.on_new = on_new, .on_exec = on_exec, .on_maps = on_maps, .on_free = on_free,
+	};
+
+	return proctable_add_owner(pt, &owner);
+}
