@@ -1,4 +1,9 @@
+/* ingest.c: the stage's entry point: ring events dispatched, stack records
+ * kept by ID, CPU samples counted through the per-process memo or
+ * symbolized, events that wait for a stack retried at the batch end, and
+ * processes' lives (identity, fork, exec, exit, the sweep). */
 #include "ingest.h"
+#include "ingest_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -704,31 +709,4 @@ size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget)
 			ask_identity(in, p); /* may end p */
 	}
 	return in->sweep_at;
-}
-
-int ingest_scan_python(struct ingest *in)
-{
-	DIR *d = opendir(in->pt->proc_root);
-	struct dirent *de;
-	int found = 0;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char *end;
-		unsigned long pid = strtoul(de->d_name, &end, 10);
-		struct proc *p;
-
-		if (*end || !pid)
-			continue;
-		p = proctable_get(in->pt, (uint32_t)pid, NULL);
-		if (!p)
-			break;
-		ingest_detect_python_now(in, p, clock_mono_ns(), true);
-		found += p->ing->py != NULL;
-		/* Unwind tables come with each process's first sample: building
-		 * them for every process here would delay the start. */
-	}
-	closedir(d);
-	return found;
 }

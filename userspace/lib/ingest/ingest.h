@@ -203,109 +203,11 @@ struct raw_stack {
 	uint64_t ips[];
 };
 
+/* ingest.c: the stage's life and its entry point for every ring event. */
 int ingest_init(struct ingest *in, const struct ingest_backend *be, struct symbolizer *sym,
 		struct proctable *pt, struct aggregate *agg);
 void ingest_free(struct ingest *in);
-/* ingest_proc.c: makes ingest the owner of proc.ing in pt (ingest_init
- * does): 0 or -errno. */
-int ingest_own_procs(struct proctable *pt);
 void ingest_event(struct ingest *in, const void *data, size_t len);
-/* Find Python processes already running (so their threads get Python
- * frames from the first sample).  Returns how many were found. */
-int ingest_scan_python(struct ingest *in);
-/* A sweep ends every live process /proc no longer has (or has as another
- * program, by start time): exit events lost or never seen.  It reads /proc
- * once per process, so it runs from a timer in steps of `budget`
- * processes; a step returns how many are left (0: the sweep is done). */
-/* RSS over time (ingest_rss.c): a step of the pass that asks, for each
- * live process active since its last point and at least every_ns after
- * it, its resident set; budget entries looked at per step.  Answers come
- * back through ingest_rss_found() and become the process's points. */
-void ingest_rss_step(struct ingest *in, uint64_t mono_ns, uint64_t every_ns, size_t budget);
-void ingest_rss_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
-		      uint64_t bytes);
-void ingest_sweep_start(struct ingest *in);
-size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget);
-/* Re-read the clock offset (NTP steps); call now and then. */
-void ingest_sync_clock(struct ingest *in);
-uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns);
-
-/* ingest_frames.c: the symbolized, root-first frames of one sample. */
-/* *stable is set false when a frame may be named differently later (an
- * address outside the known maps, an unreadable code object, Python
- * frames before the interpreter is known): such a stack is not memoized. */
-/* For events other than CPU samples (off-CPU, memory) that name a
- * sample's three stacks (s, from ingest_sample_of): their frames, or
- * -EAGAIN while maps or a file's symbols are being read and the event is
- * not final (it waits to the batch end like a sample). */
-int ingest_event_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
-			bool final, uint32_t *ids, uint32_t max, uint32_t *n);
-/* Such an event's process (comm: PROFD_COMM_LEN + 1 bytes, filled from
- * raw_comm), its Python detection asked; NULL counted as dropped. */
-struct proc *ingest_event_proc(struct ingest *in, const struct profd_sample *s, char *comm,
-			       const char raw_comm[PROFD_COMM_LEN]);
-/* Count weight of a profile type under the stack ids; -ENOMEM counted. */
-int ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint32_t *ids,
-			uint32_t n, const struct profd_sample *s, const char *comm, uint64_t weight);
-int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
-			const struct raw_stack *u, const struct raw_stack *k,
-			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n,
-			bool *stable);
-/* ingest_gpu.c: a GPU driver call or CUDA entry-point event.  -EAGAIN
- * when a stack it names has not come yet and final is not set. */
-int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final);
-/* ingest_offcpu.c: a thread was off CPU (offcpu.bpf.h). */
-/* A sample naming these stacks (kept by a walk earlier, so without the
- * NEW flags): what ingest_thread_frames takes. */
-void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
-		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags);
-int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final);
-/* ingest_memory.c: bytes made resident by a stack (memory.bpf.h), or
- * mapped and unmapped (mmap.bpf.h, the same event's layout); -EAGAIN
- * when it must wait to the batch end (kept by the caller). */
-int ingest_memory_event(struct ingest *in, const void *data, size_t len, bool final);
-/* The frames (global ids, root first) of a thread's stacks as s names
- * them: blocked, the stacks it had when it blocked (a "[GIL wait]" leaf
- * when it waits for the GIL); else a CPU sample's.  0 or -errno. */
-int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
-			 bool blocked, uint32_t *ids, uint32_t max, uint32_t *n);
-/* The process a sample (or an event shaped like one) belongs to: the live
- * one, a late event's exited one, or a new entry; NULL when the table is
- * full or the event is of an earlier process with this pid. */
-struct proc *ingest_sample_proc(struct ingest *in, const struct profd_sample *e,
-				const char *comm);
-/* ingest.c, for events that carry stacks like a sample does: the raw
- * stack of an ID (NULL: unknown), and the native unwind tables kept for
- * the process. */
-const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, uint32_t kind);
-/* Whether every frame of Python stack pystack_id still has the name it
- * had (each code object re-checked once an epoch, as python frames are):
- * a memoized stack due for its check is then still right; *checked is
- * cleared while a check asked of the worker is awaited (due again). */
-bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystack_id,
-			      uint64_t mono, bool *checked);
-/* ingest_pynames.c: a Python frame's id (code object, instruction offset)
- * and an asyncio task frame's id, as of mono; -EAGAIN when unreadable.
- * *stable is cleared when the name may change once a read asked of the
- * worker comes back (in->frames_wait set when the sample should wait). */
-int64_t ingest_python_frame(struct ingest *in, struct proc *p, uint64_t code, int64_t off,
-			    uint64_t mono, bool *stable);
-int64_t ingest_task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint64_t mono,
-			  bool *stable);
-/* The worker's answer to py_name(): err 0 and the name (text; for a task
- * its name and whether it was given one), or -errno. */
-void ingest_py_named(struct ingest *in, const struct ingest_py_ask *a, int err, const char *text,
-		     bool is_named);
-/* The three raw stacks an event names (NULL where it names none); false
- * when one it names has not come (yet). */
-bool ingest_sample_stacks(struct ingest *in, const struct profd_sample *e,
-			  const struct raw_stack **k, const struct raw_stack **u,
-			  const struct raw_stack **py);
-void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct profd_sample *e);
-/* Tables for p have been asked for (first sight, exec, or the daemon
- * before sampling): later walks into unknown code refresh them, the first
- * such refresh at once. */
-void ingest_unwind_requested(struct proc *p);
 /* End of a consume pass: events waiting for a stack record are retried;
  * after their second batch end they are counted, under "[stack lost]"
  * where it never came. */
@@ -313,22 +215,28 @@ void ingest_end_batch(struct ingest *in);
 /* CPU samples received and waiting in the pending list: neither counted
  * nor dropped yet (stats' received = aggregated + dropped + these). */
 size_t ingest_samples_pending(const struct ingest *in);
+/* Re-read the clock offset (NTP steps); call now and then. */
+void ingest_sync_clock(struct ingest *in);
+uint64_t ingest_realtime(const struct ingest *in, uint64_t mono_ns);
+/* The raw stack of an ID (NULL: unknown). */
+const struct raw_stack *ingest_resolve_stack(struct ingest *in, uint64_t id, uint32_t kind);
+/* Tables for p have been asked for (first sight, exec, or the daemon
+ * before sampling): later walks into unknown code refresh them, the first
+ * such refresh at once. */
+void ingest_unwind_requested(struct proc *p);
+/* A sweep ends every live process /proc no longer has (or has as another
+ * program, by start time): exit events lost or never seen.  It reads /proc
+ * once per process, so it runs from a timer in steps of `budget`
+ * processes; a step returns how many are left (0: the sweep is done). */
+void ingest_sweep_start(struct ingest *in);
+size_t ingest_sweep_step(struct ingest *in, uint64_t mono_ns, size_t budget);
 
-/* ingest_frames.c: have p checked for CPython (through the backend's
- * worker when there is one), and take the answer: rt (owned by ingest from
- * here) for request req of the process (pid, start_time), NULL when it
- * runs no CPython.  An answer for a process that has exec'ed, been asked
- * again or gone since is dropped. */
-void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns);
-/* The same, on this thread when here is set (start-up, before sampling). */
-void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns, bool here);
-void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
-			 struct pyruntime *rt);
-
-/* ingest.c: the answer to identify() for request req of the process (pid,
- * start_time): err 0 with what /proc says (read_start its start time then,
- * exe owned by ingest from here), or -errno.  A process /proc no longer
- * has, or has as another program, is ended: its exit was lost. */
+/* The worker's answers (off the sample path), each for request req of
+ * the process (pid, start_time); one for a process that has exec'ed,
+ * been asked again or gone since is dropped.
+ * ingest.c: identify(): err 0 with what /proc says (read_start its start
+ * time then, exe owned by ingest from here), or -errno.  A process /proc
+ * no longer has, or has as another program, is ended: its exit was lost. */
 struct ingest_identity {
 	int err;
 	uint64_t read_start;
@@ -338,14 +246,37 @@ struct ingest_identity {
 };
 void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
 			   struct ingest_identity *id);
-
-/* ingest_frames.c: have p's maps read (off the sample path when the
- * backend can), for the address ip (0: none in particular); and take the
- * answer, err 0 with maps (moved from *m) or -errno. */
-void ingest_request_maps(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono_ns);
+/* ingest_maps.c: err 0 with maps (moved from *m), or -errno. */
 void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
 		       struct procmaps *m);
-/* Whether a sample of p should wait for p's maps (asked, not come yet). */
-bool ingest_waits_for_maps(const struct proc *p, const struct profd_sample *e);
+/* ingest_python.c: rt (owned by ingest from here), NULL when the process
+ * runs no CPython. */
+void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
+			 struct pyruntime *rt);
+/* ingest_pynames.c: py_name(): err 0 and the name (text; for a task its
+ * name and whether it was given one), or -errno. */
+void ingest_py_named(struct ingest *in, const struct ingest_py_ask *a, int err, const char *text,
+		     bool is_named);
+/* ingest_rss.c: RSS over time.  A step of the pass that asks, for each
+ * live process active since its last point and at least every_ns after
+ * it, its resident set; budget entries looked at per step.  Answers come
+ * back through ingest_rss_found() and become the process's points. */
+void ingest_rss_step(struct ingest *in, uint64_t mono_ns, uint64_t every_ns, size_t budget);
+void ingest_rss_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
+		      uint64_t bytes);
+
+/* ingest_python.c: find Python processes already running (so their
+ * threads get Python frames from the first sample); how many were found. */
+int ingest_scan_python(struct ingest *in);
+
+/* ingest_offcpu.c, for `profctl stacks` and blocks under way: a sample
+ * naming these stacks (kept by a walk earlier, so without the NEW flags),
+ * and the frames (global ids, root first) of a thread's stacks as s names
+ * them: blocked, the stacks it had when it blocked (a "[GIL wait]" leaf
+ * when it waits for the GIL); else a CPU sample's.  0 or -errno. */
+void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
+		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags);
+int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
+			 bool blocked, uint32_t *ids, uint32_t max, uint32_t *n);
 
 #endif

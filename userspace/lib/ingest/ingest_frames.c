@@ -10,16 +10,12 @@
 
 #include "buf.h"
 #include "ingest.h"
+#include "ingest_int.h"
 #include "log.h"
 #include "mixedstack.h"
 #include "pyruntime.h"
 #include "symbolize.h"
 
-/* Re-reading the maps for an address outside them: soon after the last
- * read (the loader maps libraries right after exec), then backing off
- * while reloads do not help. */
-#define MAPS_RELOAD_MIN_NS (10ull * 1000000ull)
-#define MAPS_RELOAD_MAX_NS (1000ull * 1000000ull)
 #define EVAL_FRAME "_PyEval_EvalFrameDefault"
 #define PYSTACK_CUT_FRAME "[python frames cut: stack too deep]"
 #define PYSTACK_NOROOT_FRAME "[python outer frames missing]"
@@ -41,74 +37,6 @@ static int64_t kernel_frame(struct ingest *in, uint64_t ip, struct buf *name)
 	return id;
 }
 
-void ingest_request_maps(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono_ns)
-{
-	struct procmaps fresh = { 0 };
-	int err;
-
-	if (p->maps_pending || p->exited || p->start_time == 0)
-		return;
-	in->c.maps_reloads++;
-	in->c.requests++;
-	p->maps_pending = true;
-	p->maps_req++;
-	p->maps_want_ip = ip;
-	p->maps_mono_ns = mono_ns;
-	if (in->be.maps) {
-		in->be.maps(in->be.ctx, p->pid, p->start_time, p->maps_req);
-		return;
-	}
-	err = procmaps_read_at(in->pt->proc_root, (int)p->pid, &fresh);
-	ingest_maps_found(in, p->pid, p->start_time, p->maps_req, err, &fresh);
-}
-
-static void recheck_asyncio(struct ingest *in, struct proc *p);
-
-void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
-		       struct procmaps *m)
-{
-	struct proc *p = proctable_find_live(in->pt, pid);
-	bool found;
-
-	if (!p || p->start_time != start_time || p->maps_req != req || !p->maps_pending) {
-		procmaps_free(m); /* exec'ed, asked again, or gone since */
-		return;
-	}
-	p->maps_pending = false;
-	if (err)
-		return; /* the address stays unnamed; asked again after the gap */
-	proctable_set_maps(in->pt, p, m);
-	if (!p->ing->py)
-		p->ing->py_checked = false; /* new mappings may be libpython */
-	recheck_asyncio(in, p);
-	found = !p->maps_want_ip || procmaps_find(&p->maps, p->maps_want_ip);
-	if (found) {
-		p->maps_reload_gap_ns = MAPS_RELOAD_MIN_NS;
-		return;
-	}
-	p->maps_reload_gap_ns = p->maps_reload_gap_ns ? p->maps_reload_gap_ns * 2 : MAPS_RELOAD_MIN_NS;
-	if (p->maps_reload_gap_ns > MAPS_RELOAD_MAX_NS)
-		p->maps_reload_gap_ns = MAPS_RELOAD_MAX_NS;
-}
-
-bool ingest_waits_for_maps(const struct proc *p, const struct profd_sample *e)
-{
-	return p->maps_pending && e->ustack_id;
-}
-
-/* Is ip inside the process's mappings?  If not, the maps are stale
- * (dlopen, the loader still at work when the exec was seen): have them
- * read again (rate-limited with backoff: a stray address must not cost a
- * read per sample).  Returns whether ip is mapped now. */
-static bool refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono)
-{
-	if (p->maps_loaded && procmaps_find(&p->maps, ip))
-		return true;
-	if (p->maps_loaded && mono < p->maps_mono_ns + p->maps_reload_gap_ns)
-		return false;
-	ingest_request_maps(in, p, ip, mono);
-	return p->maps_loaded && procmaps_find(&p->maps, ip); /* read inline (tests) */
-}
 
 #define EVAL_BIT (1ull << 62) /* in user_frames values: an eval-loop frame */
 
@@ -134,7 +62,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 
 	if (hashmap_get(&p->ing->user_frames, key, &v))
 		return frame_of(v, is_eval);
-	mapped = refresh_maps_for(in, p, ip, mono);
+	mapped = ingest_refresh_maps_for(in, p, ip, mono);
 	*stable &= mapped;
 	map = mapped ? procmaps_find(&p->maps, addr) : NULL;
 	if (map && fileframes_get(&in->file_frames, map, addr, symbolizer_file_seq(in->sym, map),
@@ -329,152 +257,4 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 	}
 	buf_free(&name);
 	return err;
-}
-
-void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns,
-			      bool here)
-{
-	p->ing->py_checked = true;
-	p->ing->py_checked_mono_ns = mono_ns;
-	if (p->ing->py || p->ing->py_pending || p->exited || p->start_time == 0)
-		return;
-	p->ing->py_req++;
-	p->ing->py_pending = true;
-	in->c.requests++;
-	if (here || !in->be.py_detect)
-		ingest_python_found(in, p->pid, p->start_time, p->ing->py_req,
-				    pyruntime_find((int)p->pid));
-	else
-		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->ing->py_req);
-}
-
-void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
-{
-	ingest_detect_python_now(in, p, mono_ns, false);
-}
-
-/* Hand p's interpreter to BPF (again when asyncio's offsets came later;
- * the eval uprobe, module set, is attached the first time only). */
-static void publish_python(struct ingest *in, struct proc *p, const char *module)
-{
-	const struct pyruntime *rt = p->ing->py;
-	struct profd_py_proc pp;
-
-	memset(&pp, 0, sizeof(pp));
-	pp.runtime_addr = rt->runtime_addr;
-	pp.off = rt->off;
-	pp.asyncio_task_off = rt->async.known ? rt->async.dbg.tstate.running_task : 0;
-	if (in->be.py_add && in->be.py_add(in->be.ctx, p->pid, &pp, module))
-		log_warn("python: pid %u: could not enable Python frames", p->pid);
-}
-
-/* A 3.14 process whose maps now hold _asyncio (imported after the
- * interpreter was found): look again, on the worker, for its offsets. */
-static void recheck_asyncio(struct ingest *in, struct proc *p)
-{
-	size_t i;
-
-	if (!p->ing->py || p->ing->py->minor < 14 || p->ing->py->async.known || p->ing->py_pending || p->exited)
-		return;
-	for (i = 0; i < p->maps.n; i++) {
-		const char *path = p->maps.maps[i].path, *base = path ? strrchr(path, '/') : NULL;
-
-		if (base && !strncmp(base + 1, "_asyncio.", 9))
-			break;
-	}
-	if (i == p->maps.n)
-		return;
-	p->ing->py_req++;
-	p->ing->py_pending = true;
-	in->c.requests++;
-	if (in->be.py_detect)
-		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->ing->py_req);
-	else
-		ingest_python_found(in, p->pid, p->start_time, p->ing->py_req, pyruntime_find((int)p->pid));
-}
-
-/* The answer to a recheck: only asyncio's offsets are taken from it. */
-static void asyncio_found(struct ingest *in, struct proc *p, struct pyruntime *rt)
-{
-	if (rt && rt->async.known && !p->ing->py->async.known) {
-		p->ing->py->async = rt->async;
-		publish_python(in, p, NULL);
-		log_info("python: pid %u: asyncio tasks known", p->pid);
-	}
-	free(rt);
-}
-
-void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
-			 struct pyruntime *rt)
-{
-	struct proc *p = proctable_find_live(in->pt, pid);
-
-	if (!p || p->start_time != start_time || !p->ing->py_pending || p->ing->py_req != req) {
-		free(rt); /* exec'ed, asked again, or gone since it was asked */
-		return;
-	}
-	p->ing->py_pending = false;
-	if (p->ing->py) {
-		asyncio_found(in, p, rt);
-		return;
-	}
-	if (!rt)
-		return;
-	p->ing->py = rt;
-	hashmap_free(&p->ing->stack_memo); /* stacks seen before now get Python names */
-	in->c.py_processes++;
-	publish_python(in, p, rt->path);
-	log_info("python: pid %u runs CPython %d.%d (%s)", p->pid, rt->major, rt->minor, rt->path);
-}
-
-int ingest_event_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
-			bool final, uint32_t *ids, uint32_t max, uint32_t *n)
-{
-	const struct raw_stack *u, *k, *py;
-	bool stable = true, lost;
-	int err;
-
-	in->frames_wait = false;
-	lost = !ingest_sample_stacks(in, s, &k, &u, &py);
-	ingest_keep_unwind_tables(in, p, s);
-	err = ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
-	if (err)
-		return err;
-	/* As for samples: maps or a file's symbols still being read on the
-	 * worker are waited for until the batch end, not named by offset. */
-	if (!stable && !final && (in->frames_wait || ingest_waits_for_maps(p, s)))
-		return -EAGAIN;
-	if (lost)
-		in->c.stack_lost++;
-	return 0;
-}
-
-struct proc *ingest_event_proc(struct ingest *in, const struct profd_sample *s, char *comm,
-			       const char raw_comm[PROFD_COMM_LEN])
-{
-	struct proc *p;
-
-	memcpy(comm, raw_comm, PROFD_COMM_LEN);
-	comm[PROFD_COMM_LEN] = '\0';
-	p = ingest_sample_proc(in, s, comm);
-	if (!p) {
-		in->c.dropped_noproc++;
-		return NULL;
-	}
-	if (!p->ing->py_checked)
-		ingest_detect_python(in, p, s->time_ns);
-	return p;
-}
-
-int ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint32_t *ids,
-			uint32_t n, const struct profd_sample *s, const char *comm, uint64_t weight)
-{
-	int64_t idx = aggregate_stack(in->agg, p, ids, n);
-
-	if (idx < 0 || aggregate_add(in->agg, p, type, (uint32_t)idx, s->tid, comm,
-				     ingest_realtime(in, s->time_ns), weight)) {
-		in->c.dropped_nomem++;
-		return -ENOMEM;
-	}
-	return 0;
 }

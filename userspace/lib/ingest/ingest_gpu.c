@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "gpu.h"
 #include "ingest.h"
+#include "ingest_int.h"
 #include "symbolize.h"
 
 #define LEAF_FRAMES 2

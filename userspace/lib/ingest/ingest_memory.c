@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ingest.h"
+#include "ingest_int.h"
 
 
 static void count_bytes(struct ingest *in, const struct profd_memory_event *e)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ingest.h"
+#include "ingest_int.h"
 
 #define GIL_FN "take_gil"
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "ingest.h"
+#include "ingest_int.h"
 #include "pyruntime.h"
 
 static void free_python_names(struct proc_ingest *pi)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ingest.h"
+#include "ingest_int.h"
 #include "pyasync.h"
 #include "pycode.h"
 

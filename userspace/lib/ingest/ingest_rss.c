@@ -3,6 +3,7 @@
  * (/proc/PID/stat) happen on the worker; this side only walks the table
  * a bounded step per tick and files the answers. */
 #include "ingest.h"
+#include "ingest_int.h"
 
 #include "log.h"
 

@@ -1,0 +1,90 @@
+/* ingest_int.h: what ingest's files share among themselves and nobody
+ * else calls (ingest.h is the stage's interface). */
+#ifndef PROFD_INGEST_INT_H
+#define PROFD_INGEST_INT_H
+
+#include "ingest.h"
+
+/* ingest.c: the process a sample (or an event shaped like one) belongs
+ * to: the live one, a late event's exited one, or a new entry; NULL when
+ * the table is full or the event is of an earlier process with this pid. */
+struct proc *ingest_sample_proc(struct ingest *in, const struct profd_sample *e,
+				const char *comm);
+/* The three raw stacks an event names (NULL where it names none); false
+ * when one it names has not come (yet). */
+bool ingest_sample_stacks(struct ingest *in, const struct profd_sample *e,
+			  const struct raw_stack **k, const struct raw_stack **u,
+			  const struct raw_stack **py);
+/* The native unwind tables kept for the process an event names. */
+void ingest_keep_unwind_tables(struct ingest *in, struct proc *p, const struct profd_sample *e);
+
+/* ingest_proc.c: makes ingest the owner of proc.ing in pt (ingest_init
+ * does): 0 or -errno. */
+int ingest_own_procs(struct proctable *pt);
+
+/* ingest_frames.c: the symbolized, root-first frames of one sample.
+ * *stable is set false when a frame may be named differently later (an
+ * address outside the known maps, an unreadable code object, Python
+ * frames before the interpreter is known): such a stack is not memoized. */
+int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
+			const struct raw_stack *u, const struct raw_stack *k,
+			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n,
+			bool *stable);
+
+/* ingest_maps.c: have p's maps read (off the sample path when the
+ * backend can), for the address ip (0: none in particular). */
+void ingest_request_maps(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono_ns);
+/* Whether a sample of p waits for maps being read. */
+bool ingest_waits_for_maps(const struct proc *p, const struct profd_sample *e);
+/* Is ip inside p's mappings?  If not, have them read again (rate-limited
+ * with backoff).  Whether ip is mapped now. */
+bool ingest_refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono);
+
+/* ingest_python.c: have p checked for CPython (through the backend's
+ * worker when there is one; on this thread when here is set: start-up,
+ * before sampling); the answer comes to ingest_python_found. */
+void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns);
+void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns, bool here);
+/* A 3.14 process whose maps now hold _asyncio: look again for its offsets. */
+void ingest_recheck_asyncio(struct ingest *in, struct proc *p);
+
+/* ingest_pynames.c: a Python frame's id (code object, instruction offset)
+ * and an asyncio task frame's id, as of mono; -EAGAIN when unreadable.
+ * *stable is cleared when the name may change once a read asked of the
+ * worker comes back (in->frames_wait set when the sample should wait). */
+int64_t ingest_python_frame(struct ingest *in, struct proc *p, uint64_t code, int64_t off,
+			    uint64_t mono, bool *stable);
+int64_t ingest_task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint64_t mono,
+			  bool *stable);
+/* Whether every frame of Python stack pystack_id still has the name it
+ * had (each code object re-checked once an epoch, as python frames are):
+ * a memoized stack due for its check is then still right; *checked is
+ * cleared while a check asked of the worker is awaited (due again). */
+bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystack_id,
+			      uint64_t mono, bool *checked);
+
+/* ingest_events.c, for events other than CPU samples (off-CPU, memory,
+ * GPU) that name a sample's three stacks (s, from ingest_sample_of).
+ * Their process (comm: PROFD_COMM_LEN + 1 bytes, filled from raw_comm),
+ * its Python detection asked; NULL counted as dropped. */
+struct proc *ingest_event_proc(struct ingest *in, const struct profd_sample *s, char *comm,
+			       const char raw_comm[PROFD_COMM_LEN]);
+/* Their frames, or -EAGAIN while maps or a file's symbols are being read
+ * and the event is not final (it waits to the batch end like a sample). */
+int ingest_event_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
+			bool final, uint32_t *ids, uint32_t max, uint32_t *n);
+/* Count weight of a profile type under the stack ids; -ENOMEM counted. */
+int ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint32_t *ids,
+			uint32_t n, const struct profd_sample *s, const char *comm, uint64_t weight);
+
+/* The other events, each -EAGAIN when a stack it names has not come yet
+ * and final is not set (the caller keeps it to the batch end).
+ * ingest_gpu.c: a GPU driver call or CUDA entry-point event. */
+int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final);
+/* ingest_offcpu.c: a thread was off CPU (offcpu.bpf.h). */
+int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final);
+/* ingest_memory.c: bytes made resident by a stack (memory.bpf.h), or
+ * mapped and unmapped (mmap.bpf.h, the same event's layout). */
+int ingest_memory_event(struct ingest *in, const void *data, size_t len, bool final);
+
+#endif
