@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "statelock.h"
 
 struct client {
 	struct daemon *d;

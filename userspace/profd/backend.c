@@ -3,6 +3,8 @@
  * process's identity and maps, Python detection and names, unwind tables,
  * a file's symbols, kallsyms) off the sample path. */
 #include "daemon.h"
+#include "backend.h"
+#include "worker.h"
 #include "gpu.h"
 #include "symcache.h"
 

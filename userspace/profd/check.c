@@ -11,6 +11,7 @@
 
 #include "bpfload.h"
 #include "daemon.h"
+#include "check.h"
 #include "kfeatures.h"
 #include "log.h"
 #include "sampler.h"

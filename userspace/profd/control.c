@@ -22,6 +22,8 @@
 #include "buf.h"
 #include "hashmap.h"
 #include "daemon.h"
+#include "control.h"
+#include "statelock.h"
 #include "log.h"
 #include "protocol.h"
 #include "sockperm.h"
@@ -195,13 +197,13 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 	struct list_ctx x = { &l, 0, c, { 0 } };
 	uint64_t retention;
 	struct buf b;
-	size_t i;
+	const struct proc *p;
+	size_t it = 0;
 	int err = 0;
 
 	pthread_mutex_lock(&d->hist_lock);
 	daemon_lock_other(d);
-	for (i = 0; i < d->pt.n && !err; i++) {
-		const struct proc *p = d->pt.all[i];
+	while (!err && (p = proctable_next(&d->pt, &it))) {
 		size_t n = l.n;
 
 		if (may_see(c, p) && has_data(p)) {
@@ -245,14 +247,12 @@ static int handle_stats(struct daemon *d, struct buf *out)
 /* The process a dump of pid means: the live one, else the latest exited. */
 static struct proc *find_for_dump(struct daemon *d, uint32_t pid)
 {
-	struct proc *best = proctable_find_live(&d->pt, pid);
-	size_t i;
+	struct proc *best = proctable_find_live(&d->pt, pid), *p;
+	size_t it = 0;
 
 	if (best)
 		return best;
-	for (i = 0; i < d->pt.n; i++) {
-		struct proc *p = d->pt.all[i];
-
+	while ((p = proctable_next(&d->pt, &it))) {
 		if (p->pid == pid && has_data(p) && (!best || p->exit_ns > best->exit_ns))
 			best = p;
 	}
@@ -332,13 +332,12 @@ static size_t add_descendants(struct daemon *d, const struct caller *c, struct h
 {
 	bool grew = true;
 	uint64_t pstart;
-	size_t i;
+	struct proc *q;
+	size_t it;
 
 	while (grew) {
 		grew = false;
-		for (i = 0; i < d->pt.n; i++) {
-			struct proc *q = d->pt.all[i];
-
+		for (it = 0; (q = proctable_next(&d->pt, &it));) {
 			if (!q->ppid || hashmap_get(anc, q->pid, NULL) ||
 			    !hashmap_get(anc, q->ppid, &pstart) || q->start_time < pstart ||
 			    hashmap_put(anc, q->pid, q->start_time))
@@ -357,13 +356,13 @@ static ssize_t select_procs(struct daemon *d, struct buf *out, const struct call
 			    const struct proto_dump_req *r, struct proc **sel, uint32_t *hist_pids,
 			    size_t *nhist, struct hashmap *anc)
 {
-	size_t n = 0, i;
+	size_t n = 0, i, it;
+	struct proc *p;
 
 	if ((r->flags & PROTO_DUMP_ALL) || r->comm || r->exe) {
-		for (i = 0; i < d->pt.n; i++)
-			if (may_see(c, d->pt.all[i]) && has_data(d->pt.all[i]) &&
-			    matches(r, d->pt.all[i]))
-				sel[n++] = d->pt.all[i];
+		for (it = 0; (p = proctable_next(&d->pt, &it));)
+			if (may_see(c, p) && has_data(p) && matches(r, p))
+				sel[n++] = p;
 		if (!n && !r->npids && !(r->flags & PROTO_DUMP_ALL)) {
 			reply_error(out, ENOENT, "no process with samples matches %s%s%s%s",
 				    r->comm ? "comm " : "", r->comm ? r->comm : "",
@@ -590,7 +589,7 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	daemon_catch_up(d, DUMP_CATCH_UP_MS); /* what was sampled until now */
 	pthread_mutex_lock(&d->hist_lock);
 	daemon_lock_other(d);
-	dp->sel = calloc(2 * d->pt.n + r->npids + 1, sizeof(*dp->sel));
+	dp->sel = calloc(2 * proctable_count(&d->pt) + r->npids + 1, sizeof(*dp->sel));
 	dp->hist_pids = calloc(r->npids + 1, sizeof(*dp->hist_pids));
 	if (!dp->sel || !dp->hist_pids)
 		err = -ENOMEM;

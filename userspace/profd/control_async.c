@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "control.h"
+#include "statelock.h"
 #include "hashmap.h"
 #include "pyasync.h"
 #include "pycode.h"

@@ -20,6 +20,7 @@
 
 #include "buf.h"
 #include "daemon.h"
+#include "control.h"
 #include "log.h"
 #include "sockperm.h"
 

@@ -14,6 +14,9 @@
 
 #include "buf.h"
 #include "daemon.h"
+#include "control.h"
+#include "statelock.h"
+#include "worker.h"
 #include "gpu.h"
 #include "protocol.h"
 #include "throttle.h"
@@ -358,7 +361,7 @@ static void add_daemon_figures(struct daemon *d, struct proto_stats *s)
 	if (d->in.c.first_sample_mono_ns > d->start_mono_ns)
 		proto_stats_add(s, "first_sample_after_ns",
 				d->in.c.first_sample_mono_ns - d->start_mono_ns);
-	proto_stats_add(s, "processes_live", d->pt.live.len);
+	proto_stats_add(s, "processes_live", proctable_live_count(&d->pt));
 	proto_stats_add(s, "frames_interned", d->agg.dict->nframes);
 	proto_stats_add(s, "rss_bytes", rss_bytes());
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {

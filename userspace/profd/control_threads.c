@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "control.h"
+#include "statelock.h"
 #include "ingest.h"
 #include "sampler.h"
 

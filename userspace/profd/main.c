@@ -21,6 +21,13 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "backend.h"
+#include "check.h"
+#include "control.h"
+#include "options.h"
+#include "persist.h"
+#include "statelock.h"
+#include "worker.h"
 #include "gpu.h"
 #include "log.h"
 #include "sdnotify.h"

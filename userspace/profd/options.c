@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "options.h"
 #include "duration.h"
 #include "bpfload.h"
 #include "gpu.h"

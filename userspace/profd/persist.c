@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "persist.h"
 #include "log.h"
 
 /* Open the history database and drop what is past the retention before

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "statelock.h"
 #include "log.h"
 
 void daemon_thread_check_failed(const char *what, const char *file, int line)

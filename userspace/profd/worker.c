@@ -16,6 +16,7 @@
 
 #include "array.h"
 #include "daemon.h"
+#include "worker.h"
 #include "log.h"
 #include "elfsym.h"
 #include "kallsyms.h"

@@ -376,6 +376,21 @@ void proctable_rss_point(const struct proc *p, uint32_t i, uint64_t *t_ns, uint6
 	*bytes = p->rss->bytes[k];
 }
 
+struct proc *proctable_next(const struct proctable *pt, size_t *it)
+{
+	return *it < pt->n ? pt->all[(*it)++] : NULL;
+}
+
+size_t proctable_count(const struct proctable *pt)
+{
+	return pt->n;
+}
+
+size_t proctable_live_count(const struct proctable *pt)
+{
+	return pt->live.len;
+}
+
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid)
 {
 	uint64_t v;

@@ -123,6 +123,11 @@ int proctable_add_rss(struct proc *p, uint64_t t_ns, uint64_t bytes);
 /* Its i-th point, oldest first (i < p->rss->n). */
 void proctable_rss_point(const struct proc *p, uint32_t i, uint64_t *t_ns, uint64_t *bytes);
 struct proc *proctable_find_live(struct proctable *pt, uint32_t pid);
+/* Every entry, live or exited, for readers that need not know the
+ * table's layout: for (it = 0; (p = proctable_next(pt, &it));). */
+struct proc *proctable_next(const struct proctable *pt, size_t *it);
+size_t proctable_count(const struct proctable *pt);
+size_t proctable_live_count(const struct proctable *pt);
 /* The latest exited process with this pid and start time, or NULL. */
 struct proc *proctable_find_exited(struct proctable *pt, uint32_t pid, uint64_t start_time);
 /* exec(): same process, new program: maps and caches are stale, and its

@@ -1,0 +1,59 @@
+/* control.h: the control thread (control_server.c), the answers it gives
+ * (control.c), and what they read: stats (control_stats.c), threads'
+ * stacks (control_threads.c), asyncio tasks (control_async.c). */
+#ifndef PROFD_CONTROL_H
+#define PROFD_CONTROL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct daemon;
+struct proc;
+struct control;
+struct proto_stats;
+
+/* control_threads.c: threads' current stacks (BPF's per-thread state) */
+struct agg_query;
+struct stackset;
+/* Blocks of p's threads still under way, as off-cpu weight up to now
+ * (a job on the ingest thread: it names frames and stores stacks). */
+int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_query *q,
+			   struct stackset *out);
+/* Every thread of pid with its current stack into out (PROTO_RESP_STACKS),
+ * made by a job on the ingest thread: call without d->lock.  uid: the caller's (0 sees every process); kernel: keep
+ * kernel frames.  0, -EACCES, -ESRCH or -errno. */
+int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
+			  struct stackset *out);
+
+/* control_async.c: pid's asyncio tasks into out (PROTO_STACKS_ASYNC);
+ * takes d->lock only to check uid.  0, -EACCES, -ESRCH, -ENOENT (no
+ * CPython, or asyncio not imported), -EPROTONOSUPPORT (before 3.14). */
+int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out);
+
+/* control_server.c: the control thread */
+/* Before the slow start: 0 if path can become the socket, -EADDRINUSE
+ * when a daemon answers there already, -ENAMETOOLONG. */
+int control_check_free(const char *path);
+/* The listening socket at path (replacing a stale one), or -errno. */
+int control_listen(const char *path);
+struct control *control_start(struct daemon *d, int listen_fd);
+void control_stop(struct control *c);
+void control_stats(struct control *c, struct proto_stats *s);
+
+/* control.c: one request, answered into out (a whole message: header and
+ * payload), taking the locks it needs. */
+struct caller {
+	uid_t uid;
+	pid_t pid;
+};
+struct buf;
+void control_answer(struct daemon *d, const struct caller *c, uint16_t type,
+		    const struct buf *payload, struct buf *out);
+
+/* Under d->lock (the tick): keep the stats figures for daemon_lock_other_within's timeouts. */
+void control_publish_stats(struct daemon *d);
+/* The stats answer's payload (control_stats.c). */
+int control_stats_payload(struct daemon *d, struct buf *payload);
+
+#endif
