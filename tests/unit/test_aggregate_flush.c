@@ -96,10 +96,17 @@ static void teardown_fixture(struct fixture *f)
 	aggregate_free(&f->agg);
 }
 
-static void flush_twice(struct fixture *f, uint64_t *after_first)
+/* Two flushes of the fixture, the first with the hooks given (either
+ * may be NULL); *after_first: what history held after it. */
+static void flush_twice(struct fixture *f, void (*yield)(void *),
+			void (*io)(void *, bool), uint64_t *after_first)
 {
 	struct agg_flush_stats st;
 
+	setup_fixture(f);
+	f->agg.flush_yield = yield;
+	f->agg.flush_io = io;
+	f->agg.flush_yield_ctx = f;
 	assert_int_equal(aggregate_flush(&f->agg, &f->pt, f->h, T0 + W, &st), 0);
 	*after_first = history_total(f);
 	f->agg.flush_yield = NULL;
@@ -113,10 +120,7 @@ static void test_evicted_during_yield(void **state)
 	uint64_t first;
 
 	(void)state;
-	setup_fixture(&f);
-	f.agg.flush_yield = yield_starts_process;
-	f.agg.flush_yield_ctx = &f;
-	flush_twice(&f, &first);
+	flush_twice(&f, yield_starts_process, NULL, &first);
 	assert_int_equal(f.pt.evicted, 1);
 	/* pid 3 moved to slot 0 after slot 0 was written: the first flush
 	 * missed it, the second must write it. */
@@ -131,10 +135,7 @@ static void test_evicted_during_commit(void **state)
 	uint64_t first;
 
 	(void)state;
-	setup_fixture(&f);
-	f.agg.flush_io = io_starts_process;
-	f.agg.flush_yield_ctx = &f;
-	flush_twice(&f, &first);
+	flush_twice(&f, NULL, io_starts_process, &first);
 	assert_int_equal(f.pt.evicted, 1);
 	assert_int_equal(first, f.total);
 	assert_int_equal(history_total(&f), f.total);
@@ -158,10 +159,7 @@ static void test_counted_during_yield(void **state)
 	uint64_t first;
 
 	(void)state;
-	setup_fixture(&f);
-	f.agg.flush_yield = yield_counts;
-	f.agg.flush_yield_ctx = &f;
-	flush_twice(&f, &first);
+	flush_twice(&f, yield_counts, NULL, &first);
 	assert_int_equal(history_total(&f), f.total);
 	teardown_fixture(&f);
 }
