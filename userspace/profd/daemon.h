@@ -148,7 +148,7 @@ struct daemon {
 	uint64_t push_next_mono_ns;
 };
 
-/* main.c */
+/* statelock.c: ingest and control run at this nice value. */
 #define DAEMON_NICE (-5)
 void daemon_raise_priority(const char *thread);
 

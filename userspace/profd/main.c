@@ -34,16 +34,6 @@
 #include "symcache.h"
 #include "unwinder.h"
 
-/* Ingest and control run a little ahead of ordinary work (nice -5): they
- * are small and bounded, and a busy machine must not delay a sample's
- * counting or a client's answer by its whole run queue.  The worker's
- * heavy jobs keep the default priority.  Best effort. */
-void daemon_raise_priority(const char *thread)
-{
-	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), DAEMON_NICE))
-		log_info("profd: %s thread keeps its priority: %s", thread, strerror(errno));
-}
-
 #define SLOW_EVENT_NS (50ull * 1000000ull) /* logged with -v: what held ingest up */
 
 /* Time since t0, kept in *max if the longest so far. */

@@ -1,10 +1,13 @@
 /* statelock.c: how ingest and the other threads share the profile state
  * (the contract is written once, in daemon.h): the lock and its handover,
- * the catch-up a dump asks for, and the jobs other threads hand to
- * ingest when they need the state changed. */
+ * the catch-up a dump asks for, the jobs other threads hand to ingest
+ * when they need the state changed, and the priority of the threads
+ * clients and samples wait for. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -245,4 +248,14 @@ int daemon_statelock_init(struct daemon *d)
 	pthread_condattr_destroy(&ca);
 	d->catchup_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	return d->catchup_fd < 0 ? -errno : 0;
+}
+
+/* Ingest and control run a little ahead of ordinary work (nice -5): they
+ * are small and bounded, and a busy machine must not delay a sample's
+ * counting or a client's answer by its whole run queue.  The worker's
+ * heavy jobs keep the default priority.  Best effort. */
+void daemon_raise_priority(const char *thread)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), DAEMON_NICE))
+		log_info("profd: %s thread keeps its priority: %s", thread, strerror(errno));
 }
