@@ -9,32 +9,63 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "jsonw.h"
 #include "protocol.h"
 
 #define CALL_TIMEOUT_MS 30000
 
-void client_error(const struct ctl *ctl, const char *fmt, ...)
+static void json_error(const struct ctl *ctl, const char *msg)
+{
+	struct jsonw w;
+
+	jsonw_init(&w, 0);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "error", msg);
+	if (ctl->cmd)
+		jsonw_key_str(&w, "command", ctl->cmd);
+	jsonw_end(&w);
+	if (jsonw_print(&w, stdout))
+		fputs("{\"error\": \"out of memory\"}\n", stdout);
+}
+
+static void say(const struct ctl *ctl, bool error, const char *fmt, va_list ap)
 {
 	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (error && ctl->json)
+		json_error(ctl, msg);
+	else
+		fprintf(stderr, "profctl%s%s: %s\n", ctl->cmd ? " " : "", ctl->cmd ? ctl->cmd : "", msg);
+}
+
+void client_error(const struct ctl *ctl, const char *fmt, ...)
+{
 	va_list ap;
 
 	if (ctl->quiet)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	say(ctl, true, fmt, ap);
 	va_end(ap);
-	if (ctl->json) {
-		struct buf b;
+}
 
-		buf_init(&b);
-		buf_puts(&b, "{\"error\": ");
-		buf_put_json_str(&b, msg);
-		buf_puts(&b, "}\n");
-		fputs(buf_cstr(&b) ? b.data : "{\"error\": \"out of memory\"}\n", stdout);
-		buf_free(&b);
-	} else {
-		fprintf(stderr, "profctl: %s\n", msg);
-	}
+void client_note(const struct ctl *ctl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(ctl, false, fmt, ap);
+	va_end(ap);
+}
+
+int client_print_json(const struct ctl *ctl, struct jsonw *w)
+{
+	int err = jsonw_print(w, stdout);
+
+	if (err)
+		client_error(ctl, "writing JSON: %s", strerror(-err));
+	return err ? 1 : 0;
 }
 
 static int connect_to(const struct ctl *ctl)
@@ -114,24 +145,4 @@ int client_dump(const struct ctl *ctl, const struct proto_dump_req *req, struct 
 	buf_free(&b);
 	buf_free(&resp);
 	return err;
-}
-
-int client_add_pid(const char *cmd, const char *arg, uint32_t **pids, size_t *n)
-{
-	unsigned long v;
-	uint32_t *p;
-	char *end;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || *arg == '-' || v == 0 || v > 0x3fffffff) {
-		fprintf(stderr, "profctl %s: --pid: '%s' is not a process id\n", cmd, arg);
-		return -EINVAL;
-	}
-	p = realloc(*pids, (*n + 1) * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	*pids = p;
-	(*pids)[(*n)++] = (uint32_t)v;
-	return 0;
 }

@@ -12,6 +12,7 @@
 
 struct ctl {
 	const char *socket_path;
+	const char *cmd; /* the command running, named in messages; NULL before one */
 	bool json;
 	bool quiet; /* do not print errors (the caller handles them) */
 };
@@ -27,11 +28,17 @@ struct stackset;
  * are printed; returns 0 or -errno. */
 int client_dump(const struct ctl *ctl, const struct proto_dump_req *req, struct stackset **out);
 
-/* Parse a --pid argument and append it; prints "profctl CMD: ..." and
- * returns -EINVAL for anything that is not a process id. */
-int client_add_pid(const char *cmd, const char *arg, uint32_t **pids, size_t *n);
-
-/* Print an error the way the output mode wants. */
+/* Every error profctl reports goes through here, the way the output
+ * mode wants it: "profctl CMD: message" on stderr, or under --json
+ * {"error": "message", "command": "CMD"} on stdout, where a script reads
+ * the rest of the answer. */
 void client_error(const struct ctl *ctl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct jsonw;
+/* Print a finished JSON document on stdout: 0, or 1 after reporting why
+ * it could not be. */
+int client_print_json(const struct ctl *ctl, struct jsonw *w);
+/* A word for the person at the terminal ("profctl CMD: wrote x.svg"):
+ * stderr, in either mode, so it never mixes with the data. */
+void client_note(const struct ctl *ctl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -1,45 +1,48 @@
 /* profctl list: processes profd has samples for. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "commands.h"
 #include "duration.h"
+#include "jsonw.h"
 #include "protocol.h"
 
 #define MIB (1024.0 * 1024.0)
 
-static void print_json(const struct proto_list *l)
+/* One object a process, a line each: grep finds a pid with its fields. */
+static int print_json(const struct ctl *ctl, const struct proto_list *l)
 {
-	struct buf b;
+	struct jsonw w;
 	size_t i;
 	uint32_t j;
 
-	buf_init(&b);
-	buf_puts(&b, "[");
+	jsonw_init(&w, 1);
+	jsonw_array(&w);
 	for (i = 0; i < l->n; i++) {
 		const struct proto_proc *p = &l->procs[i];
 
-		buf_printf(&b, "%s\n  {\"pid\": %u, \"uid\": %u, \"start_time\": %llu, \"samples\": %llu, "
-			       "\"rss_bytes\": %llu, \"exited\": %s, \"comm\": ",
-			   i ? "," : "", p->pid, p->uid, (unsigned long long)p->start_time,
-			   (unsigned long long)p->samples, (unsigned long long)p->rss_bytes,
-			   p->flags & PROTO_PROC_EXITED ? "true" : "false");
-		buf_put_json_str(&b, p->comm ? p->comm : "");
-		buf_puts(&b, ", \"exe\": ");
-		buf_put_json_str(&b, p->exe ? p->exe : "");
-		buf_puts(&b, ", \"rss_history\": [");
-		for (j = 0; j < p->nrss; j++)
-			buf_printf(&b, "%s[%llu, %llu]", j ? ", " : "",
-				   (unsigned long long)p->rss_history[2 * j],
-				   (unsigned long long)p->rss_history[2 * j + 1]);
-		buf_puts(&b, "]}");
+		jsonw_object(&w);
+		jsonw_key_u64(&w, "pid", p->pid);
+		jsonw_key_u64(&w, "uid", p->uid);
+		jsonw_key_u64(&w, "start_time", p->start_time);
+		jsonw_key_u64(&w, "samples", p->samples);
+		jsonw_key_u64(&w, "rss_bytes", p->rss_bytes);
+		jsonw_key_bool(&w, "exited", p->flags & PROTO_PROC_EXITED);
+		jsonw_key_str(&w, "comm", p->comm);
+		jsonw_key_str(&w, "exe", p->exe);
+		jsonw_key(&w, "rss_history");
+		jsonw_array(&w);
+		for (j = 0; j < p->nrss; j++) {
+			jsonw_array(&w);
+			jsonw_u64(&w, p->rss_history[2 * j]);
+			jsonw_u64(&w, p->rss_history[2 * j + 1]);
+			jsonw_end(&w);
+		}
+		jsonw_end(&w);
+		jsonw_end(&w);
 	}
-	buf_puts(&b, l->n ? "\n]\n" : "]\n");
-	if (buf_cstr(&b))
-		fputs(b.data, stdout);
-	buf_free(&b);
+	jsonw_end(&w);
+	return client_print_json(ctl, &w);
 }
 
 static int by_samples(const void *a, const void *b)
@@ -85,25 +88,24 @@ static void print_table(const struct proto_list *l)
 	}
 }
 
-int cmd_list(const struct ctl *ctl, int argc, char **argv)
+void list_usage(FILE *out)
+{
+	fputs("usage: profctl [--json] list\n"
+	      "Processes profd holds samples for, busiest first, with each live\n"
+	      "one's resident memory now (RSS_MIB; rss_bytes in --json) and how\n"
+	      "it moved over the points profd kept, one per bucket while the\n"
+	      "process ran (RSS_CHANGE, MiB over that span; rss_history in\n"
+	      "--json: [realtime ns, bytes] pairs, oldest first).\n",
+	      out);
+}
+
+int cmd_list(const struct ctl *ctl, struct cli_args *a)
 {
 	struct proto_list l = { 0 };
 	struct buf req, resp;
 	int rc = 1;
 
-	if (argc > 1) {
-		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-			printf("usage: profctl [--json] list\n"
-			       "Processes profd holds samples for, busiest first, with each live\n"
-			       "one's resident memory now (RSS_MIB; rss_bytes in --json) and how\n"
-			       "it moved over the points profd kept, one per bucket while the\n"
-			       "process ran (RSS_CHANGE, MiB over that span; rss_history in\n"
-			       "--json: [realtime ns, bytes] pairs, oldest first).\n");
-			return 0;
-		}
-		fprintf(stderr, "profctl list: unexpected argument '%s'\n", argv[1]);
-		return 2;
-	}
+	(void)a;
 	buf_init(&req);
 	buf_init(&resp);
 	if (client_call(ctl, PROTO_REQ_LIST, &req, PROTO_RESP_LIST, &resp))
@@ -113,11 +115,12 @@ int cmd_list(const struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	qsort(l.procs, l.n, sizeof(*l.procs), by_samples);
-	if (ctl->json)
-		print_json(&l);
-	else
+	if (ctl->json) {
+		rc = print_json(ctl, &l);
+	} else {
 		print_table(&l);
-	rc = 0;
+		rc = 0;
+	}
 out:
 	proto_list_free(&l);
 	buf_free(&req);

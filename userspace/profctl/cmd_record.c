@@ -4,18 +4,15 @@
  * `record -- CMD ARGS` starts CMD itself (launch.c) and records it from
  * its first instruction until it exits, and passes its exit status on. */
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "commands.h"
-#include "duration.h"
+#include "fileio.h"
 #include "launch.h"
 #include "protocol.h"
 #include "render.h"
@@ -29,17 +26,17 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-struct record_opts {
-	uint32_t pid;
-	char **cmd;        /* record -- CMD ARGS: the command to start */
+/* One recording: the options, and the process it is of. */
+struct record {
+	const struct cli_args *a;
+	uint32_t pid; /* --pid, or CMD's once started */
+	char **cmd;   /* record -- CMD ARGS: the command to start */
 	uint64_t duration_ns;
 	bool duration_set; /* with a command: stop recording early */
-	const char *format, *output, *title;
-	char *type; /* --type, from argv */
-	uint32_t flags;
+	const char *format;
 };
 
-static void usage(FILE *out)
+void record_usage(FILE *out)
 {
 	fprintf(out, "usage: profctl record --pid PID [--duration 30s] [-o FILE] [--format FMT]\n"
 		     "       profctl record [options] -- CMD [ARGS...]\n"
@@ -57,76 +54,29 @@ static void usage(FILE *out)
 		     "      --by-thread      a root frame per thread\n"
 		     "      --by-task        a frame per asyncio task (CPython 3.14+)\n"
 		     "      --python-only    Python frames only\n"
-		     "      --title TEXT     title of the flamegraph\n",
+		     "      --title TEXT     title of the flamegraph\n"
+		     "  -j, --json           say what was written as JSON on stdout\n",
 		render_formats());
 }
 
-enum { OPT_BY_THREAD = 256, OPT_PY_ONLY, OPT_TITLE, OPT_SUBPROCESSES, OPT_BY_TASK };
-
-static int parse(int argc, char **argv, struct record_opts *o)
+static int check(const struct ctl *ctl, const struct cli_args *a, struct record *r)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "by-thread", no_argument, NULL, OPT_BY_THREAD },
-		{ "by-task", no_argument, NULL, OPT_BY_TASK },
-		{ "python-only", no_argument, NULL, OPT_PY_ONLY },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
-		{ "type", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt;
-
-	o->duration_ns = 10ull * 1000000000ull;
-	o->format = "svg";
-	/* '+': CMD's own options are not ours. */
-	while ((opt = getopt_long(argc, argv, "+p:d:o:f:t:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p': {
-			uint32_t *pids = NULL;
-			size_t n = 0;
-
-			if (client_add_pid("record", optarg, &pids, &n))
-				return 2;
-			o->pid = pids[0];
-			free(pids);
-			break;
-		}
-		case 'd':
-			if (duration_parse(optarg, &o->duration_ns) || !o->duration_ns) {
-				fprintf(stderr, "profctl record: --duration: '%s' is not a duration\n", optarg);
-				return 2;
-			}
-			o->duration_set = true;
-			break;
-		case 'o': o->output = optarg; break;
-		case 'f': o->format = optarg; break;
-		case OPT_BY_THREAD: o->flags |= PROTO_DUMP_BY_THREAD; break;
-		case OPT_BY_TASK: o->flags |= PROTO_DUMP_BY_TASK; break;
-		case OPT_PY_ONLY: o->flags |= PROTO_DUMP_PYTHON_ONLY; break;
-		case OPT_TITLE: o->title = optarg; break;
-		case OPT_SUBPROCESSES: o->flags |= PROTO_DUMP_SUBPROCESSES; break;
-		case 't': o->type = optarg; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc)
-		o->cmd = argv + optind;
-	if (!o->pid == !o->cmd) {
-		if (o->pid)
-			fprintf(stderr, "profctl record: --pid or a command, not both\n");
-		usage(stderr);
-		return 2;
-	}
-	if (!render_format_known(o->format)) {
-		fprintf(stderr, "profctl record: unknown format '%s' (%s)\n", o->format, render_formats());
-		return 2;
-	}
+	memset(r, 0, sizeof(*r));
+	r->a = a;
+	/* Several --pid: the last one, as the option has always read. */
+	r->pid = a->req.npids ? a->req.pids[a->req.npids - 1] : 0;
+	r->cmd = a->noperands ? a->operands : NULL;
+	r->duration_ns = a->duration_ns ? a->duration_ns : 10ull * 1000000000ull;
+	r->duration_set = a->duration_ns != 0;
+	r->format = a->format ? a->format : "svg";
+	if (r->pid && r->cmd)
+		return cli_usage_error(ctl, "--pid or a command, not both");
+	if (!r->pid && !r->cmd)
+		return cli_usage_error(ctl, "say what to record: --pid PID or -- CMD [ARGS]");
+	if (!render_format_known(r->format))
+		return cli_usage_error(ctl, "unknown format '%s' (%s)", r->format, render_formats());
+	if (ctl->json && a->output && fileio_is_stdout(a->output))
+		return cli_usage_error(ctl, "--json: stdout is for JSON; give -o FILE");
 	return 0;
 }
 
@@ -159,7 +109,7 @@ static void progress(uint32_t pid, uint64_t done, uint64_t total, bool alive)
 }
 
 /* Sleep until the duration passes, the process exits or Ctrl-C. */
-static void wait_window(const struct record_opts *o)
+static void wait_window(const struct record *o)
 {
 	uint64_t start = clock_mono_ns(), now;
 	char path[32];
@@ -180,61 +130,39 @@ static void wait_window(const struct record_opts *o)
 		usleep(300000); /* let profd take in the last samples */
 }
 
-static int write_file(const char *path, const struct buf *b)
+/* Render window and write it to --output (default profile-PID.EXT). */
+static int write_window(const struct ctl *ctl, const struct record *o, const struct stackset *window)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), err;
-
-	if (fd < 0)
-		return -errno;
-	err = buf_write_fd(b, fd);
-	if (close(fd) && !err)
-		err = -errno;
-	return err;
-}
-
-/* Render window and write it to o->output (default profile-PID.EXT). */
-static int write_window(const struct ctl *ctl, struct record_opts *o, const struct stackset *window)
-{
-	struct render_opts ro = { .title = o->title };
+	const char *path = o->a->output;
 	char defpath[64];
 	struct buf out;
-	int err;
+	int rc;
 
-	buf_init(&out);
-	err = render_format(o->format, window, &ro, &out);
-	if (err || out.failed) {
-		client_error(ctl, "rendering %s failed: %s", o->format,
-			     err == -ENODATA ? "no Python frames" : strerror(err ? -err : ENOMEM));
-		buf_free(&out);
-		return 1;
-	}
-	if (!o->output) {
+	if (!path) {
 		snprintf(defpath, sizeof(defpath), "profile-%u%s", o->pid, render_format_ext(o->format));
-		o->output = defpath;
+		path = defpath;
 	}
-	err = write_file(o->output, &out);
+	buf_init(&out);
+	rc = fileio_render(ctl, o->format, window, &o->a->ro, &out);
+	if (!rc)
+		rc = fileio_save(ctl, path, &out);
+	if (!rc)
+		rc = fileio_report(ctl, path, o->format, window, out.len, true);
 	buf_free(&out);
-	if (err) {
-		client_error(ctl, "writing %s: %s", o->output, strerror(-err));
-		return 1;
-	}
-	fprintf(stderr, "profctl: wrote %s (%llu %s)\n", o->output,
-		(unsigned long long)window->total, o->type ? "units of weight" : "samples");
-	o->output = NULL; /* defpath goes out of scope */
-	return 0;
+	return rc;
 }
 
-static void dump_req(struct record_opts *o, struct proto_dump_req *req)
+static void dump_req(struct record *o, struct proto_dump_req *req)
 {
 	memset(req, 0, sizeof(*req));
 	req->pids = &o->pid;
 	req->npids = 1;
-	req->flags = o->flags;
-	req->type = o->type;
+	req->flags = o->a->req.flags;
+	req->type = o->a->req.type;
 }
 
 /* record --pid: the profile at the end minus the profile at the start. */
-static int record_pid(const struct ctl *ctl, struct record_opts *o)
+static int record_pid(const struct ctl *ctl, struct record *o)
 {
 	struct stackset *before = NULL, *after = NULL, *window = NULL;
 	struct proto_dump_req req;
@@ -281,7 +209,7 @@ static int daemon_answers(const struct ctl *ctl)
 
 /* Until CMD exits, the duration (when given) passes, or Ctrl-C: 1 when
  * CMD exited (*code set), 0 when it still runs, -errno. */
-static int wait_command(struct launch *l, const struct record_opts *o, int *code)
+static int wait_command(struct launch *l, const struct record *o, int *code)
 {
 	uint64_t start = clock_mono_ns();
 	int done;
@@ -294,7 +222,7 @@ static int wait_command(struct launch *l, const struct record_opts *o, int *code
 
 /* record -- CMD: everything CMD (and with --subprocesses its descendants)
  * did, from its first instruction; profctl exits with CMD's status. */
-static int record_command(const struct ctl *ctl, struct record_opts *o)
+static int record_command(const struct ctl *ctl, struct record *o)
 {
 	struct stackset *window = NULL;
 	struct proto_dump_req req;
@@ -326,8 +254,7 @@ static int record_command(const struct ctl *ctl, struct record_opts *o)
 	stackset_free(window);
 	signal(SIGINT, SIG_DFL);
 	if (done == 0) {
-		fprintf(stderr, "profctl: %s (pid %u) still runs; waiting for it to exit\n", o->cmd[0],
-			o->pid);
+		client_note(ctl, "%s (pid %u) still runs; waiting for it to exit", o->cmd[0], o->pid);
 		done = launch_poll(&l, true, &code);
 	}
 	if (done < 0)
@@ -335,12 +262,12 @@ static int record_command(const struct ctl *ctl, struct record_opts *o)
 	return code ? code : rc;
 }
 
-int cmd_record(const struct ctl *ctl, int argc, char **argv)
+int cmd_record(const struct ctl *ctl, struct cli_args *a)
 {
-	struct record_opts o = { 0 };
-	int rc = parse(argc, argv, &o);
+	struct record o;
+	int rc = check(ctl, a, &o);
 
 	if (rc)
-		return rc == 1 ? 0 : 2;
+		return rc;
 	return o.cmd ? record_command(ctl, &o) : record_pid(ctl, &o);
 }

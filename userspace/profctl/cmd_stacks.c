@@ -6,27 +6,23 @@
  *
  * --async: the process's asyncio tasks instead, each with the coroutine
  * chain it is suspended in (CPython 3.14+), and who awaits it. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "framename.h"
+#include "jsonw.h"
 #include "protocol.h"
-
-#define HDR_FIELDS 6
 
 /* One thread's header, split in place. */
 struct thread_hdr {
 	const char *tid, *name, *state, *wait, *source, *age_ns;
 };
 
-struct stacks_opts {
-	uint32_t *pids;
-	size_t npids;
-	uint32_t flags; /* PROTO_STACKS_* for the request */
-	bool json;
+/* One task's header (PROTO_STACKS_ASYNC), split in place. */
+struct task_hdr {
+	const char *addr, *name, *tid, *awaited_by;
 };
 
 static const char *state_name(char s)
@@ -44,20 +40,40 @@ static const char *state_name(char s)
 	}
 }
 
-static int split_header(char *text, struct thread_hdr *h)
+/* Cut text at its tabs into exactly n fields: 0, or -1 with fewer. */
+static int split_fields(char *text, const char **f[], size_t n)
 {
-	const char **f[HDR_FIELDS] = { &h->tid, &h->name, &h->state, &h->wait, &h->source, &h->age_ns };
-	int i;
+	size_t i;
 
-	for (i = 0; i < HDR_FIELDS; i++) {
+	for (i = 0; i < n; i++) {
 		*f[i] = text;
 		text = strchr(text, '\t');
-		if (!text && i < HDR_FIELDS - 1)
+		if (!text && i < n - 1)
 			return -1;
 		if (text)
 			*text++ = '\0';
 	}
 	return 0;
+}
+
+static int split_thread(char *text, struct thread_hdr *h)
+{
+	const char **f[] = { &h->tid, &h->name, &h->state, &h->wait, &h->source, &h->age_ns };
+
+	return split_fields(text, f, sizeof(f) / sizeof(f[0]));
+}
+
+static int split_task(char *text, struct task_hdr *h)
+{
+	const char **f[] = { &h->addr, &h->name, &h->tid, &h->awaited_by };
+
+	return split_fields(text, f, sizeof(f) / sizeof(f[0]));
+}
+
+/* Numbers in a header are the daemon's decimal text. */
+static uint64_t number(const char *s)
+{
+	return strtoull(s, NULL, 10);
 }
 
 static void print_thread_text(const struct stackset *ss, const struct ss_stack *st,
@@ -70,58 +86,39 @@ static void print_thread_text(const struct stackset *ss, const struct ss_stack *
 	if (*h->wait)
 		printf(", waiting in %s", h->wait);
 	printf(" (%s, %.3f s ago)\n", h->source, age);
-	for (i = st->depth; i > 1; i--) {
-		const struct ss_frame *f = &ss->frames[st->frames[i - 1]];
-
-		printf("    %s\n", f->name);
-	}
+	for (i = st->depth; i > 1; i--)
+		printf("    %s\n", ss->frames[st->frames[i - 1]].name);
 	if (st->depth <= 1)
 		printf("    (no stack)\n");
 	printf("\n");
 }
 
-static void print_thread_json(struct buf *b, const struct stackset *ss, const struct ss_stack *st,
-			      const struct thread_hdr *h, bool first)
+static void print_thread_json(struct jsonw *w, const struct stackset *ss, const struct ss_stack *st,
+			      const struct thread_hdr *h)
 {
+	char state[2] = { h->state[0], '\0' };
 	uint32_t i;
 
-	buf_printf(b, "%s\n  {\"tid\": %s, \"name\": ", first ? "" : ",", h->tid);
-	buf_put_json_str(b, h->name);
-	buf_printf(b, ", \"state\": \"%c\", \"state_name\": \"%s\", \"wait\": ", h->state[0],
-		   state_name(h->state[0]));
-	buf_put_json_str(b, h->wait);
-	buf_puts(b, ", \"source\": ");
-	buf_put_json_str(b, h->source);
-	buf_printf(b, ", \"age_ns\": %s, \"frames\": [", h->age_ns);
+	jsonw_object(w);
+	jsonw_key_u64(w, "tid", number(h->tid));
+	jsonw_key_str(w, "name", h->name);
+	jsonw_key_str(w, "state", state);
+	jsonw_key_str(w, "state_name", state_name(h->state[0]));
+	jsonw_key_str(w, "wait", h->wait);
+	jsonw_key_str(w, "source", h->source);
+	jsonw_key_u64(w, "age_ns", number(h->age_ns));
+	jsonw_key(w, "frames");
+	jsonw_array(w);
 	for (i = st->depth; i > 1; i--) { /* leaf first */
 		const struct ss_frame *f = &ss->frames[st->frames[i - 1]];
 
-		buf_puts(b, i == st->depth ? "{\"name\": " : ", {\"name\": ");
-		buf_put_json_str(b, f->name);
-		buf_printf(b, ", \"kind\": \"%s\"}", framename_kind(f->kind));
+		jsonw_object(w);
+		jsonw_key_str(w, "name", f->name);
+		jsonw_key_str(w, "kind", framename_kind(f->kind));
+		jsonw_end(w);
 	}
-	buf_puts(b, "]}");
-}
-
-/* One task's header (PROTO_STACKS_ASYNC), split in place. */
-struct task_hdr {
-	const char *addr, *name, *tid, *awaited_by;
-};
-
-static int split_task(char *text, struct task_hdr *h)
-{
-	const char **f[] = { &h->addr, &h->name, &h->tid, &h->awaited_by };
-	size_t i;
-
-	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		*f[i] = text;
-		text = strchr(text, '\t');
-		if (!text && i < sizeof(f) / sizeof(f[0]) - 1)
-			return -1;
-		if (text)
-			*text++ = '\0';
-	}
-	return 0;
+	jsonw_end(w);
+	jsonw_end(w);
 }
 
 static void print_task_text(const struct stackset *ss, const struct ss_stack *st,
@@ -142,138 +139,112 @@ static void print_task_text(const struct stackset *ss, const struct ss_stack *st
 	printf("\n");
 }
 
-static void print_task_json(struct buf *b, const struct stackset *ss, const struct ss_stack *st,
-			    const struct task_hdr *h, bool first)
+static void print_task_json(struct jsonw *w, const struct stackset *ss, const struct ss_stack *st,
+			    const struct task_hdr *h)
 {
 	const char *p = h->awaited_by;
 	uint32_t i;
 
-	buf_printf(b, "%s\n  {\"task\": \"%s\", \"name\": ", first ? "" : ",", h->addr);
-	buf_put_json_str(b, h->name);
-	buf_printf(b, ", \"running_tid\": %s, \"awaited_by\": [", h->tid);
+	jsonw_object(w);
+	jsonw_key_str(w, "task", h->addr);
+	jsonw_key_str(w, "name", h->name);
+	jsonw_key_u64(w, "running_tid", number(h->tid));
+	jsonw_key(w, "awaited_by");
+	jsonw_array(w);
 	while (*p) {
 		size_t n = strcspn(p, ",");
-		char one[256];
 
-		snprintf(one, sizeof(one), "%.*s", (int)(n < 255 ? n : 255), p);
-		if (p != h->awaited_by)
-			buf_puts(b, ", ");
-		buf_put_json_str(b, one);
+		jsonw_str_n(w, p, n);
 		p += n + (p[n] == ',');
 	}
-	buf_puts(b, "], \"coroutines\": [");
-	for (i = st->depth; i > 1; i--) { /* innermost first */
-		if (i != st->depth)
-			buf_puts(b, ", ");
-		buf_put_json_str(b, ss->frames[st->frames[i - 1]].name);
-	}
-	buf_puts(b, "]}");
+	jsonw_end(w);
+	jsonw_key(w, "coroutines");
+	jsonw_array(w);
+	for (i = st->depth; i > 1; i--) /* innermost first */
+		jsonw_str(w, ss->frames[st->frames[i - 1]].name);
+	jsonw_end(w);
+	jsonw_end(w);
 }
 
-/* The thread (or task) listing, in the daemon's order. */
-static int print_threads(const struct stackset *ss, bool json, bool tasks)
+/* One thread or task from its header (split in place): as text, or as
+ * JSON into w.  False for a header that does not split. */
+static bool print_entry(struct jsonw *w, const struct stackset *ss, const struct ss_stack *st,
+			char *header, bool tasks)
 {
-	struct buf b;
+	struct thread_hdr h;
+	struct task_hdr t;
+
+	if (tasks ? split_task(header, &t) : split_thread(header, &h))
+		return false;
+	if (tasks && w)
+		print_task_json(w, ss, st, &t);
+	else if (tasks)
+		print_task_text(ss, st, &t);
+	else if (w)
+		print_thread_json(w, ss, st, &h);
+	else
+		print_thread_text(ss, st, &h);
+	return true;
+}
+
+/* The threads (or tasks) in the daemon's order, w NULL for text; how many. */
+static size_t print_entries(struct jsonw *w, const struct stackset *ss, bool tasks)
+{
 	size_t i, shown = 0;
 
-	buf_init(&b);
-	if (json)
-		buf_puts(&b, "[");
 	for (i = 0; i < ss->nstacks; i++) {
 		const struct ss_stack *st = &ss->stacks[i];
-		struct thread_hdr h;
-		char *text;
+		char *header;
 
 		if (!st->depth || ss->frames[st->frames[0]].kind != FRAME_ROOT)
 			continue;
-		text = strdup(ss->frames[st->frames[0]].name);
-		if (text && tasks) {
-			struct task_hdr th;
-
-			if (!split_task(text, &th)) {
-				if (json)
-					print_task_json(&b, ss, st, &th, !shown);
-				else
-					print_task_text(ss, st, &th);
-				shown++;
-			}
-		} else if (text && !split_header(text, &h)) {
-			if (json)
-				print_thread_json(&b, ss, st, &h, !shown);
-			else
-				print_thread_text(ss, st, &h);
+		header = strdup(ss->frames[st->frames[0]].name);
+		if (header && print_entry(w, ss, st, header, tasks))
 			shown++;
-		}
-		free(text);
+		free(header);
 	}
-	if (!json && tasks && !shown)
-		printf("no asyncio tasks\n");
-	if (json) {
-		buf_puts(&b, shown ? "\n]\n" : "]\n");
-		if (buf_cstr(&b))
-			fputs(b.data, stdout);
-	}
-	buf_free(&b);
-	return 0;
+	return shown;
 }
 
-static void usage(FILE *out)
+static int print_listing(const struct ctl *ctl, const struct stackset *ss, bool tasks)
 {
-	fprintf(out, "usage: profctl stacks --pid PID [--async] [--json]\n"
-		     "Every thread of PID: name, state, what it waits on in the kernel, and\n"
-		     "its current Python and native stack (leaf first): for a blocked thread\n"
-		     "the stack it blocked in, for a running one its latest CPU sample.\n"
-		     "Needs profd with off-CPU tracing (the default).\n"
-		     "  --async   PID's asyncio tasks instead (CPython 3.14+): each task's name,\n"
-		     "            the coroutines it is suspended in (innermost first), the\n"
-		     "            thread running it if one is, and the tasks awaiting it\n");
+	struct jsonw w;
+
+	if (!ctl->json) {
+		if (!print_entries(NULL, ss, tasks) && tasks)
+			printf("no asyncio tasks\n");
+		return 0;
+	}
+	jsonw_init(&w, 1);
+	jsonw_array(&w);
+	print_entries(&w, ss, tasks);
+	jsonw_end(&w);
+	return client_print_json(ctl, &w);
 }
 
-static int parse(int argc, char **argv, struct stacks_opts *o)
+void stacks_usage(FILE *out)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "async", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt;
-
-	while ((opt = getopt_long(argc, argv, "p:jah", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			if (client_add_pid("stacks", optarg, &o->pids, &o->npids))
-				return 2;
-			break;
-		case 'j': o->json = true; break;
-		case 'a': o->flags |= PROTO_STACKS_ASYNC; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc || o->npids != 1) {
-		fprintf(stderr, "profctl stacks: give exactly one --pid\n");
-		return 2;
-	}
-	return 0;
+	fputs("usage: profctl stacks --pid PID [--async] [--json]\n"
+	      "Every thread of PID: name, state, what it waits on in the kernel, and\n"
+	      "its current Python and native stack (leaf first): for a blocked thread\n"
+	      "the stack it blocked in, for a running one its latest CPU sample.\n"
+	      "Needs profd with off-CPU tracing (the default).\n"
+	      "  --async   PID's asyncio tasks instead (CPython 3.14+): each task's name,\n"
+	      "            the coroutines it is suspended in (innermost first), the\n"
+	      "            thread running it if one is, and the tasks awaiting it\n",
+	      out);
 }
 
-int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
+int cmd_stacks(const struct ctl *ctl, struct cli_args *a)
 {
-	struct stacks_opts o = { .json = ctl->json };
-	struct proto_dump_req req = { 0 };
+	struct proto_dump_req req = { .pids = a->req.pids, .npids = a->req.npids };
 	struct stackset *ss = NULL;
 	struct buf b, resp;
-	int rc = parse(argc, argv, &o), err;
+	int rc, err;
 
-	if (rc) {
-		free(o.pids);
-		return rc == 1 ? 0 : rc;
-	}
-	req.pids = o.pids;
-	req.npids = o.npids;
-	req.flags = o.flags;
+	if (a->req.npids != 1)
+		return cli_usage_error(ctl, "give exactly one --pid");
+	req.flags = a->async ? PROTO_STACKS_ASYNC : 0;
 	buf_init(&b);
 	buf_init(&resp);
 	err = proto_encode_dump_req(&b, &req);
@@ -284,10 +255,9 @@ int cmd_stacks(const struct ctl *ctl, int argc, char **argv)
 		if (!ss)
 			client_error(ctl, "malformed stacks reply from profd: %s", strerror(-err));
 	}
-	rc = ss ? print_threads(ss, o.json, o.flags & PROTO_STACKS_ASYNC) : 1;
+	rc = ss ? print_listing(ctl, ss, a->async) : 1;
 	stackset_free(ss);
 	buf_free(&b);
 	buf_free(&resp);
-	free(o.pids);
 	return rc;
 }

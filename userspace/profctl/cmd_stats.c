@@ -1,44 +1,46 @@
 /* profctl stats: profd's counters, memory and CPU. */
 #include <stdio.h>
-#include <string.h>
 
 #include "commands.h"
+#include "jsonw.h"
 #include "protocol.h"
 
-static void print_json(const struct proto_stats *s)
+/* A counter a line, as in the text form: grep finds one with its value. */
+static int print_json(const struct ctl *ctl, const struct proto_stats *s)
 {
-	struct buf b;
+	struct jsonw w;
 	size_t i;
 
-	buf_init(&b);
-	buf_puts(&b, "{");
-	for (i = 0; i < s->n; i++) {
-		buf_puts(&b, i ? ",\n  " : "\n  ");
-		buf_put_json_str(&b, s->items[i].name);
-		buf_printf(&b, ": %llu", (unsigned long long)s->items[i].value);
-	}
-	buf_puts(&b, "\n}\n");
-	if (buf_cstr(&b))
-		fputs(b.data, stdout);
-	buf_free(&b);
+	jsonw_init(&w, 1);
+	jsonw_object(&w);
+	for (i = 0; i < s->n; i++)
+		jsonw_key_u64(&w, s->items[i].name, s->items[i].value);
+	jsonw_end(&w);
+	return client_print_json(ctl, &w);
 }
 
-int cmd_stats(const struct ctl *ctl, int argc, char **argv)
+static void print_text(const struct proto_stats *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		printf("%-40s %llu\n", s->items[i].name, (unsigned long long)s->items[i].value);
+}
+
+void stats_usage(FILE *out)
+{
+	fputs("usage: profctl [--json] stats\n"
+	      "Samples received, delivered and dropped (by reason), memory, CPU.\n",
+	      out);
+}
+
+int cmd_stats(const struct ctl *ctl, struct cli_args *a)
 {
 	struct proto_stats s = { 0 };
 	struct buf req, resp;
-	size_t i;
 	int rc = 1;
 
-	if (argc > 1) {
-		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-			printf("usage: profctl [--json] stats\n"
-			       "Samples received, delivered and dropped (by reason), memory, CPU.\n");
-			return 0;
-		}
-		fprintf(stderr, "profctl stats: unexpected argument '%s'\n", argv[1]);
-		return 2;
-	}
+	(void)a;
 	buf_init(&req);
 	buf_init(&resp);
 	if (client_call(ctl, PROTO_REQ_STATS, &req, PROTO_RESP_STATS, &resp))
@@ -47,12 +49,12 @@ int cmd_stats(const struct ctl *ctl, int argc, char **argv)
 		client_error(ctl, "malformed stats reply from profd");
 		goto out;
 	}
-	if (ctl->json)
-		print_json(&s);
-	else
-		for (i = 0; i < s.n; i++)
-			printf("%-40s %llu\n", s.items[i].name, (unsigned long long)s.items[i].value);
-	rc = 0;
+	if (ctl->json) {
+		rc = print_json(ctl, &s);
+	} else {
+		print_text(&s);
+		rc = 0;
+	}
 out:
 	proto_stats_free(&s);
 	buf_free(&req);

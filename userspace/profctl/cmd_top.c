@@ -2,7 +2,6 @@
  * a terminal it refreshes every interval with what ran during the last
  * one; otherwise it prints the whole profile once. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "duration.h"
+#include "jsonw.h"
 #include "protocol.h"
 #include "stackset.h"
 
@@ -29,15 +28,18 @@ struct fn_stat {
 	uint64_t own, total;
 };
 
-static void usage(FILE *out)
+void top_usage(FILE *out)
 {
-	fprintf(out, "usage: profctl top [--pid PID ... | --all] [--interval 1s] [--once] [-n ROWS]\n"
-		     "  -p, --pid PID        one process (repeatable); default: the whole machine\n"
-		     "  -i, --interval DUR   refresh period (default 1s)\n"
-		     "      --once           print once and exit (the default when not on a terminal)\n"
-		     "      --python-only    Python frames only\n"
-		     "  -n, --rows N         rows to show (default: fits the terminal)\n"
-		     "  -t, --type TYPE      cpu (default), memory (MiB), off-cpu, wall, gil, ...\n");
+	fputs("usage: profctl top [--pid PID ... | --all] [--interval 1s] [--once] [-n ROWS]\n"
+	      "  -p, --pid PID        one process (repeatable); default: the whole machine\n"
+	      "  -i, --interval DUR   refresh period (default 1s)\n"
+	      "      --once           print once and exit (the default when not on a terminal)\n"
+	      "      --python-only    Python frames only\n"
+	      "  -n, --rows N         rows to show (default: fits the terminal)\n"
+	      "  -t, --type TYPE      cpu (default), memory (MiB), off-cpu, wall, gil, ...\n"
+	      "  -j, --json           the profile so far as JSON, once: each function's own\n"
+	      "                       and total weight in the profile's unit\n",
+	      out);
 }
 
 static int by_own(const void *a, const void *b)
@@ -103,47 +105,113 @@ static const char *column_unit(const struct stackset *ss, double *scale)
 	return "n";
 }
 
-static void print_table(const struct stackset *ss, const char *what, size_t rows, bool tty)
-{
+/* What top shows: the profile, a signed one (mmap) split into mapped and
+ * unmapped bytes as two roots, and its functions, hottest first. */
+struct top_view {
+	const struct stackset *ss;
+	struct stackset *split;
 	struct fn_stat *st;
-	size_t n = 0, i;
+	size_t n;
+	const char *what; /* "pid 42", "whole machine" */
+};
+
+static int view_init(struct top_view *v, const struct stackset *ss, const char *what)
+{
+	memset(v, 0, sizeof(*v));
+	v->what = what;
+	v->ss = ss;
+	if (stackset_signed(ss)) {
+		v->ss = v->split = stackset_split_signs(ss);
+		if (!v->split)
+			return -ENOMEM;
+	}
+	v->st = function_stats(v->ss, &v->n);
+	if (!v->st) {
+		stackset_free(v->split);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void view_free(struct top_view *v)
+{
+	free(v->st);
+	stackset_free(v->split);
+}
+
+static const char *unit_of(const struct stackset *ss)
+{
+	return ss->unit && ss->unit[0] ? ss->unit : "samples";
+}
+
+static void print_table(const struct top_view *v, size_t rows, bool tty)
+{
+	const struct stackset *ss = v->ss;
 	double total = ss->total ? (double)ss->total : 1;
 	double secs;
 	const char *cu = column_unit(ss, &secs);
 	char own[16], tot[16];
-	struct stackset *split = NULL;
+	size_t i;
 
-	/* A signed profile (mmap): mapped and unmapped bytes as two roots. */
-	if (stackset_signed(ss)) {
-		split = stackset_split_signs(ss);
-		if (!split)
-			return;
-		ss = split;
-		total = ss->total ? (double)ss->total : 1;
-	}
-	st = function_stats(ss, &n);
-	if (!st) {
-		stackset_free(split);
-		return;
-	}
 	if (tty)
 		fputs("\033[H\033[2J", stdout); /* home, clear */
-	printf("profd top: %s, %llu %s%s\n\n", what, (unsigned long long)ss->total,
-	       ss->unit && ss->unit[0] ? ss->unit : "samples",
+	printf("profd top: %s, %llu %s%s\n\n", v->what, (unsigned long long)ss->total, unit_of(ss),
 	       tty ? " in the last interval (Ctrl-C quits)" : "");
 	snprintf(own, sizeof(own), "OWN(%s)", cu);
 	snprintf(tot, sizeof(tot), "TOTAL(%s)", cu);
 	printf("%7s %7s %9s %9s  %s\n", "OWN%", "TOTAL%", own, tot, "FUNCTION");
-	for (i = 0; i < n && i < rows; i++) {
-		if (!st[i].total)
-			break;
-		printf("%6.1f%% %6.1f%% %9.2f %9.2f  %s\n", 100.0 * st[i].own / total,
-		       100.0 * st[i].total / total, st[i].own * secs, st[i].total * secs,
-		       ss->frames[st[i].frame].name);
-	}
+	for (i = 0; i < v->n && i < rows && v->st[i].total; i++)
+		printf("%6.1f%% %6.1f%% %9.2f %9.2f  %s\n", 100.0 * v->st[i].own / total,
+		       100.0 * v->st[i].total / total, v->st[i].own * secs, v->st[i].total * secs,
+		       ss->frames[v->st[i].frame].name);
 	fflush(stdout);
-	free(st);
-	stackset_free(split);
+}
+
+/* The snapshot for a script: weights in the profile's own unit, a
+ * function a line. */
+static int print_json(const struct ctl *ctl, const struct top_view *v, size_t rows)
+{
+	const struct stackset *ss = v->ss;
+	struct jsonw w;
+	size_t i;
+
+	jsonw_init(&w, 2);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "target", v->what);
+	jsonw_key_str(&w, "unit", unit_of(ss));
+	jsonw_key_u64(&w, "rate_hz", ss->rate_hz);
+	jsonw_key_u64(&w, "total", ss->total);
+	jsonw_key(&w, "functions");
+	jsonw_array(&w);
+	for (i = 0; i < v->n && i < rows && v->st[i].total; i++) {
+		jsonw_object(&w);
+		jsonw_key_str(&w, "name", ss->frames[v->st[i].frame].name);
+		jsonw_key_u64(&w, "own", v->st[i].own);
+		jsonw_key_u64(&w, "total", v->st[i].total);
+		jsonw_end(&w);
+	}
+	jsonw_end(&w);
+	jsonw_end(&w);
+	return client_print_json(ctl, &w);
+}
+
+/* One profile, as the table or under --json as JSON: an exit code. */
+static int show(const struct ctl *ctl, const struct stackset *ss, const char *what, size_t rows,
+		bool tty)
+{
+	struct top_view v;
+	int rc = 0;
+
+	if (view_init(&v, ss, what)) {
+		client_error(ctl, "out of memory");
+		return 1;
+	}
+	if (ctl->json)
+		rc = print_json(ctl, &v, rows);
+	else
+		print_table(&v, rows, tty);
+	view_free(&v);
+	return rc;
 }
 
 static size_t terminal_rows(void)
@@ -153,54 +221,6 @@ static size_t terminal_rows(void)
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 6)
 		return ws.ws_row - 5;
 	return 20;
-}
-
-enum { OPT_ONCE = 256, OPT_PY_ONLY };
-
-static int parse(int argc, char **argv, struct proto_dump_req *r, uint64_t *interval, bool *once,
-		 size_t *rows)
-{
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "python-only", no_argument, NULL, OPT_PY_ONLY },
-		{ "rows", required_argument, NULL, 'n' },
-		{ "type", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt;
-
-	while ((opt = getopt_long(argc, argv, "p:ai:n:t:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			if (client_add_pid("top", optarg, &r->pids, &r->npids))
-				return 2;
-			break;
-		case 'a': break;
-		case 'i':
-			if (duration_parse(optarg, interval) || *interval < 100000000ull) {
-				fprintf(stderr, "profctl top: --interval: at least 100ms\n");
-				return 2;
-			}
-			break;
-		case OPT_ONCE: *once = true; break;
-		case OPT_PY_ONLY: r->flags |= PROTO_DUMP_PYTHON_ONLY; break;
-		case 'n': *rows = strtoul(optarg, NULL, 10); break;
-		case 't': r->type = optarg; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc) {
-		usage(stderr);
-		return 2;
-	}
-	if (!r->npids)
-		r->flags |= PROTO_DUMP_ALL;
-	return 0;
 }
 
 static int live(const struct ctl *ctl, const struct proto_dump_req *r, uint64_t interval,
@@ -216,7 +236,7 @@ static int live(const struct ctl *ctl, const struct proto_dump_req *r, uint64_t 
 		if (err)
 			break;
 		window = prev ? stackset_subtract(cur, prev) : NULL;
-		print_table(window ? window : cur, what, rows ? rows : terminal_rows(), true);
+		show(ctl, window ? window : cur, what, rows ? rows : terminal_rows(), true);
 		stackset_free(window);
 		stackset_free(prev);
 		prev = cur;
@@ -227,32 +247,29 @@ static int live(const struct ctl *ctl, const struct proto_dump_req *r, uint64_t 
 	return err;
 }
 
-int cmd_top(const struct ctl *ctl, int argc, char **argv)
+int cmd_top(const struct ctl *ctl, struct cli_args *a)
 {
-	struct proto_dump_req r = { 0 };
-	uint64_t interval = 1000000000ull;
+	struct proto_dump_req *r = &a->req;
 	struct stackset *ss = NULL;
-	bool once = false;
-	size_t rows = 0;
 	char what[64];
-	int rc = parse(argc, argv, &r, &interval, &once, &rows);
+	int rc;
 
-	if (rc) {
-		free(r.pids);
-		return rc == 1 ? 0 : 2;
-	}
-	if (r.npids == 1)
-		snprintf(what, sizeof(what), "pid %u", r.pids[0]);
+	/* No --pid (--all, or nothing): the whole machine. */
+	if (r->npids)
+		r->flags &= ~PROTO_DUMP_ALL;
 	else
-		snprintf(what, sizeof(what), "%s", r.npids ? "selected processes" : "whole machine");
-	if (once || !isatty(STDOUT_FILENO)) {
-		rc = client_dump(ctl, &r, &ss) ? 1 : 0;
+		r->flags |= PROTO_DUMP_ALL;
+	if (r->npids == 1)
+		snprintf(what, sizeof(what), "pid %u", r->pids[0]);
+	else
+		snprintf(what, sizeof(what), "%s", r->npids ? "selected processes" : "whole machine");
+	/* A live view only for a person at a terminal: JSON is a snapshot. */
+	if (a->once || ctl->json || !isatty(STDOUT_FILENO)) {
+		rc = client_dump(ctl, r, &ss) ? 1 : 0;
 		if (!rc)
-			print_table(ss, what, rows ? rows : 30, false);
+			rc = show(ctl, ss, what, a->rows ? a->rows : 30, false);
 		stackset_free(ss);
-	} else {
-		rc = live(ctl, &r, interval, rows, what) ? 1 : 0;
+		return rc;
 	}
-	free(r.pids);
-	return rc;
+	return live(ctl, r, a->interval_ns ? a->interval_ns : 1000000000ull, a->rows, what) ? 1 : 0;
 }
