@@ -15,13 +15,20 @@
  *    cuLaunchKernel is one call.
  * Each timed call is sent, when it returns, as a profd_gpu_event with the
  * caller's user and Python stacks, on a ringbuf of its own so a burst of
- * driver calls never crowds out CPU samples.
- *
- * Included by sample.bpf.c after python.bpf.h and unwind.bpf.h. */
+ * driver calls never crowds out CPU samples. */
 #ifndef PROFD_GPU_BPF_H
 #define PROFD_GPU_BPF_H
 
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "common.bpf.h"
+#include "kcompat.bpf.h"
+#include "profd_abi.h"
+#include "python.bpf.h"
 #include "stackcap.bpf.h"
+#include "unwind.bpf.h"
 
 #define GPU_S_IFMT 0170000
 #define GPU_S_IFCHR 0020000
@@ -42,9 +49,6 @@ __u64 gpu_sys_inflight = 0;
 /* Set by userspace before load (gpu.c). */
 const volatile __u32 gpu_watch_devices = 0;   /* trace ioctl/poll on gpu_devs */
 const volatile __u32 gpu_watch_cuda_libs = 0; /* report mmaps of libcuda* */
-
-/* Defined by sample.bpf.c: the --pid filter. */
-static __always_inline int selected(__u32 tgid);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -191,9 +195,9 @@ static __always_inline void gpu_stacks(void *ctx, const struct unwind_regs *regs
 	struct profd_py_proc *py = bpf_map_lookup_elem(&py_procs, &pid);
 
 	*ustack = stackcap_user(ctx, gpu_scratch_slot(PROFD_STACK_USER), regs, have_regs, pid,
-				flags, 1);
+				flags, PYROT_SLOT_GPU);
 	*pystack = py ? py_capture_into(py, (__u32)id, gpu_scratch_slot(PROFD_STACK_PYTHON), flags,
-					now, 1)
+					now, PYROT_SLOT_GPU)
 		      : 0;
 }
 

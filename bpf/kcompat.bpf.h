@@ -9,10 +9,11 @@
  * kernel).  Everything variant-specific is here; the rest of bpf/ reads
  * the current task through BPF_CORE_READ, which works in both.
  *
- * Include after vmlinux.h and the libbpf headers. */
+ * Include after vmlinux.h. */
 #ifndef PROFD_KCOMPAT_BPF_H
 #define PROFD_KCOMPAT_BPF_H
 
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
 /* x86-64 pt_regs as the user ABI lays it out (ptrace, perf): fixed since

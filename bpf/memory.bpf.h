@@ -10,15 +10,20 @@
  * buffer) count too, with the user stack that made the call.  Userspace
  * sets N from --memory-sample-kib and redraws it every second, uniformly
  * in [N/2, 3N/2), so a program that touches memory with a period cannot
- * line up with the sampling.
- *
- * Included by sample.bpf.c after python.bpf.h and stackcap.bpf.h. */
+ * line up with the sampling. */
 #ifndef PROFD_MEMORY_BPF_H
 #define PROFD_MEMORY_BPF_H
 
-#include "stackcap.bpf.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 
-#define MEMORY_PYROT_SLOT 3 /* py_rotate slot of this program */
+#include "common.bpf.h"
+#include "kcompat.bpf.h"
+#include "profd_abi.h"
+#include "python.bpf.h"
+#include "stackcap.bpf.h"
+#include "stackhash.bpf.h"
+#include "unwind.bpf.h"
 
 /* The walks build stacks here: a sample's perf interrupt may come while
  * this program runs and uses the sampler's slots. */
@@ -45,7 +50,7 @@ struct {
  * its sender builds them: memory events here, mmap events (mmap.bpf.h). */
 struct memory_send_args {
 	__u32 type;      /* PROFD_EV_MEMORY or PROFD_EV_MMAP */
-	__u32 pyrot_slot;
+	__u32 pyrot_slot; /* PYROT_SLOT_MEMORY or PYROT_SLOT_MMAP */
 	__u32 cnt_sent, cnt_rb_full;
 	__u64 bytes, addr, now;
 };
@@ -95,7 +100,7 @@ int on_page_faults(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *t = profd_current_task();
 	struct memory_send_args a = {
-		.type = PROFD_EV_MEMORY, .pyrot_slot = MEMORY_PYROT_SLOT,
+		.type = PROFD_EV_MEMORY, .pyrot_slot = PYROT_SLOT_MEMORY,
 		.cnt_sent = PROFD_CNT_MEMORY_SENT, .cnt_rb_full = PROFD_CNT_MEMORY_RB_FULL,
 		.bytes = ctx->sample_period * 4096, .addr = ctx->addr,
 	};

@@ -15,13 +15,19 @@
  * An event costs its thread the walk of its stacks, so events are bounded
  * per CPU by a token bucket: 2000 a second with bursts of 256 (a program's
  * start-up, a burst of large buffers); the rest are counted, not sent.
- * The uprobe's trap itself (~20 us a call on a VM) is paid by every call.  Included by sample.bpf.c after memory.bpf.h. */
+ * The uprobe's trap itself (~20 us a call on a VM) is paid by every call. */
 #ifndef PROFD_MMAP_BPF_H
 #define PROFD_MMAP_BPF_H
 
-#include "stackcap.bpf.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
-#define MMAP_PYROT_SLOT 4         /* py_rotate slot of this program */
+#include "common.bpf.h"
+#include "kcompat.bpf.h"
+#include "memory.bpf.h" /* the event and its sending, shared with page faults */
+#include "profd_abi.h"
+
 #define MMAP_PAGE 4096ull
 
 const volatile __u64 mmap_event_ns = 500000; /* credit an event takes: 2000/s per CPU */
@@ -99,7 +105,7 @@ int on_libc_mmap(struct pt_regs *ctx)
 	struct task_struct *t = profd_current_task();
 	__u64 fn = bpf_get_attach_cookie(ctx);
 	struct memory_send_args a = {
-		.type = PROFD_EV_MMAP, .pyrot_slot = MMAP_PYROT_SLOT,
+		.type = PROFD_EV_MMAP, .pyrot_slot = PYROT_SLOT_MMAP,
 		.cnt_sent = PROFD_CNT_MMAP_SENT, .cnt_rb_full = PROFD_CNT_MMAP_RB_FULL,
 	};
 	__s64 bytes;

@@ -33,16 +33,23 @@
  *  - walks and events each have a per-CPU budget per 10 ms window; a
  *    thread's first walk has a budget of its own, so a busy machine's
  *    rewalks never starve a new thread (which may block once, forever).
- * Every skip is counted (PROFD_CNT_OFFCPU_*).
- *
- * Included by sample.bpf.c after python.bpf.h and stackcap.bpf.h. */
+ * Every skip is counted (PROFD_CNT_OFFCPU_*). */
 #ifndef PROFD_OFFCPU_BPF_H
 #define PROFD_OFFCPU_BPF_H
 
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "common.bpf.h"
+#include "kcompat.bpf.h"
+#include "profd_abi.h"
+#include "python.bpf.h"
 #include "stackcap.bpf.h"
+#include "stackhash.bpf.h"
+#include "unwind.bpf.h"
 
 #define OFFCPU_WINDOW_NS 10000000ull /* budget window */
-#define OFFCPU_PYROT_SLOT 2          /* py_rotate slot of this program */
 
 /* Set by userspace before load. */
 const volatile __u32 offcpu_enabled = 0;
@@ -228,9 +235,9 @@ static __always_inline void offcpu_walk(void *ctx, struct task_struct *prev,
 	ts->kstack_id = stackcap_get_stack(ctx, offcpu_slot(PROFD_STACK_KERNEL),
 					   PROFD_STACK_KERNEL, &ts->flags);
 	ts->ustack_id = stackcap_user(ctx, offcpu_slot(PROFD_STACK_USER), &regs, have_regs, tgid,
-				      &ts->flags, OFFCPU_PYROT_SLOT);
+				      &ts->flags, PYROT_SLOT_OFFCPU);
 	ts->pystack_id = py ? py_capture_into(py, tid, offcpu_slot(PROFD_STACK_PYTHON),
-					      &ts->flags, now, OFFCPU_PYROT_SLOT)
+					      &ts->flags, now, PYROT_SLOT_OFFCPU)
 			    : 0;
 	ts->captured_ns = now;
 	ts->captured = 1;

@@ -25,9 +25,14 @@
 #ifndef PROFD_PYTHON_BPF_H
 #define PROFD_PYTHON_BPF_H
 
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
 #include "common.bpf.h"
 #include "kcompat.bpf.h"
 #include "profd_abi.h"
+#include "stackhash.bpf.h"
 
 #define PY_MAX_INTERPS 4
 /* Thread states searched per interpreter: a process with thousands of
@@ -84,7 +89,7 @@ struct py_rotate_buf {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 5); /* sampler, GPU tracer, off-CPU, memory, mmap */
+	__uint(max_entries, PYROT_SLOTS); /* a slot per enum pyrot_slot (common.bpf.h) */
 	__type(key, __u32);
 	__type(value, struct py_rotate_buf);
 } py_rotate SEC(".maps");
@@ -164,7 +169,7 @@ struct py_walk_state {
 /* The legacy object's loops (kcompat.bpf.h): each step is a global
  * function, which the verifier checks once instead of once per iteration,
  * working on state kept here, per CPU, in a slot per caller that may
- * interrupt another on a CPU (the py_rotate slots). */
+ * interrupt another on a CPU (enum pyrot_slot, as py_rotate). */
 struct py_legacy {
 	__u32 search_stop, walk_stop; /* the loop ended (PROFD_LEGACY_LOOP) */
 	struct py_search s;
@@ -175,7 +180,7 @@ struct py_legacy {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 5);
+	__uint(max_entries, PYROT_SLOTS);
 	__type(key, __u32);
 	__type(value, struct py_legacy);
 } py_legacy_state SEC(".maps");
@@ -631,7 +636,8 @@ static __always_inline void py_gil(const struct profd_py_proc *pp, __u64 tstate,
 
 /* Capture the Python stack of the current thread into the stacks map,
  * building it in scratch slot st, and return its ID (0: not a Python
- * thread right now).  Sets PROFD_SAMPLE_* bits in *flags. */
+ * thread right now).  Sets PROFD_SAMPLE_* bits in *flags.  rot_slot: the
+ * caller's enum pyrot_slot (common.bpf.h). */
 static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u32 tid,
 					     struct profd_stack *st, __u32 *flags, __u64 now,
 					     __u32 rot_slot)
@@ -670,7 +676,7 @@ static __always_inline __u64 py_capture(const struct profd_py_proc *pp, __u32 ti
 					struct profd_sample *e)
 {
 	return py_capture_into(pp, tid, stackhash_scratch(PROFD_STACK_PYTHON), &e->flags,
-			       e->time_ns, 0);
+			       e->time_ns, PYROT_SLOT_SAMPLE);
 }
 
 /* Optional eval-loop uprobe: _PyEval_EvalFrameDefault(tstate, frame,

@@ -18,15 +18,14 @@
 #include "stackhash.bpf.h"
 #include "python.bpf.h"
 #include "unwind.bpf.h"
+#include "stackcap.bpf.h"
 #include "gpu.bpf.h" /* GPU driver and CUDA tracing, sharing the stack capture */
-
-#define PF_KTHREAD 0x00200000
-#define PF_EXITING 0x00000004 /* include/linux/sched.h: getting shut down */
+#include "offcpu.bpf.h" /* off-CPU time: sched_switch */
+#include "memory.bpf.h" /* resident memory: user page faults */
+#include "mmap.bpf.h" /* mapped memory: the C library's mmap, munmap, mremap, brk */
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set by userspace before load. */
-const volatile __u32 filter_by_pid = 0; /* 1: only tgids in pid_filter */
 const volatile __u32 abi_version = PROFD_ABI_VERSION;
 
 /* exec and exit: a ring of their own, so samples cannot crowd them out. */
@@ -34,22 +33,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20); /* ~18,000 events: seconds of an exec storm */
 } proc_events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PROFD_MAX_PID_FILTER);
-	__type(key, __u32);
-	__type(value, __u8);
-} pid_filter SEC(".maps");
-
-static __always_inline int selected(__u32 tgid)
-{
-	return !filter_by_pid || bpf_map_lookup_elem(&pid_filter, &tgid);
-}
-
-#include "offcpu.bpf.h" /* off-CPU time: sched_switch */
-#include "memory.bpf.h" /* resident memory: user page faults */
-#include "mmap.bpf.h" /* mapped memory: the C library's mmap, munmap, mremap, brk */
 
 /* The sample is built here, not on the stack: the verifier does not
  * track values in map memory, so the paths that set different flags
@@ -86,7 +69,7 @@ static __always_inline __u64 capture_user(struct bpf_perf_event_data *ctx, __u32
 	int have_regs = unwind_regs_from_perf(ctx, &regs) >= 0;
 
 	return stackcap_user(ctx, stackhash_scratch(PROFD_STACK_USER), &regs, have_regs, tgid,
-			     &e->flags, 0);
+			     &e->flags, PYROT_SLOT_SAMPLE);
 }
 
 SEC("perf_event")

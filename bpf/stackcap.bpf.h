@@ -3,13 +3,15 @@
  * the scratch slot to build the stack in, so programs that may interrupt
  * each other on one CPU (the perf_event sampler in NMI/IRQ context, a
  * syscall or uprobe program below it) never share one.  Flags are
- * PROFD_SAMPLE_* bits, the same for every event that carries stacks.
- *
- * Include after stackhash.bpf.h and unwind.bpf.h. */
+ * PROFD_SAMPLE_* bits, the same for every event that carries stacks. */
 #ifndef PROFD_STACKCAP_BPF_H
 #define PROFD_STACKCAP_BPF_H
 
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
 #include "common.bpf.h"
+#include "kcompat.bpf.h"
 #include "stackhash.bpf.h"
 #include "unwind.bpf.h"
 

@@ -13,7 +13,10 @@
 #ifndef PROFD_STACKHASH_BPF_H
 #define PROFD_STACKHASH_BPF_H
 
+#include <bpf/bpf_helpers.h>
+
 #include "common.bpf.h"
+#include "profd_abi.h"
 
 /* Samples, GPU-free events and stack records (sample.bpf.c). */
 struct {

@@ -15,14 +15,16 @@
  * searches are fixed-bound loops, so the verifier cost does not grow with
  * the stack depth.
  *
- * Include after vmlinux.h and the libbpf headers.  Userspace must size the
- * three maps before load (unwinder_size_maps()). */
+ * Include after vmlinux.h.  Userspace must size the three maps before
+ * load (unwinder_size_maps()). */
 #ifndef PROFD_UNWIND_BPF_H
 #define PROFD_UNWIND_BPF_H
 
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
 #include "profd_abi_unwind.h"
+#include "common.bpf.h"
 #include "kcompat.bpf.h"
 
 /* Frames a walk follows in the legacy object (kcompat.bpf.h). */
@@ -452,7 +454,7 @@ static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64
 /* The legacy object's loop (kcompat.bpf.h): each step is a global
  * function, which the verifier checks once instead of once per frame,
  * working on the walk kept here, per CPU, in a slot per caller that may
- * interrupt another on a CPU (the py_rotate slots of python.bpf.h). */
+ * interrupt another on a CPU (enum pyrot_slot, common.bpf.h). */
 struct unwind_legacy {
 	__u32 stop; /* the loop ended (PROFD_LEGACY_LOOP) */
 	struct unwind_walk s;
@@ -463,7 +465,7 @@ struct unwind_legacy {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 5);
+	__uint(max_entries, PYROT_SLOTS);
 	__type(key, __u32);
 	__type(value, struct unwind_legacy);
 } unwind_legacy_state SEC(".maps");
@@ -545,7 +547,7 @@ static __always_inline void unwind_count_result(__u32 flags, __u32 n)
  * the outermost frame, else a TRUNC_* reason; NO_PROC when userspace has
  * no table for tgid, STALE when it has one from before an exec (nothing
  * written in both cases: use bpf_get_stack instead).  slot: the caller's
- * py_rotate slot (python.bpf.h), for the legacy object's loop state.
+ * enum pyrot_slot (common.bpf.h), for the legacy object's loop state.
  * Returns the number of frames. */
 static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgid, __u64 *ips,
 				       __u32 max, __u32 *flags, __u32 slot)

@@ -8,6 +8,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "common.bpf.h"
 #include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -49,7 +50,8 @@ int on_unwind_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	e->tid = (__u32)id;
 	e->user_mode = user_mode;
-	e->nr = unwind_user(&regs, target_tgid, e->ips, PROFD_UNWIND_MAX_FRAMES, &flags, 0);
+	e->nr = unwind_user(&regs, target_tgid, e->ips, PROFD_UNWIND_MAX_FRAMES, &flags,
+			    PYROT_SLOT_SAMPLE);
 	e->flags = flags;
 	n = bpf_get_stack(ctx, e->fp_ips, sizeof(e->fp_ips), BPF_F_USER_STACK);
 	e->fp_nr = n > 0 ? (__u32)n / sizeof(__u64) : 0;

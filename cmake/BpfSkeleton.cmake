@@ -15,6 +15,10 @@ set(BPF_SYS_INCLUDES)
 foreach(dir ${_bpf_dirs})
   list(APPEND BPF_SYS_INCLUDES -idirafter ${dir})
 endforeach()
+# Every BPF compile: the objects, and the check that each bpf/*.bpf.h
+# compiles on its own (tests/bpf_headers.sh).
+set(BPF_CFLAGS -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
+    -I${CMAKE_SOURCE_DIR}/vmlinux -I${CMAKE_SOURCE_DIR}/bpf ${BPF_SYS_INCLUDES})
 
 function(bpf_skeleton target)
   set(skel_dir ${CMAKE_BINARY_DIR}/skel)
@@ -29,9 +33,7 @@ function(bpf_skeleton target)
     set(skel ${skel_dir}/${name}.skel.h)
     add_custom_command(
       OUTPUT ${obj}
-      COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
-              -I${CMAKE_SOURCE_DIR}/vmlinux -I${CMAKE_SOURCE_DIR}/bpf ${BPF_SYS_INCLUDES}
-              -c ${src} -o ${obj}
+      COMMAND ${BPF_CLANG} ${BPF_CFLAGS} -c ${src} -o ${obj}
       DEPENDS ${src} ${bpf_deps}
       COMMENT "BPF ${name}.bpf.c"
       VERBATIM)
