@@ -98,7 +98,7 @@ bool daemon_on_ingest_thread(const struct daemon *d)
 	return !d->ingest_known || pthread_equal(d->ingest_thread, pthread_self());
 }
 
-void daemon_yield(struct daemon *d)
+void daemon_yield_slow(struct daemon *d)
 {
 	daemon_run_jobs(d);
 	if (!atomic_load_explicit(&d->lock_waiters, memory_order_relaxed))

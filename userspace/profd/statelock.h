@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "daemon.h"
+
 struct daemon;
 
 /* statelock.c: the profile-state lock (the contract at the top). */
@@ -16,8 +18,16 @@ void daemon_lock_other(struct daemon *d);
 /* daemon_lock_other for at most wait_ns: 0, or -ETIMEDOUT. */
 int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns);
 void daemon_unlock(struct daemon *d);
-/* Ingest, between two events: run the jobs asked for, let waiters in. */
-void daemon_yield(struct daemon *d);
+/* Ingest, between two events: run the jobs asked for, let waiters in.
+ * Inline: it runs before every event, and almost always has nothing to
+ * do. */
+void daemon_yield_slow(struct daemon *d);
+static inline void daemon_yield(struct daemon *d)
+{
+	if (atomic_load_explicit(&d->jobs_pending, memory_order_relaxed) ||
+	    atomic_load_explicit(&d->lock_waiters, memory_order_relaxed))
+		daemon_yield_slow(d);
+}
 bool daemon_holds_lock(const struct daemon *d);
 bool daemon_on_ingest_thread(const struct daemon *d);
 /* Run fn(d, arg) on the ingest thread under the lock, and wait for it:
