@@ -59,12 +59,19 @@ static void publish(struct worker *w, struct ingest *in)
 	worker_publish(w, in);
 }
 
-static struct proc *entry(struct fixture *f, const struct child *c)
+/* A sleeping child, a worker, the child's entry, and its identity asked
+ * for (request 1). */
+static struct proc *start(struct fixture *f, struct child *c, struct worker **w)
 {
-	struct proc *p = proctable_add(&f->pt, (uint32_t)c->pid, c->start, "sleep");
+	struct proc *p;
 
+	spawn_sleeper(c);
+	assert_int_equal(worker_new(NULL, w), 0);
+	p = proctable_add(&f->pt, (uint32_t)c->pid, c->start, "sleep");
 	assert_non_null(p);
 	assert_true(p->identity_pending);
+	p->identity_req = 1;
+	worker_identify(*w, (uint32_t)c->pid, c->start, 1);
 	return p;
 }
 
@@ -73,13 +80,8 @@ static void test_identity_and_maps(void **state)
 	struct fixture *f = *state;
 	struct worker *w;
 	struct child c;
-	struct proc *p;
+	struct proc *p = start(f, &c, &w);
 
-	spawn_sleeper(&c);
-	assert_int_equal(worker_new(NULL, &w), 0);
-	p = entry(f, &c);
-	p->identity_req = 1;
-	worker_identify(w, (uint32_t)c.pid, c.start, 1);
 	publish(w, &f->in);
 	assert_false(p->identity_pending);
 	assert_int_equal(p->uid, getuid());
@@ -102,13 +104,8 @@ static void test_stale_answer_dropped(void **state)
 	struct fixture *f = *state;
 	struct worker *w;
 	struct child c;
-	struct proc *p;
+	struct proc *p = start(f, &c, &w);
 
-	spawn_sleeper(&c);
-	assert_int_equal(worker_new(NULL, &w), 0);
-	p = entry(f, &c);
-	p->identity_req = 1;
-	worker_identify(w, (uint32_t)c.pid, c.start, 1);
 	p->identity_req = 2; /* asked again (an exec) before the answer came */
 	publish(w, &f->in);
 	assert_true(p->identity_pending);
