@@ -252,7 +252,6 @@ struct stat_sources {
 	struct symbolizer_counters sc;
 	struct gpu_stats gs;
 	struct push_stats ps;
-	struct history_stats hs;
 	const void *base[SRC_MAX]; /* NULL: the source is off, its rows left out */
 };
 
@@ -262,7 +261,6 @@ static void take_sources(struct daemon *d, struct stat_sources *src)
 	worker_stats(d->worker, &src->ws, &src->us);
 	symbolizer_stats(d->sym, &src->sc);
 	gpu_get_stats(d->gpu, &src->gs);
-	src->hs = d->hist_snap;
 	src->base[SRC_INGEST] = &d->in.c;
 	src->base[SRC_WORKER] = &src->ws;
 	src->base[SRC_UNWIND] = &src->us;
@@ -272,7 +270,7 @@ static void take_sources(struct daemon *d, struct stat_sources *src)
 	src->base[SRC_DAEMON] = d;
 	src->base[SRC_GPU] = &src->gs;
 	if (d->hist && d->hist_snap_ok) {
-		src->base[SRC_HISTORY] = &src->hs;
+		src->base[SRC_HISTORY] = &d->hist_snap; /* a copy already, under lock */
 		src->base[SRC_FLUSH] = d;
 	}
 	if (d->pusher) {

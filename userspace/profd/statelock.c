@@ -31,6 +31,21 @@ static void note_holder(struct daemon *d)
 	atomic_store(&d->lock_held, true);
 }
 
+/* clk's now plus ns, for the timed waits below. */
+static struct timespec deadline_after(clockid_t clk, uint64_t ns)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	t.tv_sec += (time_t)(ns / 1000000000ull);
+	t.tv_nsec += (long)(ns % 1000000000ull);
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
 /* Ingest holds the lock across a whole consume pass (no lock operation
  * per sample) and hands it over between two events when another thread
  * waits: that thread counts itself in lock_waiters before it blocks, and
@@ -62,13 +77,7 @@ int daemon_lock_other_within(struct daemon *d, uint64_t wait_ns)
 	struct timespec until;
 	int err;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)(wait_ns / 1000000000ull);
-	until.tv_nsec += (long)(wait_ns % 1000000000ull);
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = deadline_after(CLOCK_REALTIME, wait_ns); /* timedlock's clock */
 	atomic_fetch_add(&d->lock_waiters, 1);
 	err = pthread_mutex_timedlock(&d->lock, &until);
 	atomic_fetch_sub(&d->lock_waiters, 1);
@@ -111,20 +120,6 @@ void daemon_yield_slow(struct daemon *d)
 
 /* ---- catch-up: a dump waits for what was sampled before it ---- */
 
-static struct timespec deadline_in(unsigned timeout_ms)
-{
-	struct timespec dl;
-
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (dl.tv_nsec >= 1000000000) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000;
-	}
-	return dl;
-}
-
 static void wake_ingest(struct daemon *d)
 {
 	uint64_t one = 1;
@@ -136,7 +131,8 @@ static void wake_ingest(struct daemon *d)
 
 void daemon_catch_up(struct daemon *d, unsigned timeout_ms)
 {
-	struct timespec dl = deadline_in(timeout_ms);
+	/* cu_cv waits on CLOCK_MONOTONIC (daemon_statelock_init). */
+	struct timespec dl = deadline_after(CLOCK_MONOTONIC, (uint64_t)timeout_ms * 1000000ull);
 	uint64_t target;
 
 	pthread_mutex_lock(&d->cu_mu);
@@ -182,8 +178,8 @@ int daemon_on_ingest(struct daemon *d, daemon_job_fn fn, void *arg)
 	/* Ingest needs the lock to run it, and never waits for hist_lock
 	 * (housekeeping only tries it): holding hist_lock here is fine. */
 	DAEMON_CHECK(!daemon_holds_lock(d), "a job asked for with the state lock held");
-	if (daemon_on_ingest_thread(d) && d->ingest_known)
-		return -EDEADLK;
+	if (d->ingest_known && pthread_equal(d->ingest_thread, pthread_self()))
+		return -EDEADLK; /* it would wait for itself */
 	pthread_mutex_lock(&d->job_mu);
 	if (d->jobs_closed) {
 		pthread_mutex_unlock(&d->job_mu);
