@@ -75,4 +75,14 @@ rc=$?
 [ "$rc" = 127 ] || fail "a missing command gave exit $rc"
 grep -q "cannot run /nonexistent/cmd" "$T/bad.err" || fail "unclear error: $(cat "$T/bad.err")"
 ok "missing command: exit 127, '$(cat "$T/bad.err")'"
+
+# A command over before its first sample (1 ms of CPU at 99 Hz): an empty
+# profile and a sentence saying why, with the command's own status.
+ctl record -f folded -o "$T/short.folded" -- sh -c 'exit 5' 2>"$T/short.err"
+rc=$?
+[ "$rc" = 5 ] || fail "a command too short to sample gave exit $rc: $(cat "$T/short.err")"
+[ -f "$T/short.folded" ] && [ ! -s "$T/short.folded" ] ||
+	fail "no empty profile for a command never sampled: $(cat "$T/short.err")"
+grep -q "was never sampled" "$T/short.err" || fail "unclear note: $(cat "$T/short.err")"
+ok "a command never sampled: exit 5 passed on, an empty profile, '$(head -n 1 "$T/short.err")'"
 stop_profd

@@ -18,6 +18,11 @@
 #include "render.h"
 #include "stackset.h"
 
+/* After CMD exits: how long its last samples may take to be counted, and
+ * how often profd is asked meanwhile. */
+#define RECORD_SETTLE_MS 3000
+#define RECORD_POLL_MS 200
+
 static volatile sig_atomic_t interrupted;
 
 static void on_sigint(int sig)
@@ -220,6 +225,34 @@ static int wait_command(struct launch *l, const struct record *o, int *code)
 	return done;
 }
 
+/* The profile of a command that exited.  Its last samples may still wait
+ * in profd for its maps or names (a busy machine takes a while), and a
+ * command shorter than a sample period may have none: profd then knows
+ * no such process, which is no error here but an empty profile, said. */
+static int dump_exited(const struct ctl *ctl, const struct record *o,
+		       const struct proto_dump_req *req, uint64_t ran_ns, struct stackset **window)
+{
+	uint64_t deadline = clock_mono_ns() + RECORD_SETTLE_MS * 1000000ull;
+	struct ctl quiet = *ctl;
+	int err;
+
+	quiet.quiet = true;
+	do {
+		usleep(RECORD_POLL_MS * 1000);
+		err = client_dump(&quiet, req, window);
+	} while ((err == -ESRCH || err == -ENODATA) && clock_mono_ns() < deadline);
+	if (err != -ESRCH && err != -ENODATA)
+		return err ? client_dump(ctl, req, window) : 0; /* again, to print the error */
+	client_note(ctl, "%s (pid %u) ran %llu ms and was never sampled: profd samples "
+			 "on-CPU time at its --rate (99 Hz unless set)",
+		    o->cmd[0], o->pid, (unsigned long long)(ran_ns / 1000000));
+	*window = stackset_new();
+	if (*window)
+		return 0;
+	client_error(ctl, "out of memory");
+	return -ENOMEM;
+}
+
 /* record -- CMD: everything CMD (and with --subprocesses its descendants)
  * did, from its first instruction; profctl exits with CMD's status. */
 static int record_command(const struct ctl *ctl, struct record *o)
@@ -227,6 +260,7 @@ static int record_command(const struct ctl *ctl, struct record *o)
 	struct stackset *window = NULL;
 	struct proto_dump_req req;
 	struct launch l;
+	uint64_t started;
 	int err, done, code = 0, rc = 1;
 
 	if (daemon_answers(ctl))
@@ -237,6 +271,7 @@ static int record_command(const struct ctl *ctl, struct record *o)
 		return 1;
 	}
 	o->pid = (uint32_t)l.pid;
+	started = clock_mono_ns();
 	/* Ctrl-C reaches CMD too (same terminal): stop and write what we have. */
 	signal(SIGINT, on_sigint);
 	err = launch_release(&l);
@@ -246,10 +281,12 @@ static int record_command(const struct ctl *ctl, struct record *o)
 		return 127;
 	}
 	done = wait_command(&l, o, &code);
-	if (done == 1)
-		usleep(300000); /* its last samples reach profd */
 	dump_req(o, &req);
-	if (client_dump(ctl, &req, &window) == 0)
+	if (done == 1)
+		err = dump_exited(ctl, o, &req, clock_mono_ns() - started, &window);
+	else
+		err = client_dump(ctl, &req, &window);
+	if (!err)
 		rc = write_window(ctl, o, window);
 	stackset_free(window);
 	signal(SIGINT, SIG_DFL);
