@@ -5,6 +5,7 @@
  * the program before an exec is dropped. */
 #include "ingesttest.h"
 
+#include "pyproc.h"
 #include "pyruntime.h"
 
 #define PYSTACK_ID 0x5059ull
@@ -85,6 +86,15 @@ static void send_py_sample(struct fixture *f)
 	ingest_event(&f->in, &e, sizeof(e));
 }
 
+/* A runtime as detection would leave it (its fields unused here). */
+static void attach_runtime(struct proc *p)
+{
+	struct pyruntime *rt = calloc(1, sizeof(*rt));
+
+	assert_non_null(rt);
+	pyproc_attach(p->ing->py, rt);
+}
+
 static struct proc *py_proc(struct fixture *f)
 {
 	struct proc *p;
@@ -92,8 +102,7 @@ static struct proc *py_proc(struct fixture *f)
 	send_py_sample(f); /* makes the process; no runtime yet */
 	p = proctable_find_live(&f->pt, (uint32_t)getpid());
 	assert_non_null(p);
-	p->ing->py = calloc(1, sizeof(*p->ing->py));
-	assert_non_null(p->ing->py);
+	attach_runtime(p);
 	ingest_end_batch(&f->in);
 	ingest_end_batch(&f->in);
 	cur = p;
@@ -187,10 +196,9 @@ static void test_answer_from_before_exec_dropped(void **state)
 
 	send_py_sample(f);
 	proctable_exec(&f->pt, p->pid, "py");
-	p->ing->py = calloc(1, sizeof(*p->ing->py)); /* the new program runs Python too */
-	assert_non_null(p->ing->py);
+	attach_runtime(p); /* the new program runs Python too */
 	answer(f, 0, 0, "old (gone.py:1)");
-	assert_int_equal(p->ing->py_frames.len, 0);
+	assert_int_equal(p->ing->py->names.len, 0);
 }
 
 /* The last samples of a program come after its exit: a name asked while

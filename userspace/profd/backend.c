@@ -88,7 +88,7 @@ static void be_py_del(void *ctx, uint32_t pid)
 
 	if (d->sampler)
 		sampler_py_del(d->sampler, pid);
-	if (p && p->ing->py) /* its names' reads are over: not one job per exec */
+	if (p && ingest_is_python(p)) /* its names' reads are over: not one job per exec */
 		worker_py_forget(d->worker, pid);
 }
 

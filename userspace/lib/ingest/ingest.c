@@ -4,6 +4,7 @@
  * processes' lives (identity, fork, exec, exit, the sweep). */
 #include "ingest.h"
 #include "ingest_int.h"
+#include "pyproc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -440,7 +441,7 @@ static int on_sample(struct ingest *in, const struct profd_sample *e, bool retri
 		in->c.dropped_noproc++;
 		return 0;
 	}
-	if (!p->ing->py_checked)
+	if (!p->ing->py->checked)
 		ingest_detect_python(in, p, e->time_ns);
 	ingest_keep_unwind_tables(in, p, e);
 	idx = stack_index(in, p, e, final || in->npending >= PENDING_MAX);
@@ -504,11 +505,11 @@ static bool waits_for_worker(struct ingest *in, const struct ingest_pending *pe)
 	 * it lived (its forget makes the worker answer them at once). */
 	if (!p && e->type == PROFD_EV_SAMPLE && e->start_ns) {
 		p = proctable_find_exited(in->pt, e->pid, start_ticks(e->start_ns));
-		return p && pe->waits_file && p->ing->py_names_pending;
+		return p && pe->waits_file && p->ing->py->asks_pending;
 	}
 	if (!p)
 		return false;
-	if (pe->waits_file && (symbolizer_loading(in->sym) || p->ing->py_names_pending))
+	if (pe->waits_file && (symbolizer_loading(in->sym) || p->ing->py->asks_pending))
 		return true;
 	/* A CPU sample does not wait longer for maps (a new process's first
 	 * samples, every exec of a storm); rarer events (GPU, off-CPU, memory)
@@ -572,13 +573,9 @@ static void inherit(struct ingest *in, struct proc *p, const struct proc *parent
 	}
 	if (p->identity_pending && !parent->identity_pending)
 		proctable_set_identity(p, parent->uid, parent->exe ? strdup(parent->exe) : NULL);
-	if (parent->ing->py && !p->ing->py && (p->ing->py = malloc(sizeof(*p->ing->py)))) {
-		*p->ing->py = *parent->ing->py;
-		p->ing->py->pid = (int)p->pid;
-		p->ing->py_checked = true;
-		p->ing->py_checked_mono_ns = mono_ns;
+	if (parent->ing->py->rt && !p->ing->py->rt &&
+	    !pyproc_inherit(p->ing->py, parent->ing->py, (int)p->pid, mono_ns))
 		in->c.py_processes++;
-	}
 }
 
 static void on_fork(struct ingest *in, const struct profd_proc_event *e)

@@ -29,6 +29,7 @@ struct symbolizer;
 struct gpu;
 struct pycode_cache;
 struct pyruntime;
+struct pyproc;
 
 /* Python names are checked against the process's memory again this often
  * (2^32 ns, about 4 s) per code object, and per memoized stack: a code
@@ -130,29 +131,7 @@ struct proc_ingest {
 	bool unwind_added;     /* native unwind tables requested */
 	uint64_t unwind_refresh_mono_ns;
 
-	/* Python: checked on the first sample and again when the maps
-	 * change (libpython may be dlopen'ed or exec'ed into). */
-	struct pyruntime *py;  /* NULL: not (yet) a Python process */
-	bool py_checked;       /* asked (py_pending until the answer came) */
-	bool py_pending;
-	uint32_t py_req;       /* requests made: an old answer is ignored */
-	uint64_t py_checked_mono_ns;
-	/* hash(code object, instruction) -> Python frame id + 1, and when it
-	 * was last checked against the process's memory. */
-	struct hashmap py_frames;
-	/* Code object address -> when it was last checked against the
-	 * process's memory: one read per code object per check, however many
-	 * instructions of it were sampled. */
-	struct hashmap py_code_checked;
-	/* Python names asked of the worker (ingest_pynames.c): key in
-	 * py_frames -> the epoch asked, and whether the answer was
-	 * "unreadable"; answers awaited; answers for an earlier gen (before
-	 * an exec) are dropped. */
-	struct hashmap py_asked;
-	uint32_t py_names_pending;
-	uint32_t py_names_gen;
-	/* Hashes of the asyncio task names given frames (bounded). */
-	struct hashmap py_task_names;
+	struct pyproc *py; /* its Python (lib/python owns what is inside) */
 };
 
 /* A deferred event: a sample or a GPU call, as the ring gave it. */
@@ -268,6 +247,8 @@ void ingest_rss_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint
 /* ingest_python.c: find Python processes already running (so their
  * threads get Python frames from the first sample); how many were found. */
 int ingest_scan_python(struct ingest *in);
+/* Whether p's interpreter was found (its Python frames get names). */
+bool ingest_is_python(const struct proc *p);
 
 /* ingest_offcpu.c, for `profctl stacks` and blocks under way: a sample
  * naming these stacks (kept by a walk earlier, so without the NEW flags),

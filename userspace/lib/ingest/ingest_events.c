@@ -5,6 +5,7 @@
 
 #include "ingest.h"
 #include "ingest_int.h"
+#include "pyproc.h"
 
 int ingest_event_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
 			bool final, uint32_t *ids, uint32_t max, uint32_t *n)
@@ -40,7 +41,7 @@ struct proc *ingest_event_proc(struct ingest *in, const struct profd_sample *s, 
 		in->c.dropped_noproc++;
 		return NULL;
 	}
-	if (!p->ing->py_checked)
+	if (!p->ing->py->checked)
 		ingest_detect_python(in, p, s->time_ns);
 	return p;
 }

@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "ingest.h"
 #include "ingest_int.h"
+#include "pyproc.h"
 #include "log.h"
 #include "mixedstack.h"
 #include "pyruntime.h"
@@ -139,9 +140,9 @@ static int python_frames(struct ingest *in, struct proc *p, const struct raw_sta
 	int i, top;
 
 	*n = 0;
-	if (py && !p->ing->py)
+	if (py && !p->ing->py->rt)
 		*stable = false; /* named once the interpreter is known */
-	if (!py || !p->ing->py)
+	if (!py || !p->ing->py->rt)
 		return 0;
 	top = (int)py->nr / 2 - 1;
 	if (top >= 0 && ((py->ips[2 * top + 1] >> 32) & PROFD_PYFRAME_TASK)) {

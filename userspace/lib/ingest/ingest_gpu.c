@@ -14,6 +14,7 @@
 #include "gpu.h"
 #include "ingest.h"
 #include "ingest_int.h"
+#include "pyproc.h"
 #include "symbolize.h"
 
 #define LEAF_FRAMES 2
@@ -116,7 +117,7 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 	p = proctable_get(in->pt, e->pid, comm);
 	if (!p)
 		goto nomem;
-	if (!p->ing->py_checked)
+	if (!p->ing->py->checked)
 		ingest_detect_python(in, p, s.time_ns);
 	/* Its maps or a library's symbols still being read: the batch end. */
 	err = ingest_event_frames(in, p, &s, final, ids, INGEST_MAX_FRAMES, &n);

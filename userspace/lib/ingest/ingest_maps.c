@@ -6,6 +6,7 @@
 
 #include "ingest.h"
 #include "ingest_int.h"
+#include "pyproc.h"
 
 /* Re-reading the maps for an address outside them: soon after the last
  * read (the loader maps libraries right after exec), then backing off
@@ -48,8 +49,8 @@ void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uin
 	if (err)
 		return; /* the address stays unnamed; asked again after the gap */
 	proctable_set_maps(in->pt, p, m);
-	if (!p->ing->py)
-		p->ing->py_checked = false; /* new mappings may be libpython */
+	if (!p->ing->py->rt)
+		p->ing->py->checked = false; /* new mappings may be libpython */
 	ingest_recheck_asyncio(in, p);
 	found = !p->maps_want_ip || procmaps_find(&p->maps, p->maps_want_ip);
 	if (found) {

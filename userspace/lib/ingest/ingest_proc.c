@@ -6,20 +6,15 @@
 
 #include "ingest.h"
 #include "ingest_int.h"
-#include "pyruntime.h"
-
-static void free_python_names(struct proc_ingest *pi)
-{
-	hashmap_free(&pi->py_frames);
-	hashmap_free(&pi->py_code_checked);
-	hashmap_free(&pi->py_asked);
-	hashmap_free(&pi->py_task_names);
-	pi->py_names_pending = 0;
-}
+#include "pyproc.h"
 
 static int on_new(struct proc *p)
 {
 	p->ing = calloc(1, sizeof(*p->ing));
+	if (p->ing && !(p->ing->py = pyproc_new())) {
+		free(p->ing);
+		p->ing = NULL;
+	}
 	return p->ing ? 0 : -ENOMEM;
 }
 
@@ -44,12 +39,7 @@ static void on_exec(struct proc *p)
 	if (!pi)
 		return;
 	on_maps(p);
-	free_python_names(pi);
-	pi->py_names_gen++; /* answers asked by the old program are dropped */
-	free(pi->py);
-	pi->py = NULL;
-	pi->py_checked = false;
-	pi->py_pending = false;
+	pyproc_forget(pi->py);
 	pi->unwind_added = false;
 }
 
@@ -58,8 +48,7 @@ static void on_free(struct proc *p)
 	if (!p->ing)
 		return;
 	on_maps(p);
-	free_python_names(p->ing);
-	free(p->ing->py);
+	pyproc_free(p->ing->py);
 	free(p->ing);
 	p->ing = NULL;
 }
@@ -71,4 +60,9 @@ int ingest_own_procs(struct proctable *pt)
 	};
 
 	return proctable_add_owner(pt, &owner);
+}
+
+bool ingest_is_python(const struct proc *p)
+{
+	return p->ing && p->ing->py->rt;
 }

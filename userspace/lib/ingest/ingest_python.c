@@ -9,24 +9,25 @@
 #include "clock.h"
 #include "ingest.h"
 #include "ingest_int.h"
+#include "pyproc.h"
 #include "log.h"
 #include "pyruntime.h"
 
 void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns,
 			      bool here)
 {
-	p->ing->py_checked = true;
-	p->ing->py_checked_mono_ns = mono_ns;
-	if (p->ing->py || p->ing->py_pending || p->exited || p->start_time == 0)
+	p->ing->py->checked = true;
+	p->ing->py->checked_mono_ns = mono_ns;
+	if (p->ing->py->rt || p->ing->py->pending || p->exited || p->start_time == 0)
 		return;
-	p->ing->py_req++;
-	p->ing->py_pending = true;
+	p->ing->py->req++;
+	p->ing->py->pending = true;
 	in->c.requests++;
 	if (here || !in->be.py_detect)
-		ingest_python_found(in, p->pid, p->start_time, p->ing->py_req,
+		ingest_python_found(in, p->pid, p->start_time, p->ing->py->req,
 				    pyruntime_find((int)p->pid));
 	else
-		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->ing->py_req);
+		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->ing->py->req);
 }
 
 void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
@@ -38,7 +39,7 @@ void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns)
  * the eval uprobe, module set, is attached the first time only). */
 static void publish_python(struct ingest *in, struct proc *p, const char *module)
 {
-	const struct pyruntime *rt = p->ing->py;
+	const struct pyruntime *rt = p->ing->py->rt;
 	struct profd_py_proc pp;
 
 	memset(&pp, 0, sizeof(pp));
@@ -53,9 +54,10 @@ static void publish_python(struct ingest *in, struct proc *p, const char *module
  * interpreter was found): look again, on the worker, for its offsets. */
 void ingest_recheck_asyncio(struct ingest *in, struct proc *p)
 {
+	const struct pyproc *py = p->ing->py;
 	size_t i;
 
-	if (!p->ing->py || p->ing->py->minor < 14 || p->ing->py->async.known || p->ing->py_pending || p->exited)
+	if (!py->rt || py->rt->minor < 14 || py->rt->async.known || py->pending || p->exited)
 		return;
 	for (i = 0; i < p->maps.n; i++) {
 		const char *path = p->maps.maps[i].path, *base = path ? strrchr(path, '/') : NULL;
@@ -65,20 +67,20 @@ void ingest_recheck_asyncio(struct ingest *in, struct proc *p)
 	}
 	if (i == p->maps.n)
 		return;
-	p->ing->py_req++;
-	p->ing->py_pending = true;
+	p->ing->py->req++;
+	p->ing->py->pending = true;
 	in->c.requests++;
 	if (in->be.py_detect)
-		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->ing->py_req);
+		in->be.py_detect(in->be.ctx, p->pid, p->start_time, p->ing->py->req);
 	else
-		ingest_python_found(in, p->pid, p->start_time, p->ing->py_req, pyruntime_find((int)p->pid));
+		ingest_python_found(in, p->pid, p->start_time, p->ing->py->req, pyruntime_find((int)p->pid));
 }
 
 /* The answer to a recheck: only asyncio's offsets are taken from it. */
 static void asyncio_found(struct ingest *in, struct proc *p, struct pyruntime *rt)
 {
-	if (rt && rt->async.known && !p->ing->py->async.known) {
-		p->ing->py->async = rt->async;
+	if (rt && rt->async.known && !p->ing->py->rt->async.known) {
+		p->ing->py->rt->async = rt->async;
 		publish_python(in, p, NULL);
 		log_info("python: pid %u: asyncio tasks known", p->pid);
 	}
@@ -90,18 +92,18 @@ void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, u
 {
 	struct proc *p = proctable_find_live(in->pt, pid);
 
-	if (!p || p->start_time != start_time || !p->ing->py_pending || p->ing->py_req != req) {
+	if (!p || p->start_time != start_time || !p->ing->py->pending || p->ing->py->req != req) {
 		free(rt); /* exec'ed, asked again, or gone since it was asked */
 		return;
 	}
-	p->ing->py_pending = false;
-	if (p->ing->py) {
+	p->ing->py->pending = false;
+	if (p->ing->py->rt) {
 		asyncio_found(in, p, rt);
 		return;
 	}
 	if (!rt)
 		return;
-	p->ing->py = rt;
+	pyproc_attach(p->ing->py, rt);
 	hashmap_free(&p->ing->stack_memo); /* stacks seen before now get Python names */
 	in->c.py_processes++;
 	publish_python(in, p, rt->path);
@@ -127,7 +129,7 @@ int ingest_scan_python(struct ingest *in)
 		if (!p)
 			break;
 		ingest_detect_python_now(in, p, clock_mono_ns(), true);
-		found += p->ing->py != NULL;
+		found += p->ing->py->rt != NULL;
 		/* Unwind tables come with each process's first sample: building
 		 * them for every process here would delay the start. */
 	}
