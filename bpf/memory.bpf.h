@@ -114,4 +114,74 @@ int on_page_faults(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* Huge pages.  A fault on memory the kernel backs with a transparent huge
+ * page (THP "always", which Debian's and RHEL's kernels default to, or
+ * MADV_HUGEPAGE; 6.8+ also maps smaller multi-page folios) makes 2^order
+ * pages resident at once, yet is one fault to the program above: under
+ * THP "always" a 300 MiB buffer read as 7 MiB.  The page allocator's
+ * tracepoint sees each such folio allocated in the faulting thread: the
+ * GFP flags of an anonymous transparent huge page (userspace finds their
+ * bits in the kernel's BTF), which the page cache's large folios and the
+ * kernel's own allocations do not carry.  Its pages past the first (the
+ * fault counts that one) add to a per-CPU byte count; when the count
+ * passes a threshold drawn uniformly around the faults' sampling period,
+ * the thread's stacks are sent with the bytes counted.  Only large
+ * allocations get past the first test, so the many order-0 ones cost the
+ * tracepoint's call and a compare. */
+const volatile __u32 huge_gfp_mask = 0; /* all of them set; 0: off (userspace sets it) */
+const volatile __u64 huge_sample_bytes = 2 << 20;
+
+struct huge_acc {
+	__u64 bytes, threshold;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct huge_acc);
+} huge_acc SEC(".maps");
+
+static __always_inline __u64 huge_threshold(void)
+{
+	__u64 n = huge_sample_bytes;
+
+	return n / 2 + (n > 1 ? bpf_get_prandom_u32() % n : 0) + 1;
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(on_huge_page, struct page *page, unsigned int order, gfp_t gfp, int migratetype)
+{
+	struct task_struct *t;
+	struct memory_send_args a = {
+		.type = PROFD_EV_MEMORY, .pyrot_slot = PYROT_SLOT_MEMORY,
+		.cnt_sent = PROFD_CNT_MEMORY_SENT, .cnt_rb_full = PROFD_CNT_MEMORY_RB_FULL,
+	};
+	__u32 zero = 0;
+	struct huge_acc *acc;
+
+	if (!order || order > 20 || !huge_gfp_mask || (gfp & huge_gfp_mask) != huge_gfp_mask)
+		return 0;
+	t = profd_current_task();
+	if (!BPF_CORE_READ(t, mm) || (BPF_CORE_READ(t, flags) & PF_KTHREAD) ||
+	    !selected(BPF_CORE_READ(t, tgid)))
+		return 0;
+	acc = bpf_map_lookup_elem(&huge_acc, &zero);
+	if (!acc)
+		return 0;
+	count(PROFD_CNT_MEMORY_LARGE_PAGES);
+	acc->bytes += ((1ull << order) - 1) * 4096;
+	if (!acc->threshold)
+		acc->threshold = huge_threshold();
+	if (acc->bytes < acc->threshold)
+		return 0;
+	a.bytes = acc->bytes;
+	acc->bytes = 0;
+	acc->threshold = huge_threshold();
+	count(PROFD_CNT_MEMORY_LARGE_WALKS);
+	a.now = bpf_ktime_get_ns();
+	memory_event_send(ctx, t, &memory_scratch, &a);
+	return 0;
+}
+
 #endif

@@ -232,6 +232,8 @@ enum profd_counter {
 					 * their end estimated from the thread's run time since */
 	PROFD_CNT_OFFCPU_END_LOST,      /* blocks whose end could not be told (unrecorded at
 					 * exit, or no run time kept): not sent */
+	PROFD_CNT_MEMORY_LARGE_PAGES,   /* huge pages (THP) allocated for a user fault */
+	PROFD_CNT_MEMORY_LARGE_WALKS,   /* ... whose bytes crossed a sampling threshold */
 	PROFD_CNT_MAX
 };
 

@@ -5,7 +5,7 @@
 # bytes and the split between the two within 5 points, for Debian's
 # python3.11 and one pyenv CPython; pprof's sample type is space/bytes, the
 # SVG says MiB, `top --type memory` ranks big_buffer first, and `list`
-# shows the workload's resident set.
+# shows the workload's resident set.  Then once more under THP "always".
 . "$(dirname "$0")/lib.sh"
 : "${SRC:?SRC must point at the source directory}"
 
@@ -71,4 +71,20 @@ awk -v g="$listed" -v t="$vm" 'BEGIN { exit !(g >= 0.9 * t && g <= 1.1 * t && g 
 	fail "list: rss_bytes $listed, VmRSS $vm (10% allowed, >= 300 MiB kept)"
 awk -v m="$table" 'BEGIN { exit !(m + 0 >= 300) }' || fail "list: RSS_MIB '$table' for pid $LAST_PID"
 ok "list: RSS of the live workload ($((listed >> 20)) MiB)"
+
+# Under THP "always" (Debian's and RHEL's kernels' default) one fault maps
+# 2 MiB: the huge-page program must weigh it so (it once read 1 of 300 MiB).
+THP=/sys/kernel/mm/transparent_hugepage/enabled
+if [ -w "$THP" ] && grep -qw always "$THP"; then
+	thp_was=$(sed -nE 's/.*\[([a-z]+)\].*/\1/p' "$THP")
+	trap 'echo "$thp_was" >"$THP"; cleanup' EXIT
+	echo always >"$THP"
+	check_python "${pythons[0]}"
+	echo "$thp_was" >"$THP"
+	huge=$(ctl stats | awk '$1 == "bpf_memory_huge_pages" { print $2 }')
+	[ "${huge:-0}" -gt 0 ] || fail "THP always: no huge page counted (bpf_memory_huge_pages '$huge')"
+	ok "THP always: bytes attributed the same ($huge huge pages counted)"
+else
+	echo "THP: $THP not writable here, the huge-page case not run"
+fi
 stop_profd

@@ -1,6 +1,7 @@
 #include "sampler.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include "bpfcount.h"
 #include "bpfload.h"
 #include "clock.h"
+#include "gfpbits.h"
 #include "gpu.h"
 #include "hashmap.h"
 #include "kfeatures.h"
@@ -86,6 +88,8 @@ static const char *const counter_names[PROFD_CNT_MAX] = {
 	[PROFD_CNT_MEMORY_WALKS] = "bpf_memory_walks",
 	[PROFD_CNT_MEMORY_SENT] = "bpf_memory_events_sent",
 	[PROFD_CNT_MEMORY_RB_FULL] = "bpf_memory_events_dropped_ringbuf_full",
+	[PROFD_CNT_MEMORY_LARGE_PAGES] = "bpf_memory_huge_pages",
+	[PROFD_CNT_MEMORY_LARGE_WALKS] = "bpf_memory_huge_page_walks",
 	[PROFD_CNT_MMAP_CALLS] = "bpf_mmap_calls",
 	[PROFD_CNT_MMAP_SENT] = "bpf_mmap_events_sent",
 	[PROFD_CNT_MMAP_RATE_LIMITED] = "bpf_mmap_events_dropped_budget",
@@ -346,6 +350,25 @@ static uint32_t sampler_known_slots(uint32_t asked)
 	return n;
 }
 
+/* --memory on huge pages: on_huge_page (memory.bpf.h) counts the pages a
+ * THP fault maps past its first, told by the GFP bits this kernel gives
+ * such a page, and sends them in samples of the faults' size. */
+static void configure_huge_pages(struct sampler *s, bool on)
+{
+	struct btf *btf = on ? btf__load_vmlinux_btf() : NULL;
+	struct gfpbits g;
+
+	bpf_program__set_autoload(s->skel->progs.on_huge_page, on);
+	if (!on)
+		return;
+	if (libbpf_get_error(btf))
+		btf = NULL;
+	gfpbits_find(btf, &g);
+	btf__free(btf);
+	s->skel->rodata->huge_gfp_mask = gfpbits_huge_mask(&g);
+	s->skel->rodata->huge_sample_bytes = s->memory_pages * 4096;
+}
+
 static int configure(struct sampler *s, const struct sampler_opts *o)
 {
 	struct unwinder_maps um = unwind_maps(s);
@@ -371,6 +394,7 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 		s->memory_pages = 1;
 	bpf_program__set_autoload(s->skel->progs.on_libc_mmap, o->mmap);
 	bpf_program__set_autoload(s->skel->progs.on_page_faults, o->memory);
+	configure_huge_pages(s, o->memory && !o->memory_no_huge);
 	bpf_program__set_autoload(s->skel->progs.on_py_eval, o->python_uprobe);
 	/* Woken per batch, a quarter of the ring at most (stackhash.bpf.h). */
 	s->skel->rodata->wakeup_bytes = rb / 4 < 64 * 1024 ? rb / 4 : 64 * 1024;
@@ -444,6 +468,11 @@ static bool drop_refused(struct sampler *s, struct sampler_opts *o, const struct
 
 	if (!c->prog[0])
 		return false; /* a map: every feature's maps are created */
+	if (!strcmp(c->prog, "on_huge_page") && o->memory && !o->memory_no_huge) {
+		o->memory_no_huge = true;
+		note_refusal(s, "memory profiling of huge pages (THP faults weigh one page)", c);
+		return true;
+	}
 	for (i = 0; i < sizeof(optional_progs) / sizeof(optional_progs[0]); i++) {
 		bool *on = (bool *)((char *)o + optional_progs[i].off);
 

@@ -30,6 +30,8 @@ struct sampler_opts {
 	uint64_t offcpu_min_ns;     /* shortest block sent; default 1 ms */
 	bool memory;                /* resident memory through user page faults */
 	uint64_t memory_sample_bytes; /* mean bytes per memory event; default 2 MiB (options.c) */
+	bool memory_no_huge;        /* set by the sampler when the kernel refuses the huge-page
+				     * program: memory goes on, its THP faults weigh a page */
 	bool mmap;                  /* mapping calls through C library uprobes (mmap.bpf.h) */
 	int bpf_build;              /* enum bpfload_variant to load (0: the kernel's pick) */
 };
