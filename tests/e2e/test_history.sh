@@ -26,7 +26,7 @@ restart
 ctl dump --pid "$A" -o "$T/a2.folded" || fail "exited process lost across kill -9"
 n2=$(total_samples "$T/a2.folded")
 [ "$n2" = "$n1" ] || fail "exited process: $n1 samples before, $n2 after kill -9 (it was flushed)"
-ctl list | grep -qE "^ *$A .*exited" || fail "list after restart does not show pid $A"
+ctl list --all | grep -qE "^ *$A .*exited" || fail "list after restart does not show pid $A"
 ctl dump --pid "$B" -o "$T/b2.folded" || fail "running process lost across kill -9"
 b2=$(total_samples "$T/b2.folded")
 lost=$((b1 > b2 ? b1 - b2 : 0))

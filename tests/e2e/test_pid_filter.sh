@@ -33,6 +33,6 @@ ok "clear errors for unknown pids"
 wait "$A" 2>/dev/null
 sleep 4
 ctl dump --pid "$A" -o "$T/a2.folded" || fail "exited process not queryable"
-ctl list | grep -qE "^ *$A .*exited" || fail "list does not mark pid $A exited"
+ctl list --all | grep -qE "^ *$A .*exited" || fail "list does not mark pid $A exited"
 ok "exited process kept"
 stop_profd

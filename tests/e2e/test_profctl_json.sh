@@ -117,11 +117,11 @@ ok "render refuses --json (exit 2: $refusal); dump and diff without -o FILE too"
 kill "$W"
 wait "$W" 2>/dev/null
 for _ in $(seq 1 50); do
-	ctl --json list | grep -q "\"pid\": $W, .*\"exited\": true" && break
+	ctl --json list --all | grep -q "\"pid\": $W, .*\"exited\": true" && break
 	sleep 0.1
 done
 for _ in 1 2 3; do
-	ctl --json list >"$T/list.before.json" && ctl list --json >"$T/list.after.json" || fail "list failed"
+	ctl --json list --all >"$T/list.before.json" && ctl list --all --json >"$T/list.after.json" || fail "list failed"
 	cmp -s "$T/list.before.json" "$T/list.after.json" && break
 	sleep 0.5
 done

@@ -163,12 +163,15 @@ static inline void encode_sample(int which, struct buf *b)
 	struct proto_dump_req r = { .pids = pids, .npids = 3, .comm = "python3",
 				    .exe = "/usr/bin/python3.11", .type = "cpu",
 				    .since_ns = 5, .until_ns = 6, .flags = PROTO_DUMP_BY_THREAD };
+	uint64_t totals[] = { 12, 3000000000ull };
 	struct proto_proc procs[] = {
 		{ .pid = 7, .uid = 1000, .flags = PROTO_PROC_PYTHON, .start_time = 99,
-		  .samples = 12, .comm = "python3", .exe = "/usr/bin/python3" },
-		{ .pid = 8, .flags = PROTO_PROC_EXITED },
+		  .samples = 12, .totals = totals, .ntotals = 2, .comm = "python3",
+		  .exe = "/usr/bin/python3" },
+		{ .pid = 8, .flags = PROTO_PROC_EXITED, .exit_ns = 5 },
 	};
-	struct proto_list l = { .procs = procs, .n = 2 };
+	struct proto_list_type types[] = { { "cpu", "samples" }, { "off-cpu", "nanoseconds" } };
+	struct proto_list l = { .procs = procs, .n = 2, .types = types, .ntypes = 2 };
 	struct proto_stats s = { 0 };
 	struct stackset *ss;
 

@@ -210,6 +210,79 @@ static void test_list_by_user(void **state)
 	buf_free(&req);
 }
 
+/* The list entry of pid, decoded into l. */
+static const struct proto_proc *listed(struct fixture *f, uint32_t pid, struct proto_list *l)
+{
+	struct buf req, resp;
+	const void *payload;
+	uint32_t len;
+	size_t i;
+
+	buf_init(&req);
+	assert_int_equal(ask(f, 0, PROTO_REQ_LIST, &req, &resp, &payload, &len), PROTO_RESP_LIST);
+	assert_int_equal(proto_decode_list(payload, len, l), 0);
+	buf_free(&resp);
+	for (i = 0; i < l->n; i++)
+		if (l->procs[i].pid == pid)
+			return &l->procs[i];
+	fail_msg("pid %u not listed", pid);
+	return NULL;
+}
+
+/* p's weight of the list type named name. */
+static uint64_t total_named(const struct proto_list *l, const struct proto_proc *p,
+			    const char *name, const char *unit)
+{
+	size_t i;
+
+	for (i = 0; i < l->ntypes; i++) {
+		if (strcmp(l->types[i].name, name))
+			continue;
+		assert_string_equal(l->types[i].unit, unit);
+		assert_true(i < p->ntotals);
+		return p->totals[i];
+	}
+	fail_msg("type %s not listed", name);
+	return 0;
+}
+
+/* On ingest, as its events would: 3 s blocked and 1 MiB made resident
+ * for pid 200. */
+static int add_other_weights(struct daemon *d, void *arg)
+{
+	struct proc *p = proctable_find_live(&d->pt, 200);
+
+	(void)arg;
+	assert_non_null(p);
+	assert_int_equal(aggregate_add(&d->agg, p, AGG_OFFCPU, 0, 200, "user_job",
+				       clock_realtime_ns(), 3000000000ull), 0);
+	return aggregate_add(&d->agg, p, AGG_MEMORY, 0, 200, "user_job", clock_realtime_ns(),
+			     1 << 20);
+}
+
+/* A process's off-CPU nanoseconds and bytes made resident are listed
+ * apart, in their units; samples stays its CPU samples. */
+static void test_list_units(void **state)
+{
+	struct fixture *f = *state;
+	const struct proto_proc *e;
+	struct proto_list l;
+
+	assert_int_equal(daemon_on_ingest(&f->d, add_other_weights, NULL), 0);
+	e = listed(f, 200, &l);
+	assert_int_equal(e->samples, 7);
+	assert_int_equal(total_named(&l, e, "cpu", "samples"), 7);
+	assert_int_equal(total_named(&l, e, "off-cpu", "nanoseconds"), 3000000000ull);
+	assert_int_equal(total_named(&l, e, "memory", "bytes"), 1 << 20);
+	/* wall: the CPU samples at 99 Hz, then the blocked time. */
+	assert_int_equal(total_named(&l, e, "wall", "nanoseconds"),
+			 7 * (1000000000ull / 99) + 3000000000ull);
+	assert_int_equal(total_named(&l, e, "gil", "samples"), 0);
+	assert_int_equal(e->flags & PROTO_PROC_EXITED, 0);
+	assert_int_equal(e->exit_ns, 0);
+	proto_list_free(&l);
+}
+
 static void test_bad_requests(void **state)
 {
 	struct fixture *f = *state;
@@ -239,6 +312,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dump_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_users_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_by_user, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_units, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

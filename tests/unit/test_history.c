@@ -7,23 +7,43 @@
  * measurements test_history_bench.c. */
 #include "histtest.h"
 
-static int count_procs(const struct history_proc *p, uint64_t samples, void *ctx)
+/* The weight history_procs() handed for type, 0 when none. */
+static uint64_t total_of(const struct history_proc *p, const char *type)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->ntotals; i++)
+		if (!strcmp(p->totals[i].type, type))
+			return p->totals[i].count;
+	return 0;
+}
+
+static int count_procs(const struct history_proc *p, void *ctx)
 {
 	uint64_t *seen = ctx;
 
+	assert_int_equal(p->ntotals, 1); /* the fixture stores cpu only */
 	if (p->pid == 100 && p->start_time == 1000) {
 		assert_string_equal(p->comm, "python3");
 		assert_string_equal(p->exe, "/usr/bin/python3.11");
-		assert_int_equal(samples, 15);
+		assert_int_equal(total_of(p, "cpu"), 15);
 	} else if (p->pid == 100) {
 		assert_int_equal(p->exited_ns, T0 + 2 * W);
-		assert_int_equal(samples, 11);
+		assert_int_equal(total_of(p, "cpu"), 11);
 	} else {
 		assert_int_equal(p->uid, 1000);
-		assert_int_equal(samples, 13);
+		assert_int_equal(total_of(p, "cpu"), 13);
 	}
 	(*seen)++;
 	return 0;
+}
+
+/* Asked before anything of the process is read. */
+static bool skip_b(const struct history_proc *p, void *ctx)
+{
+	(void)ctx;
+	assert_true(!p->rss && !p->totals);
+	return p->pid == proc_b.pid;
 }
 
 static void test_restart_roundtrip(void **state)
@@ -84,11 +104,14 @@ static void test_restart_roundtrip(void **state)
 	assert_int_equal(ss->total, 0);
 	stackset_free(ss);
 
-	assert_int_equal(history_procs(h, 0, count_procs, &seen), 0);
+	assert_int_equal(history_procs(h, 0, NULL, count_procs, &seen), 0);
 	assert_int_equal(seen, 3);
 	seen = 0;
-	assert_int_equal(history_procs(h, T0 + 2 * W, count_procs, &seen), 0);
+	assert_int_equal(history_procs(h, T0 + 2 * W, NULL, count_procs, &seen), 0);
 	assert_int_equal(seen, 2); /* pid 100/2000's last sample was at T0 + W */
+	seen = 0;
+	assert_int_equal(history_procs(h, 0, skip_b, count_procs, &seen), 0);
+	assert_int_equal(seen, 2);
 	history_close(h);
 }
 
@@ -371,12 +394,11 @@ static void test_stored_hint(void **state)
 }
 
 /* history_procs() hands each process's RSS points, oldest first. */
-static int rss_of_a(const struct history_proc *p, uint64_t samples, void *ctx)
+static int rss_of_a(const struct history_proc *p, void *ctx)
 {
 	uint64_t *out = ctx;
 	uint32_t i;
 
-	(void)samples;
 	if (p->pid != proc_a.pid || p->start_time != proc_a.start_time)
 		return 0;
 	out[0] = p->nrss;
@@ -404,16 +426,78 @@ static void test_rss_points(void **state)
 	}
 	assert_int_equal(history_add_rss(h, &proc_a, T0, (uint64_t)INT64_MAX + 1), -ERANGE);
 	assert_int_equal(history_commit(h), 0);
-	assert_int_equal(history_procs(h, 0, rss_of_a, got), 0);
+	assert_int_equal(history_procs(h, 0, NULL, rss_of_a, got), 0);
 	assert_int_equal(got[0], 10);
 	for (i = 0; i < 8; i++)
 		assert_int_equal(got[1 + i], (uint64_t)i << 20);
 	/* Buckets that ended by T0 + 5W go, and the points of their time. */
 	assert_int_equal(history_prune(h, T0 + 5 * W, 0, &ps), 0);
 	memset(got, 0, sizeof(got));
-	assert_int_equal(history_procs(h, 0, rss_of_a, got), 0);
+	assert_int_equal(history_procs(h, 0, NULL, rss_of_a, got), 0);
 	assert_int_equal(got[0], 5);
 	assert_int_equal(got[1], 5ull << 20);
+	history_close(h);
+}
+
+/* A row of type ty (NULL: cpu) for proc_a. */
+static void add_typed(struct history *h, uint64_t bucket, const char *ty, uint64_t count)
+{
+	struct history_row r = ROW(bucket, 100, "t", k1, n1, count);
+
+	r.type = ty;
+	add(h, &proc_a, r);
+}
+
+static int totals_of_a(const struct history_proc *p, void *ctx)
+{
+	struct history_proc *out = ctx;
+	static struct history_total keep[HISTORY_TOTALS_MAX];
+
+	if (p->pid != proc_a.pid || p->start_time != proc_a.start_time)
+		return 0;
+	memcpy(keep, p->totals, p->ntotals * sizeof(*keep));
+	*out = (struct history_proc){ .totals = keep, .ntotals = p->ntotals };
+	return 0;
+}
+
+/* history_procs() hands each type's weights apart, in its own unit, as
+ * list shows them: CPU samples are not added to nanoseconds or bytes;
+ * one type over two bucket widths is one total; mmap's unmaps subtract;
+ * a prune takes its buckets' weights away. */
+static void test_proc_totals(void **state)
+{
+	struct history_opts o2w = { .bucket_ns = 2 * W };
+	struct history *h = open_hist(NULL);
+	struct history_prune_stats ps;
+	struct history_proc got;
+
+	(void)state;
+	assert_int_equal(history_begin(h), 0);
+	add_typed(h, T0, NULL, 5);
+	add_typed(h, T0, "off-cpu", 3 * SEC);
+	add_typed(h, T0, "mmap", 3ull << 20);
+	add_typed(h, T0 + W, "mmap", -(1ull << 20));
+	assert_int_equal(history_commit(h), 0);
+	history_close(h);
+	h = open_hist(&o2w); /* a second cpu series */
+	assert_int_equal(history_begin(h), 0);
+	add_typed(h, T0 + 2 * W, "cpu", 4);
+	assert_int_equal(history_commit(h), 0);
+
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(history_procs(h, 0, NULL, totals_of_a, &got), 0);
+	assert_int_equal(got.ntotals, 3);
+	assert_int_equal(total_of(&got, "cpu"), 9);
+	assert_int_equal(total_of(&got, "off-cpu"), 3 * SEC);
+	assert_int_equal(total_of(&got, "mmap"), 2ull << 20);
+	/* The first bucket goes: its cpu, off-cpu and mapped bytes. */
+	assert_int_equal(history_prune(h, T0 + W, 0, &ps), 0);
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(history_procs(h, 0, NULL, totals_of_a, &got), 0);
+	assert_int_equal(got.ntotals, 2);
+	assert_int_equal(total_of(&got, "cpu"), 4);
+	assert_int_equal(total_of(&got, "off-cpu"), 0);
+	assert_int_equal((int64_t)total_of(&got, "mmap"), -(1ll << 20));
 	history_close(h);
 }
 
@@ -643,6 +727,7 @@ int main(void)
 		HISTTEST(test_stored_hint),
 		HISTTEST(test_prune_size_cap),
 		HISTTEST(test_rss_points),
+		HISTTEST(test_proc_totals),
 		HISTTEST(test_modules_roundtrip),
 		HISTTEST(test_prune_modules),
 	};

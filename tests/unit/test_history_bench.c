@@ -1,5 +1,6 @@
 /* history measured: flush time for 10,000 rows, query time over a 24 h
- * window of 100 processes, file size per million samples.  Prints the
+ * window of 100 processes, file size per million samples, what profctl
+ * list reads (100 processes' day, 10,000 short-lived ones).  Prints the
  * figures and checks generous bounds.  The default run is scaled down
  * (60 s buckets, 2 rows per process and bucket); PROFD_HISTORY_BENCH=full
  * writes a day of 10 s buckets with 10 rows per process and bucket. */
@@ -230,6 +231,40 @@ static double timed_query(struct history *h, const struct history_query *q, uint
 	return t;
 }
 
+/* What profctl list reads of history: every process, with its weights
+ * per type.  sum: the weights, then the processes. */
+static int sum_listed(const struct history_proc *p, void *ctx)
+{
+	uint64_t *sum = ctx;
+	uint32_t i;
+
+	for (i = 0; i < p->ntotals; i++)
+		sum[0] += p->totals[i].count;
+	sum[1]++;
+	return 0;
+}
+
+/* As profd skips the processes it listed from memory. */
+static bool skip_all(const struct history_proc *p, void *ctx)
+{
+	(void)p;
+	(void)ctx;
+	return true;
+}
+
+static double timed_list(struct history *h, history_skip_fn skip, uint64_t *total,
+			 uint64_t *nprocs)
+{
+	uint64_t sum[2] = { 0, 0 };
+	double t = now_ms();
+
+	assert_int_equal(history_procs(h, 0, skip, sum_listed, sum), 0);
+	t = now_ms() - t;
+	*total = sum[0];
+	*nprocs = sum[1];
+	return t;
+}
+
 static void test_day_of_100_processes(void **state)
 {
 	const char *mode = getenv("PROFD_HISTORY_BENCH");
@@ -241,6 +276,7 @@ static void test_day_of_100_processes(void **state)
 	struct history_prune_stats ps;
 	struct history_stats st;
 	uint32_t pid = procs[7].pid;
+	uint64_t np;
 	double t, tw;
 	size_t n;
 
@@ -272,6 +308,12 @@ static void test_day_of_100_processes(void **state)
 	assert_int_equal(total, samples);
 	printf("history bench: query 24 h, all %d processes: %.1f ms (%zu stacks)\n", NPROCS, t,
 	       n);
+	t = timed_list(h, NULL, &total, &np);
+	assert_int_equal(total, samples);
+	printf("history bench: list of %llu processes, each type summed over its rows: %.1f ms\n",
+	       (unsigned long long)np, t);
+	t = timed_list(h, skip_all, &total, &np);
+	printf("history bench: the same, every process skipped (listed from memory): %.1f ms\n", t);
 	t = timed_query(h, &(struct history_query){ .pids = &pid, .npids = 1, .since_ns = T0,
 						   .until_ns = T0 + 86400 * SEC }, &total, &n);
 	printf("history bench: query 24 h, one process: %.1f ms (%zu stacks)\n", t, n);
@@ -299,11 +341,55 @@ static void test_day_of_100_processes(void **state)
 	history_close(h);
 }
 
+/* A day of a shell's short-lived children (10,000 of them, a few CPU
+ * samples and a nap each): what list reads of history for them. */
+static void test_list_10000_short_processes(void **state)
+{
+	const struct bstack *s = &stacks[0];
+	struct history *h = history_open(subdir("short"), NULL);
+	uint64_t total, np, want = 0;
+	struct history_proc p;
+	double t;
+	int i;
+
+	(void)state;
+	assert_non_null(h);
+	assert_int_equal(history_begin(h), 0);
+	for (i = 0; i < 10000; i++) {
+		struct history_row row = { .bucket_ns = T0 + (uint64_t)i * 8 * SEC,
+					   .tid = 100000 + (uint32_t)i, .thread = "sleep",
+					   .depth = s->depth, .kinds = s->kinds, .names = s->names,
+					   .count = 1 + (uint64_t)i % 3 };
+
+		p = (struct history_proc){ .pid = 100000 + (uint32_t)i, .start_time = (uint64_t)i,
+					   .comm = "sleep", .exe = "/usr/bin/sleep",
+					   .first_ns = row.bucket_ns, .last_ns = row.bucket_ns,
+					   .exited_ns = row.bucket_ns + SEC };
+		assert_int_equal(history_add(h, &p, &row), 0);
+		want += row.count;
+		row.type = "off-cpu";
+		row.count = SEC;
+		assert_int_equal(history_add(h, &p, &row), 0);
+		want += row.count;
+	}
+	assert_int_equal(history_commit(h), 0);
+	history_close(h);
+	h = history_open(subdir("short"), NULL);
+	assert_non_null(h);
+	t = timed_list(h, NULL, &total, &np);
+	assert_int_equal(np, 10000);
+	assert_int_equal(total, want);
+	printf("history bench: list of %llu short-lived processes (cpu and off-cpu each): %.1f ms\n",
+	       (unsigned long long)np, t);
+	history_close(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flush_10000_rows),
 		cmocka_unit_test(test_day_of_100_processes),
+		cmocka_unit_test(test_list_10000_short_processes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -147,6 +147,133 @@ static void test_list_roundtrip(void **state)
 	buf_free(&b);
 }
 
+/* Each profile type's weights in its own unit, and when a process
+ * ended: what list shows apart from the CPU samples. */
+static void test_list_totals_roundtrip(void **state)
+{
+	struct proto_list_type types[] = { { "cpu", "samples" }, { "off-cpu", "nanoseconds" },
+					  { "mmap", "bytes" } };
+	uint64_t t0[] = { 12, 5000000000ull, (uint64_t)-4096 }, t1[] = { 1, 2000000000ull };
+	struct proto_proc procs[] = {
+		{ .pid = 1, .samples = 12, .totals = t0, .ntotals = 3 },
+		{ .pid = 2, .flags = PROTO_PROC_EXITED, .exit_ns = 1700000000000000000ull,
+		  .samples = 1, .totals = t1, .ntotals = 2 }, /* the rest: 0 */
+		{ .pid = 3 },
+	};
+	struct proto_list in = { .procs = procs, .n = 3, .types = types, .ntypes = 3 }, out;
+	struct buf b;
+	size_t i;
+
+	(void)state;
+	buf_init(&b);
+	assert_int_equal(proto_encode_list(&b, &in), 0);
+	assert_int_equal(proto_decode_list(b.data, b.len, &out), 0);
+	assert_int_equal(out.ntypes, 3);
+	for (i = 0; i < 3; i++) {
+		assert_string_equal(out.types[i].name, types[i].name);
+		assert_string_equal(out.types[i].unit, types[i].unit);
+	}
+	assert_int_equal(out.n, 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(out.procs[i].exit_ns, procs[i].exit_ns);
+		assert_int_equal(out.procs[i].samples, procs[i].samples);
+		assert_int_equal(out.procs[i].ntotals, procs[i].ntotals);
+		if (procs[i].ntotals)
+			assert_memory_equal(out.procs[i].totals, procs[i].totals,
+					    procs[i].ntotals * sizeof(uint64_t));
+	}
+	assert_null(out.procs[2].totals);
+	proto_list_free(&out);
+	/* More weights than types: nothing says what the last one counts. */
+	procs[1].ntotals = 4;
+	buf_reset(&b);
+	assert_int_equal(proto_encode_list(&b, &in), -EINVAL);
+	assert_int_equal(b.len, 0);
+	in.ntypes = PROTO_TYPES_MAX + 1;
+	assert_int_equal(proto_encode_list(&b, &in), -EINVAL);
+	buf_free(&b);
+}
+
+/* The types may follow the processes whose weights they name; a process
+ * with more weights than the list has types, a type without its unit,
+ * or more types than a decoder takes are refused. */
+static void test_list_totals_refused(void **state)
+{
+	uint64_t w[2] = { 7, 8 };
+	struct proto_list l;
+	struct buf b;
+	size_t nest, i;
+
+	(void)state;
+	buf_init(&b);
+	nest = proto_tlv_nest_start(&b, PROTO_LIST_A_PROC);
+	proto_tlv_put_u32(&b, PROTO_PROC_A_PID, 1);
+	proto_tlv_put_u64_array(&b, PROTO_PROC_A_TOTALS, w, 2);
+	assert_int_equal(proto_tlv_nest_end(&b, nest), 0);
+	assert_int_equal(proto_decode_list(b.data, b.len, &l), -EPROTO); /* no types */
+	for (i = 0; i < 2; i++) {
+		nest = proto_tlv_nest_start(&b, PROTO_LIST_A_TYPE);
+		assert_int_equal(proto_tlv_put_str(&b, PROTO_TYPE_A_NAME, i ? "gil" : "cpu"), 0);
+		assert_int_equal(proto_tlv_put_str(&b, PROTO_TYPE_A_UNIT, "samples"), 0);
+		assert_int_equal(proto_tlv_nest_end(&b, nest), 0);
+	}
+	assert_int_equal(proto_decode_list(b.data, b.len, &l), 0);
+	assert_int_equal(l.ntypes, 2);
+	assert_string_equal(l.types[1].name, "gil");
+	assert_int_equal(l.procs[0].ntotals, 2);
+	assert_int_equal(l.procs[0].totals[1], 8);
+	proto_list_free(&l);
+
+	nest = proto_tlv_nest_start(&b, PROTO_LIST_A_TYPE);
+	assert_int_equal(proto_tlv_put_str(&b, PROTO_TYPE_A_NAME, "wall"), 0);
+	assert_int_equal(proto_tlv_nest_end(&b, nest), 0);
+	assert_int_equal(decode_with(DEC_LIST, b.data, b.len), -EPROTO);
+
+	buf_reset(&b);
+	for (i = 0; i <= PROTO_TYPES_MAX; i++) {
+		nest = proto_tlv_nest_start(&b, PROTO_LIST_A_TYPE);
+		assert_int_equal(proto_tlv_put_str(&b, PROTO_TYPE_A_NAME, "cpu"), 0);
+		assert_int_equal(proto_tlv_put_str(&b, PROTO_TYPE_A_UNIT, "samples"), 0);
+		assert_int_equal(proto_tlv_nest_end(&b, nest), 0);
+	}
+	assert_int_equal(decode_with(DEC_LIST, b.data, b.len), -EMSGSIZE);
+	buf_free(&b);
+}
+
+/* A list from a profd before per-type weights: its attributes only.  It
+ * decodes, with no types, no weights and no exit time. */
+static void test_list_old_style(void **state)
+{
+	struct proto_list l;
+	struct buf b;
+	size_t nest;
+
+	(void)state;
+	buf_init(&b);
+	nest = proto_tlv_nest_start(&b, PROTO_LIST_A_PROC);
+	proto_tlv_put_u32(&b, PROTO_PROC_A_PID, 42);
+	proto_tlv_put_u32(&b, PROTO_PROC_A_UID, 1000);
+	proto_tlv_put_u32(&b, PROTO_PROC_A_FLAGS, PROTO_PROC_EXITED);
+	proto_tlv_put_u64(&b, PROTO_PROC_A_START_TIME, 777);
+	proto_tlv_put_u64(&b, PROTO_PROC_A_SAMPLES, 31);
+	assert_int_equal(proto_tlv_put_str(&b, PROTO_PROC_A_COMM, "bash"), 0);
+	assert_int_equal(proto_tlv_put_str(&b, PROTO_PROC_A_EXE, "/usr/bin/bash"), 0);
+	assert_int_equal(proto_tlv_nest_end(&b, nest), 0);
+	assert_int_equal(proto_decode_list(b.data, b.len, &l), 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.ntypes, 0);
+	assert_null(l.types);
+	assert_int_equal(l.procs[0].pid, 42);
+	assert_int_equal(l.procs[0].samples, 31);
+	assert_int_equal(l.procs[0].flags, PROTO_PROC_EXITED);
+	assert_int_equal(l.procs[0].exit_ns, 0);
+	assert_null(l.procs[0].totals);
+	assert_int_equal(l.procs[0].ntotals, 0);
+	assert_string_equal(l.procs[0].comm, "bash");
+	proto_list_free(&l);
+	buf_free(&b);
+}
+
 static void test_stats_roundtrip(void **state)
 {
 	struct proto_stats in = { 0 }, out;
@@ -303,6 +430,9 @@ int main(void)
 		cmocka_unit_test(test_dump_req_roundtrip),
 		cmocka_unit_test(test_dump_req_defaults),
 		cmocka_unit_test(test_list_roundtrip),
+		cmocka_unit_test(test_list_totals_roundtrip),
+		cmocka_unit_test(test_list_totals_refused),
+		cmocka_unit_test(test_list_old_style),
 		cmocka_unit_test(test_stats_roundtrip),
 		cmocka_unit_test(test_error_roundtrip),
 		cmocka_unit_test(test_stackset_roundtrip),

@@ -11,6 +11,7 @@
 #define SVG_OPTS OPT_TITLE_T, OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH
 
 static const enum cli_opt_id no_opts[] = { OPT_END };
+static const enum cli_opt_id list_opt_ids[] = { OPT_ALL, OPT_SINCE, OPT_TYPE, OPT_END };
 static const enum cli_opt_id dump_opt_ids[] = {
 	OPT_PID, OPT_ALL, OPT_COMM, OPT_EXE, OPT_SINCE, OPT_UNTIL, PROFILE_OPTS,
 	OPT_FORMAT, OPT_OUTPUT, OPT_TITLE, OPT_INVERTED, OPT_FLAME, OPT_END
@@ -31,8 +32,10 @@ static const enum cli_opt_id stacks_opt_ids[] = { OPT_PID, OPT_ASYNC, OPT_END };
 
 /* Every command.  Unsaid: no operands, options anywhere, --json honoured. */
 static const struct command commands[] = {
-	{ .name = "list", .usage = list_usage, .opts = no_opts, .run = cmd_list,
-	  .overview = "  list                      processes with samples (pid, comm, exe, samples)\n" },
+	{ .name = "list", .usage = list_usage, .opts = list_opt_ids, .run = cmd_list,
+	  .overview = "  list [--all | --since DUR] [-t TYPE]\n"
+		      "                            running processes by CPU samples (--all: the\n"
+		      "                            exited too; -t: a type's weights in its unit)\n" },
 	{ .name = "stats", .usage = stats_usage, .opts = no_opts, .run = cmd_stats,
 	  .overview = "  stats                     profd's counters: samples, drops, memory, CPU\n" },
 	{ .name = "dump", .usage = dump_usage, .opts = dump_opt_ids, .run = cmd_dump,

@@ -92,11 +92,28 @@ static int reply_error(struct buf *out, int code, const char *fmt, ...)
 	return err;
 }
 
+/* The wall profile is not stored: it is the cpu profile, each sample
+ * counted as the sampling period in ns, plus the off-cpu profile. */
+static uint64_t wall_cpu_scale(const struct daemon *d)
+{
+	return 1000000000ull / (d->cfg.rate_hz ? d->cfg.rate_hz : 99);
+}
+
 struct list_ctx {
 	struct proto_list *l;
 	size_t cap;
 	const struct caller *c;
 	struct hashmap seen; /* hash(pid, start_time) of processes listed */
+	uint64_t cpu_ns;     /* a CPU sample as wall time */
+};
+
+/* A process to list, as memory or history knows it.  Strings are
+ * borrowed: history's live only during its callback. */
+struct list_item {
+	uint32_t pid, uid, flags;
+	uint64_t start_time, exit_ns;
+	const char *comm, *exe;
+	uint64_t w[AGG_TYPE_MAX]; /* weights by enum agg_type */
 };
 
 static uint64_t proc_key(uint32_t pid, uint64_t start_time)
@@ -104,33 +121,51 @@ static uint64_t proc_key(uint32_t pid, uint64_t start_time)
 	return hash64_mix((uint64_t)pid << 32 ^ start_time);
 }
 
-/* Strings are copied: history's live only during its callback. */
-static int list_add(struct list_ctx *x, uint32_t pid, uint32_t uid, uint32_t flags,
-		    uint64_t start_time, uint64_t samples, const char *comm, const char *exe)
+/* Every profile type, in enum agg_type order: the order of each listed
+ * process's totals. */
+static int list_types(struct proto_list *l)
+{
+	int t;
+
+	l->types = calloc(AGG_TYPE_MAX, sizeof(*l->types));
+	if (!l->types)
+		return -ENOMEM;
+	for (t = 0; t < AGG_TYPE_MAX; t++) {
+		struct proto_list_type *pt = &l->types[l->ntypes++];
+
+		pt->name = strdup(aggregate_type_name(t));
+		pt->unit = strdup(aggregate_type_unit(t));
+		if (!pt->name || !pt->unit)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Wall is composed here as a dump composes it: stored by neither. */
+static int list_add(struct list_ctx *x, struct list_item *it)
 {
 	struct proto_proc *e;
 
-	if (hashmap_get(&x->seen, proc_key(pid, start_time), NULL))
+	if (hashmap_get(&x->seen, proc_key(it->pid, it->start_time), NULL))
 		return 0;
 	if (array_grow((void **)&x->l->procs, &x->cap, x->l->n + 1, sizeof(*e)) ||
-	    hashmap_put(&x->seen, proc_key(pid, start_time), 1))
+	    hashmap_put(&x->seen, proc_key(it->pid, it->start_time), 1))
 		return -ENOMEM;
+	it->w[AGG_WALL] = it->w[AGG_CPU] * x->cpu_ns + it->w[AGG_OFFCPU];
 	e = &x->l->procs[x->l->n];
-	e->comm = strdup(comm ? comm : "");
-	e->exe = strdup(exe ? exe : "");
-	if (!e->comm || !e->exe) {
+	*e = (struct proto_proc){ .pid = it->pid, .uid = it->uid, .flags = it->flags,
+				  .start_time = it->start_time, .exit_ns = it->exit_ns,
+				  .samples = it->w[AGG_CPU], .ntotals = AGG_TYPE_MAX };
+	e->comm = strdup(it->comm ? it->comm : "");
+	e->exe = strdup(it->exe ? it->exe : "");
+	e->totals = malloc(sizeof(it->w));
+	if (!e->comm || !e->exe || !e->totals) {
 		free(e->comm);
 		free(e->exe);
+		free(e->totals);
 		return -ENOMEM;
 	}
-	e->pid = pid;
-	e->uid = uid;
-	e->flags = flags;
-	e->start_time = start_time;
-	e->samples = samples;
-	e->rss_bytes = 0;
-	e->rss_history = NULL;
-	e->nrss = 0;
+	memcpy(e->totals, it->w, sizeof(it->w));
 	x->l->n++;
 	return 0;
 }
@@ -151,6 +186,24 @@ static int list_rss_history(struct proto_proc *e, const struct proc *p)
 	return 0;
 }
 
+/* A process in memory, with its points. */
+static int list_memory_proc(struct list_ctx *x, const struct proc *p)
+{
+	struct list_item it = { .pid = p->pid, .uid = p->uid, .start_time = p->start_time,
+				.comm = p->comm, .exe = p->exe };
+	size_t n = x->l->n;
+	int t, err;
+
+	if (p->exited) {
+		it.flags = PROTO_PROC_EXITED;
+		it.exit_ns = p->exit_ns;
+	}
+	for (t = 0; t < AGG_TYPE_MAX; t++)
+		it.w[t] = aggregate_total(p, t);
+	err = list_add(x, &it);
+	return err || x->l->n == n ? err : list_rss_history(&x->l->procs[n], p);
+}
+
 /* Live processes' resident sets, read after the locks are let go (a read
  * of /proc each, bounded by the table's size) and only when the pid still
  * names the same process. */
@@ -167,19 +220,34 @@ static void list_rss(const struct daemon *d, struct proto_list *l)
 	}
 }
 
-/* Processes only history remembers (from before a restart). */
-static int list_history_proc(const struct history_proc *hp, uint64_t samples, void *ctx)
+/* Listed from memory already, or not the caller's: history's figures
+ * for it (a sum over all its rows) are not read. */
+static bool list_history_skip(const struct history_proc *hp, void *ctx)
 {
 	struct list_ctx *x = ctx;
 
+	return (x->c->uid != 0 && hp->uid != x->c->uid) ||
+	       hashmap_get(&x->seen, proc_key(hp->pid, hp->start_time), NULL);
+}
+
+/* Processes only history remembers (from before a restart, or evicted
+ * from memory): its weights are stored per type by name. */
+static int list_history_proc(const struct history_proc *hp, void *ctx)
+{
+	struct list_ctx *x = ctx;
+	struct list_item it = { .pid = hp->pid, .uid = hp->uid,
+				.flags = hp->exited_ns ? PROTO_PROC_EXITED : 0,
+				.start_time = hp->start_time, .exit_ns = hp->exited_ns,
+				.comm = hp->comm, .exe = hp->exe };
 	struct proto_proc *e;
 	size_t n = x->l->n;
-	int err;
+	uint32_t i;
+	int t, err;
 
-	if (x->c->uid != 0 && hp->uid != x->c->uid)
-		return 0;
-	err = list_add(x, hp->pid, hp->uid, hp->exited_ns ? PROTO_PROC_EXITED : 0,
-		       hp->start_time, samples, hp->comm, hp->exe);
+	for (i = 0; i < hp->ntotals; i++)
+		if ((t = aggregate_type_from_name(hp->totals[i].type)) >= 0)
+			it.w[t] += hp->totals[i].count;
+	err = list_add(x, &it);
 	if (err || x->l->n == n || !hp->nrss)
 		return err;
 	e = &x->l->procs[n];
@@ -194,29 +262,23 @@ static int list_history_proc(const struct history_proc *hp, uint64_t samples, vo
 static int handle_list(struct daemon *d, struct buf *out, const struct caller *c)
 {
 	struct proto_list l = { 0 };
-	struct list_ctx x = { &l, 0, c, { 0 } };
+	struct list_ctx x = { .l = &l, .c = c, .cpu_ns = wall_cpu_scale(d) };
 	uint64_t retention;
 	struct buf b;
 	const struct proc *p;
 	size_t it = 0;
-	int err = 0;
+	int err = list_types(&l);
 
 	pthread_mutex_lock(&d->hist_lock);
 	daemon_lock_other(d);
-	while (!err && (p = proctable_next(&d->pt, &it))) {
-		size_t n = l.n;
-
-		if (may_see(c, p) && has_data(p)) {
-			err = list_add(&x, p->pid, p->uid, p->exited ? PROTO_PROC_EXITED : 0,
-				       p->start_time, p->samples, p->comm, p->exe);
-			if (!err && l.n > n)
-				err = list_rss_history(&l.procs[n], p);
-		}
-	}
+	while (!err && (p = proctable_next(&d->pt, &it)))
+		if (may_see(c, p) && has_data(p))
+			err = list_memory_proc(&x, p);
 	retention = d->cfg.retention_ns;
 	daemon_unlock(d);
 	if (!err && d->hist)
-		err = history_procs(d->hist, clock_realtime_ns() - retention, list_history_proc, &x);
+		err = history_procs(d->hist, clock_realtime_ns() - retention, list_history_skip,
+				    list_history_proc, &x);
 	pthread_mutex_unlock(&d->hist_lock);
 	if (!err)
 		list_rss(d, &l);
@@ -416,13 +478,6 @@ struct dump_plan {
 	size_t nhist;
 	struct agg_query q;
 };
-
-/* The wall profile is not stored: it is the cpu profile, each sample
- * counted as the sampling period in ns, plus the off-cpu profile. */
-static uint64_t wall_cpu_scale(const struct daemon *d)
-{
-	return 1000000000ull / (d->cfg.rate_hz ? d->cfg.rate_hz : 99);
-}
 
 /* The flushed part of the selection from history (memory adds the rest
  * with AGG_UNFLUSHED): per process, or all at once for --all. */

@@ -249,6 +249,7 @@ int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_
 	pp->ncells++;
 	a->cells++;
 counted:
+	pp->totals[type] += weight;
 	if (type != AGG_CPU) {
 		p->events++; /* samples and time stamps describe the CPU profile */
 		return 0;
@@ -263,6 +264,11 @@ counted:
 nomem:
 	a->alloc_failed += weight;
 	return -ENOMEM;
+}
+
+uint64_t aggregate_total(const struct proc *p, int type)
+{
+	return p->profile && type >= 0 && type < AGG_TYPE_MAX ? p->profile->totals[type] : 0;
 }
 
 /* Translate a global frame id into out's id, caching per dump. */

@@ -84,6 +84,9 @@ int aggregate_count(struct aggregate *a, struct proc *p, uint32_t stack_idx, uin
 int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_idx, uint32_t tid,
 		  const char *thread_name, uint64_t realtime_ns, uint64_t weight);
 
+/* Every weight of type counted for p (wall, composed at dump, is 0). */
+uint64_t aggregate_total(const struct proc *p, int type);
+
 /* The bits of agg_query.flags; view.h has the frame filters. */
 #define AGG_BY_THREAD (1u << 0)
 #define AGG_PROCESS_ROOT (1u << 2)

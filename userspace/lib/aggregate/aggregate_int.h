@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "aggregate.h"
 #include "hashmap.h"
-
 #include "history.h"
 
 struct agg_stack {
@@ -34,6 +34,9 @@ struct proc_profile {
 	struct agg_cell *cells;
 	size_t ncells, cells_cap;
 	struct hashmap cell_index; /* hash(bucket, stack, tid) -> idx + 1 */
+	/* Every weight counted, by enum agg_type: cells go once flushed,
+	 * these stay for profctl list. */
+	uint64_t totals[AGG_TYPE_MAX];
 	/* A flush under way (aggregate_flush.c): each cell's count as this
 	 * process's rows were written, and the last RSS point written.  Only
 	 * these are marked flushed after the commit: the table may move the

@@ -42,6 +42,13 @@ struct history_opts {
 				   * their last sample by up to this */
 };
 
+/* What history_procs() hands per profile type: the weights stored. */
+struct history_total {
+	char type[32]; /* history_add() refuses longer type names */
+	uint64_t count; /* two's complement where weights are negative (mmap) */
+};
+#define HISTORY_TOTALS_MAX 32 /* types handed per process at most */
+
 /* A process instance.  Strings may be NULL (stored as ""). */
 struct history_proc {
 	uint32_t pid, uid;
@@ -53,6 +60,9 @@ struct history_proc {
 	 * pairs, oldest first, the newest HISTORY_RSS_POINTS_MAX at most. */
 	const uint64_t *rss;
 	uint32_t nrss;
+	/* history_procs() only: its stored weights, one per profile type. */
+	const struct history_total *totals;
+	uint32_t ntotals;
 };
 #define HISTORY_RSS_POINTS_MAX 1024
 
@@ -154,11 +164,16 @@ void history_rollback(struct history *h);
 int history_query(struct history *h, const struct history_query *q, struct stackset *out);
 
 /* Calls fn for each stored process whose last sample is at or after
- * since_ns, newest first, with the samples stored for it (and its RSS
- * points in p->rss); a non-zero
- * return from fn stops and is returned.  Strings live until fn returns. */
-typedef int (*history_proc_fn)(const struct history_proc *p, uint64_t samples, void *ctx);
-int history_procs(struct history *h, uint64_t since_ns, history_proc_fn fn, void *ctx);
+ * since_ns, newest first, with the weights stored for it per profile type
+ * (p->totals) and its RSS points (p->rss); a non-zero return from fn
+ * stops and is returned.  Strings and arrays live until fn returns.
+ * skip (NULL: none) is asked first, with p's identity only (no totals,
+ * no points): the totals read every row the process has, which a caller
+ * that has the figures already need not pay for. */
+typedef int (*history_proc_fn)(const struct history_proc *p, void *ctx);
+typedef bool (*history_skip_fn)(const struct history_proc *p, void *ctx);
+int history_procs(struct history *h, uint64_t since_ns, history_skip_fn skip, history_proc_fn fn,
+		  void *ctx);
 
 /* Deletes buckets that ended at or before older_than_ns (0 = keep all),
  * then, while the file holds more than max_bytes (0 = no cap), the oldest

@@ -65,6 +65,7 @@ enum hist_stmt {
 	HS_RSS_INSERT,
 	HS_RSS_OF_PROC,
 	HS_RSS_UNUSED,
+	HS_PROC_TOTALS,
 	HS_NSTMT
 };
 

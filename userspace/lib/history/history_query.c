@@ -466,9 +466,40 @@ static uint32_t rss_of(struct history *h, int64_t id, uint64_t *buf)
 	return n;
 }
 
-static int proc_row(struct history *h, sqlite3_stmt *s, uint64_t *rss, history_proc_fn fn,
-		    void *ctx)
+/* Process row id's stored weights per type into buf: how many types. */
+static uint32_t totals_of(struct history *h, int64_t id, struct history_total *buf)
 {
+	sqlite3_stmt *s = hist_stmt(h, HS_PROC_TOTALS);
+	uint32_t n = 0;
+
+	sqlite3_bind_int64(s, 1, id);
+	while (n < HISTORY_TOTALS_MAX && sqlite3_step(s) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(s, 0);
+
+		snprintf(buf[n].type, sizeof(buf[n].type), "%s", type ? type : "");
+		buf[n].count = (uint64_t)sqlite3_column_int64(s, 1);
+		n++;
+	}
+	sqlite3_reset(s);
+	return n;
+}
+
+/* Room for one process's arrays, reused row after row. */
+struct proc_scratch {
+	uint64_t rss[2 * HISTORY_RSS_POINTS_MAX];
+	struct history_total totals[HISTORY_TOTALS_MAX];
+};
+
+struct proc_walk {
+	history_skip_fn skip;
+	history_proc_fn fn;
+	void *ctx;
+};
+
+static int proc_row(struct history *h, sqlite3_stmt *s, struct proc_scratch *sc,
+		    const struct proc_walk *w)
+{
+	int64_t id = sqlite3_column_int64(s, 8);
 	struct history_proc p = {
 		.pid = (uint32_t)sqlite3_column_int64(s, 0),
 		.uid = (uint32_t)sqlite3_column_int64(s, 1),
@@ -478,33 +509,39 @@ static int proc_row(struct history *h, sqlite3_stmt *s, uint64_t *rss, history_p
 		.first_ns = (uint64_t)sqlite3_column_int64(s, 5),
 		.last_ns = (uint64_t)sqlite3_column_int64(s, 6),
 		.exited_ns = (uint64_t)sqlite3_column_int64(s, 7),
-		.rss = rss,
 	};
 
-	p.nrss = rss_of(h, sqlite3_column_int64(s, 9), rss);
-	return fn(&p, (uint64_t)sqlite3_column_int64(s, 8), ctx);
+	if (w->skip && w->skip(&p, w->ctx))
+		return 0;
+	p.rss = sc->rss;
+	p.nrss = rss_of(h, id, sc->rss);
+	p.totals = sc->totals;
+	p.ntotals = totals_of(h, id, sc->totals);
+	return w->fn(&p, w->ctx);
 }
 
-int history_procs(struct history *h, uint64_t since_ns, history_proc_fn fn, void *ctx)
+int history_procs(struct history *h, uint64_t since_ns, history_skip_fn skip, history_proc_fn fn,
+		  void *ctx)
 {
-	uint64_t *rss = malloc(2 * HISTORY_RSS_POINTS_MAX * sizeof(*rss));
+	const struct proc_walk w = { skip, fn, ctx };
+	struct proc_scratch *sc = malloc(sizeof(*sc));
 	sqlite3_stmt *s;
 	int rc, ret = 0;
 
-	if (!rss)
+	if (!sc)
 		return -ENOMEM;
 	if ((ret = read_begin(h)) != 0) {
-		free(rss);
+		free(sc);
 		return ret;
 	}
 	s = hist_stmt(h, HS_PROC_LIST);
 	sqlite3_bind_int64(s, 1, since_ns > INT64_MAX ? INT64_MAX : (int64_t)since_ns);
 	while (!ret && (rc = sqlite3_step(s)) == SQLITE_ROW)
-		ret = proc_row(h, s, rss, fn, ctx);
+		ret = proc_row(h, s, sc, &w);
 	sqlite3_reset(s);
 	if (!ret && rc != SQLITE_DONE)
 		ret = hist_fail(h, rc, "listing processes");
 	read_end(h);
-	free(rss);
+	free(sc);
 	return ret;
 }

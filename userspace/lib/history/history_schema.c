@@ -77,11 +77,14 @@ const char *const hist_sql[HS_NSTMT] = {
 		" excluded.first_ns < first_ns) THEN excluded.first_ns ELSE first_ns END,"
 		" last_ns = max(last_ns, excluded.last_ns),"
 		" exited_ns = max(exited_ns, excluded.exited_ns) RETURNING id",
+	/* procs.samples adds up every type's weights, so nothing here reads
+	 * it (list wants each type in its unit: HS_PROC_TOTALS); it is kept
+	 * up to date for an older profd opening the same file. */
 	[HS_PROC_SAMPLES] = "UPDATE procs SET samples = samples + ?2 WHERE id = ?1",
 	[HS_PROC_BY_PID] = "SELECT id, pid, comm, uid, start_time FROM procs WHERE pid = ?1",
 	[HS_PROC_ALL] = "SELECT id, pid, comm, uid, start_time FROM procs",
 	[HS_PROC_LIST] = "SELECT pid, uid, start_time, comm, exe, first_ns, last_ns, exited_ns,"
-			 " samples, id FROM procs WHERE last_ns >= ?1 ORDER BY last_ns DESC",
+			 " id FROM procs WHERE last_ns >= ?1 ORDER BY last_ns DESC",
 	[HS_SERIES_FIND] = "SELECT id FROM series WHERE type = ?1 AND bucket_ns = ?2",
 	[HS_SERIES_INSERT] = "INSERT INTO series(type, bucket_ns) VALUES(?1, ?2)",
 	[HS_SERIES_BY_TYPE] = "SELECT id, bucket_ns FROM series WHERE type = ?1",
@@ -113,4 +116,7 @@ const char *const hist_sql[HS_NSTMT] = {
 	[HS_RSS_INSERT] = "INSERT OR REPLACE INTO rss(proc, t, bytes) VALUES(?1, ?2, ?3)",
 	[HS_RSS_OF_PROC] = "SELECT t, bytes FROM rss WHERE proc = ?1 ORDER BY t DESC LIMIT ?2",
 	[HS_RSS_UNUSED] = "DELETE FROM rss WHERE t < ?1 OR proc NOT IN (SELECT id FROM procs)",
+	/* One range of the samples key (the process's rows), summed by type. */
+	[HS_PROC_TOTALS] = "SELECT se.type, sum(sa.count) FROM series se JOIN samples sa"
+			   " ON sa.proc = ?1 AND sa.series = se.id GROUP BY se.type",
 };

@@ -88,6 +88,9 @@ enum proto_dump_attr {
 
 enum proto_list_attr {
 	PROTO_LIST_A_PROC = 1, /* nested proto_proc_attr, repeated */
+	/* nested proto_type_attr, repeated: the profile types profd counts,
+	 * in the order of every process's PROTO_PROC_A_TOTALS */
+	PROTO_LIST_A_TYPE = 2,
 };
 
 enum proto_proc_attr {
@@ -95,11 +98,21 @@ enum proto_proc_attr {
 	PROTO_PROC_A_UID = 2,
 	PROTO_PROC_A_FLAGS = 3,
 	PROTO_PROC_A_START_TIME = 4, /* u64 */
-	PROTO_PROC_A_SAMPLES = 5,    /* u64 */
+	PROTO_PROC_A_SAMPLES = 5,    /* u64 CPU samples */
 	PROTO_PROC_A_COMM = 6,
 	PROTO_PROC_A_EXE = 7,
 	PROTO_PROC_A_RSS = 8,        /* u64 bytes, live processes; absent: unknown */
 	PROTO_PROC_A_RSS_HISTORY = 9, /* u64 pairs (CLOCK_REALTIME ns, bytes), oldest first */
+	PROTO_PROC_A_EXIT_NS = 10,   /* u64 CLOCK_REALTIME, exited processes; absent: unknown */
+	/* u64 array: the weight counted for the process under each
+	 * PROTO_LIST_A_TYPE, in that type's unit and order; missing ones
+	 * are 0.  Two's complement where weights can be negative (mmap). */
+	PROTO_PROC_A_TOTALS = 11,
+};
+
+enum proto_type_attr {
+	PROTO_TYPE_A_NAME = 1, /* "cpu", "off-cpu", ... as a dump's type, required */
+	PROTO_TYPE_A_UNIT = 2, /* "samples", "nanoseconds", "bytes", "calls", required */
 };
 
 enum proto_stats_attr {
@@ -217,7 +230,12 @@ void proto_dump_req_free(struct proto_dump_req *r);
 struct proto_proc {
 	uint32_t pid, uid, flags;
 	uint64_t start_time; /* boot ticks from /proc/PID/stat */
-	uint64_t samples;
+	uint64_t exit_ns;    /* CLOCK_REALTIME, exited processes; 0 unknown */
+	uint64_t samples;    /* CPU samples */
+	/* Per profile type (proto_list.types, same order): ntotals weights,
+	 * the ones past it 0; NULL from a profd that sends none. */
+	uint64_t *totals;
+	uint32_t ntotals;
 	uint64_t rss_bytes; /* resident now (live processes); 0 unknown */
 	/* Resident set over time: nrss pairs (CLOCK_REALTIME ns, bytes),
 	 * oldest first; NULL when none. */
@@ -228,10 +246,17 @@ struct proto_proc {
 };
 
 #define PROTO_RSS_POINTS_MAX 1024 /* a decoder refuses more per process */
+#define PROTO_TYPES_MAX 64        /* profile types in a list; a decoder refuses more */
+
+struct proto_list_type {
+	char *name, *unit;
+};
 
 struct proto_list {
 	struct proto_proc *procs;
 	size_t n;
+	struct proto_list_type *types; /* what proto_proc.totals count */
+	size_t ntypes;
 };
 
 int proto_encode_list(struct buf *b, const struct proto_list *l);

@@ -103,16 +103,23 @@ void proto_dump_req_free(struct proto_dump_req *r)
 
 /* ---- process list ---- */
 
-static int encode_proc(struct buf *b, const struct proto_proc *p)
+static int encode_proc(struct buf *b, const struct proto_proc *p, size_t ntypes)
 {
-	size_t nest = proto_tlv_nest_start(b, PROTO_LIST_A_PROC);
+	size_t nest;
 	int err;
 
+	if (p->ntotals > ntypes || (p->ntotals && !p->totals))
+		return -EINVAL;
+	nest = proto_tlv_nest_start(b, PROTO_LIST_A_PROC);
 	proto_tlv_put_u32(b, PROTO_PROC_A_PID, p->pid);
 	proto_tlv_put_u32(b, PROTO_PROC_A_UID, p->uid);
 	proto_tlv_put_u32(b, PROTO_PROC_A_FLAGS, p->flags);
 	proto_tlv_put_u64(b, PROTO_PROC_A_START_TIME, p->start_time);
+	if (p->exit_ns)
+		proto_tlv_put_u64(b, PROTO_PROC_A_EXIT_NS, p->exit_ns);
 	proto_tlv_put_u64(b, PROTO_PROC_A_SAMPLES, p->samples);
+	if (p->ntotals)
+		proto_tlv_put_u64_array(b, PROTO_PROC_A_TOTALS, p->totals, p->ntotals);
 	if (p->rss_bytes)
 		proto_tlv_put_u64(b, PROTO_PROC_A_RSS, p->rss_bytes);
 	if (p->nrss)
@@ -123,41 +130,85 @@ static int encode_proc(struct buf *b, const struct proto_proc *p)
 	return err ? err : proto_tlv_nest_end(b, nest);
 }
 
+static int encode_type(struct buf *b, const struct proto_list_type *t)
+{
+	size_t nest;
+	int err;
+
+	if (!t->name || !t->unit)
+		return -EINVAL;
+	nest = proto_tlv_nest_start(b, PROTO_LIST_A_TYPE);
+	err = proto_tlv_put_str(b, PROTO_TYPE_A_NAME, t->name);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_TYPE_A_UNIT, t->unit);
+	return err ? err : proto_tlv_nest_end(b, nest);
+}
+
 int proto_encode_list(struct buf *b, const struct proto_list *l)
 {
 	size_t start, i;
 	int err = 0;
 
-	if (!b || !l || (l->n && !l->procs))
+	if (!b || !l || (l->n && !l->procs) || (l->ntypes && !l->types) ||
+	    l->ntypes > PROTO_TYPES_MAX)
 		return -EINVAL;
 	start = b->len;
+	for (i = 0; i < l->ntypes && !err; i++)
+		err = encode_type(b, &l->types[i]);
 	for (i = 0; i < l->n && !err; i++)
-		err = encode_proc(b, &l->procs[i]);
+		err = encode_proc(b, &l->procs[i], l->ntypes);
 	return proto_tlv_finish(b, start, err);
 }
 
 struct proc_ctx {
 	struct proto_proc *p;
+	size_t ntypes; /* the list's, counted before the walk */
 	uint64_t seen;
 };
+
+/* A u64 array attribute of n values (a->len checked by the caller). */
+static uint64_t *get_u64s(const struct proto_attr *a, uint32_t n)
+{
+	uint64_t *v = malloc((size_t)n * sizeof(*v));
+	struct cursor c;
+	uint32_t i;
+
+	if (!v)
+		return NULL;
+	cursor_init(&c, a->val, a->len);
+	for (i = 0; i < n; i++)
+		v[i] = cursor_u64(&c);
+	return v;
+}
 
 static int get_rss_history(const struct proto_attr *a, struct proc_ctx *ctx)
 {
 	struct proto_proc *p = ctx->p;
-	struct cursor c;
-	uint32_t i, n = a->len / 16;
+	uint32_t n = a->len / 16;
 
 	if (a->len % 16 || !n || proto_tlv_once(&ctx->seen, a->tag))
 		return -EPROTO;
 	if (n > PROTO_RSS_POINTS_MAX)
 		return -EMSGSIZE;
-	p->rss_history = malloc((size_t)n * 2 * sizeof(*p->rss_history));
+	p->rss_history = get_u64s(a, 2 * n);
 	if (!p->rss_history)
 		return -ENOMEM;
-	cursor_init(&c, a->val, a->len);
-	for (i = 0; i < 2 * n; i++)
-		p->rss_history[i] = cursor_u64(&c);
 	p->nrss = n;
+	return 0;
+}
+
+/* A weight per type, so never more of them than the list has types. */
+static int get_totals(const struct proto_attr *a, struct proc_ctx *ctx)
+{
+	struct proto_proc *p = ctx->p;
+	uint32_t n = a->len / 8;
+
+	if (a->len % 8 || !n || n > ctx->ntypes || proto_tlv_once(&ctx->seen, a->tag))
+		return -EPROTO;
+	p->totals = get_u64s(a, n);
+	if (!p->totals)
+		return -ENOMEM;
+	p->ntotals = n;
 	return 0;
 }
 
@@ -175,8 +226,12 @@ static int proc_attr(const struct proto_attr *a, void *arg)
 		return proto_tlv_get_u32(a, &ctx->seen, &p->flags);
 	case PROTO_PROC_A_START_TIME:
 		return proto_tlv_get_u64(a, &ctx->seen, &p->start_time);
+	case PROTO_PROC_A_EXIT_NS:
+		return proto_tlv_get_u64(a, &ctx->seen, &p->exit_ns);
 	case PROTO_PROC_A_SAMPLES:
 		return proto_tlv_get_u64(a, &ctx->seen, &p->samples);
+	case PROTO_PROC_A_TOTALS:
+		return get_totals(a, ctx);
 	case PROTO_PROC_A_RSS:
 		return proto_tlv_get_u64(a, &ctx->seen, &p->rss_bytes);
 	case PROTO_PROC_A_RSS_HISTORY:
@@ -190,10 +245,43 @@ static int proc_attr(const struct proto_attr *a, void *arg)
 	}
 }
 
+struct type_ctx {
+	struct proto_list_type *t;
+	uint64_t seen;
+};
+
+static int type_attr(const struct proto_attr *a, void *arg)
+{
+	struct type_ctx *ctx = arg;
+
+	switch (a->tag) {
+	case PROTO_TYPE_A_NAME:
+		return proto_tlv_get_str(a, &ctx->seen, &ctx->t->name);
+	case PROTO_TYPE_A_UNIT:
+		return proto_tlv_get_str(a, &ctx->seen, &ctx->t->unit);
+	default:
+		return 0;
+	}
+}
+
 struct list_ctx {
 	struct proto_list *l;
-	size_t max;
+	size_t max, max_types;
 };
+
+static int list_type(struct list_ctx *ctx, const struct proto_attr *a)
+{
+	struct type_ctx tc;
+	int ret;
+
+	if (ctx->l->ntypes >= ctx->max_types)
+		return -EPROTO;
+	tc = (struct type_ctx){ .t = &ctx->l->types[ctx->l->ntypes++] };
+	ret = proto_tlv_walk(a->val, a->len, type_attr, &tc);
+	return ret ? ret
+		   : proto_tlv_require(tc.seen, PROTO_TLV_BIT(PROTO_TYPE_A_NAME) |
+							PROTO_TLV_BIT(PROTO_TYPE_A_UNIT));
+}
 
 static int list_attr(const struct proto_attr *a, void *arg)
 {
@@ -201,14 +289,37 @@ static int list_attr(const struct proto_attr *a, void *arg)
 	struct proc_ctx pc;
 	int ret;
 
+	if (a->tag == PROTO_LIST_A_TYPE)
+		return list_type(ctx, a);
 	if (a->tag != PROTO_LIST_A_PROC)
 		return 0;
 	if (ctx->l->n >= ctx->max)
 		return -EPROTO;
 	/* Count it first so proto_list_free() sees a half-decoded entry. */
-	pc = (struct proc_ctx){ .p = &ctx->l->procs[ctx->l->n++] };
+	pc = (struct proc_ctx){ .p = &ctx->l->procs[ctx->l->n++], .ntypes = ctx->max_types };
 	ret = proto_tlv_walk(a->val, a->len, proc_attr, &pc);
 	return ret ? ret : proto_tlv_require(pc.seen, PROTO_TLV_BIT(PROTO_PROC_A_PID));
+}
+
+/* Both arrays sized by a counting pass, so types may follow the
+ * processes whose totals they name. */
+static int list_alloc(const void *data, size_t len, struct list_ctx *ctx)
+{
+	struct proto_list *l = ctx->l;
+	int ret;
+
+	ret = proto_tlv_count(data, len, PROTO_LIST_A_PROC, &ctx->max);
+	if (!ret)
+		ret = proto_tlv_count(data, len, PROTO_LIST_A_TYPE, &ctx->max_types);
+	if (ret)
+		return ret;
+	if (ctx->max_types > PROTO_TYPES_MAX)
+		return -EMSGSIZE;
+	if (ctx->max && !(l->procs = calloc(ctx->max, sizeof(*l->procs))))
+		return -ENOMEM;
+	if (ctx->max_types && !(l->types = calloc(ctx->max_types, sizeof(*l->types))))
+		return -ENOMEM;
+	return 0;
 }
 
 int proto_decode_list(const void *data, size_t len, struct proto_list *l)
@@ -219,12 +330,9 @@ int proto_decode_list(const void *data, size_t len, struct proto_list *l)
 	if (!l || (!data && len))
 		return -EINVAL;
 	memset(l, 0, sizeof(*l));
-	ret = proto_tlv_count(data, len, PROTO_LIST_A_PROC, &ctx.max);
-	if (ret)
-		return ret;
-	if (ctx.max && !(l->procs = calloc(ctx.max, sizeof(*l->procs))))
-		return -ENOMEM;
-	ret = proto_tlv_walk(data, len, list_attr, &ctx);
+	ret = list_alloc(data, len, &ctx);
+	if (!ret)
+		ret = proto_tlv_walk(data, len, list_attr, &ctx);
 	if (ret)
 		proto_list_free(l);
 	return ret;
@@ -240,8 +348,14 @@ void proto_list_free(struct proto_list *l)
 		free(l->procs[i].comm);
 		free(l->procs[i].exe);
 		free(l->procs[i].rss_history);
+		free(l->procs[i].totals);
+	}
+	for (i = 0; i < l->ntypes; i++) {
+		free(l->types[i].name);
+		free(l->types[i].unit);
 	}
 	free(l->procs);
+	free(l->types);
 	memset(l, 0, sizeof(*l));
 }
 
