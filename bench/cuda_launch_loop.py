@@ -2,10 +2,14 @@
 shape, some Python work then one kernel launch, through ctypes into a
 runtime stand-in that returns at once.
 
-usage: cuda_launch_loop.py LIBCUDART SECONDS WORK_US
+usage: cuda_launch_loop.py LIBCUDART SECONDS WORK_ITERS
+       cuda_launch_loop.py --calibrate WORK_US
 Runs ~1 s to warm up (profd attaches to the library when it is mapped),
 then launches for SECONDS and prints one JSON line: launches, cpu_s (user
-+ system of this process), wall_s.  WORK_US 0: launches back to back."""
++ system of this process), wall_s.  WORK_ITERS: iterations of the Python
+work between launches (0: back to back), as --calibrate prints for
+WORK_US, once for all runs to compare (a calibration per run would differ
+by more than what is measured)."""
 import ctypes
 import json
 import os
@@ -50,13 +54,15 @@ def loop(rt, stub, g, b, n, seconds):
 
 
 def main():
-    lib, seconds, work_us = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+    if sys.argv[1] == "--calibrate":
+        print(calibrate(float(sys.argv[2])))
+        return
+    lib, seconds, n = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
     rt = ctypes.CDLL(lib)
     rt.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.c_void_p,
                                     ctypes.c_size_t, ctypes.c_void_p]
     stub = ctypes.cast(rt.cudaDeviceSynchronize, ctypes.c_void_p)  # any code address
     g, b = dim3(4, 1, 1), dim3(256, 1, 1)
-    n = calibrate(work_us)
     loop(rt, stub, g, b, n, 1.0)
     t0, c0 = time.perf_counter(), os.times()
     launches = loop(rt, stub, g, b, n, seconds)
