@@ -118,7 +118,7 @@ int on_page_faults(struct bpf_perf_event_data *ctx)
  * page (THP "always", which Debian's and RHEL's kernels default to, or
  * MADV_HUGEPAGE; 6.8+ also maps smaller multi-page folios) makes 2^order
  * pages resident at once, yet is one fault to the program above: under
- * THP "always" a 300 MiB buffer read as 7 MiB.  The page allocator's
+ * THP "always" a 300 MiB buffer read as 1 MiB.  The page allocator's
  * tracepoint sees each such folio allocated in the faulting thread: the
  * GFP flags of an anonymous transparent huge page (userspace finds their
  * bits in the kernel's BTF), which the page cache's large folios and the
