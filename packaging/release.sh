@@ -50,11 +50,17 @@ for exe in profd profctl; do
 		exit 1
 	fi
 done
-libs=$(for exe in profd profctl; do
-	ldd "$build/$exe" | awk '
+# And elfutils' debuginfod client with its libraries: profd loads it at
+# run time where DEBUGINFOD_URLS is set (README, Running in production),
+# and the bundled loader looks nowhere but lib/.
+debuginfod=$(ldconfig -p | awk '$1 == "libdebuginfod.so.1" && /x86-64/ { print $NF; exit }')
+[ -n "$debuginfod" ] || echo "release: no libdebuginfod.so.1 here: the bundle fetches no debug files" >&2
+libs=$(for exe in "$build/profd" "$build/profctl" $debuginfod; do
+	ldd "$exe" | awk '
 		$2 == "=>" && $3 ~ /^\// { print $1 " " $3; next }
 		$1 ~ /^\// && $1 ~ /ld-linux/ { print "ld-linux-x86-64.so.2 " $1 }'
 done | sort -u)
+[ -z "$debuginfod" ] || libs=$(printf '%s\nlibdebuginfod.so.1 %s' "$libs" "$debuginfod")
 [ -n "$libs" ] || { echo "release: ldd listed no libraries" >&2; exit 1; }
 echo "$libs" | while read -r soname path; do
 	cp -L "$path" "$root/lib/$soname"
@@ -107,7 +113,8 @@ root (or CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE ...: profd(8)) and /bin/sh.
 Nothing of the host's userland: bin/profd and bin/profctl are launchers
 that run lib/profd and lib/profctl with the bundled dynamic loader
 (lib/ld-linux-x86-64.so.2) and the bundled libraries in lib/ (glibc 2.36,
-libbpf, libelf, libdw, SQLite, libcurl, OpenSSL and theirs), so it runs
+libbpf, libelf, libdw, SQLite, libcurl, OpenSSL, elfutils' debuginfod
+client and theirs), so it runs
 on any x86-64 distribution and in a bare container.  The BPF programs are
 built into the executables.  Programs profctl starts
 ("profctl record -- CMD") run with the host's own loader and libraries.

@@ -248,6 +248,51 @@ static void test_debug_by_build_id(void **state)
 	elfsym_free(e);
 }
 
+/* A debug file handed over by its fd (fetched from debuginfod): used
+ * when its build-id is the file's; another file's is ignored.  The file
+ * says whether it still lacks one (worth a fetch). */
+static void test_debug_given_fd(void **state)
+{
+	static const char *const names[] = { "alpha", "beta", "gamma_local", "zsize_fn", NULL };
+	char dbg[2 * PATH_MAX], bid[200];
+	struct elfsym *e;
+	uint64_t addr, size;
+	int fd, dfd, other;
+
+	(void)state;
+	assert_true(symtest_build_id(path_of("libt.so"), bid, sizeof(bid)));
+	snprintf(dbg, sizeof(dbg), "%s/root1/usr/lib/debug/.build-id/%.2s/%s.debug", D, bid, bid + 2);
+	fd = open(path_of("root1/usr/lib/libbid.so"), O_RDONLY);
+	dfd = open(dbg, O_RDONLY);
+	other = open(path_of("libdl.so.debug"), O_RDONLY); /* no build-id, another file */
+	assert_true(fd >= 0 && dfd >= 0 && other >= 0);
+	assert_true(symtest_nm(path_of("libt.so"), "gamma_local", &addr, &size));
+
+	e = elfsym_open_fd(fd, NULL, NULL); /* the host's /usr/lib/debug has not its file */
+	assert_non_null(e);
+	assert_true(elfsym_lacks_debug(e));
+	assert_null(elfsym_lookup(e, addr, NULL));
+	elfsym_free(e);
+
+	e = elfsym_open_fd_debug(fd, NULL, "", dfd);
+	assert_non_null(e);
+	assert_true(elfsym_has_debug_file(e));
+	assert_false(elfsym_lacks_debug(e));
+	expect_nm_syms(e, path_of("libt.so"), names);
+	elfsym_free(e);
+
+	e = elfsym_open_fd_debug(fd, NULL, "", other);
+	assert_non_null(e);
+	assert_false(elfsym_has_debug_file(e));
+	assert_null(elfsym_lookup(e, addr, NULL));
+	elfsym_free(e);
+	/* The fds stay the caller's, open. */
+	assert_true(fcntl(dfd, F_GETFD) >= 0);
+	close(fd);
+	close(dfd);
+	close(other);
+}
+
 static void test_debug_by_debuglink(void **state)
 {
 	static const char *const names[] = { "alpha", "beta", "gamma_local", NULL };
@@ -585,6 +630,7 @@ int main(void)
 		cmocka_unit_test(test_shared_lib),
 		cmocka_unit_test(test_debug_by_build_id),
 		cmocka_unit_test(test_debug_by_debuglink),
+		cmocka_unit_test(test_debug_given_fd),
 		cmocka_unit_test(test_root_symlink_contained),
 		cmocka_unit_test(test_vdso_image),
 		cmocka_unit_test(test_demangle),

@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "check.h"
 #include "control.h"
+#include "debuginfod.h"
 #include "options.h"
 #include "persist.h"
 #include "statelock.h"
@@ -194,6 +195,21 @@ static struct sampler *open_sampler_preloading(struct daemon *d, const struct sa
 	return s;
 }
 
+
+/* Debug files by build-id where the user set DEBUGINFOD_URLS (one line
+ * either way), cached beside the history so they last across restarts. */
+static void start_debuginfod(const struct daemon *d)
+{
+	char cache[4096];
+	bool named = d->cfg.state_dir &&
+		     snprintf(cache, sizeof(cache), "%s/debuginfod", d->cfg.state_dir) <
+			     (int)sizeof(cache);
+
+	if (debuginfod_init(named ? cache : NULL) > 0)
+		fprintf(stderr, "profd: debuginfod: stripped files' debug files fetched from %s (cache %s)\n",
+			getenv("DEBUGINFOD_URLS"), getenv("DEBUGINFOD_CACHE_PATH") ?: "~/.cache");
+}
+
 static int daemon_start(struct daemon *d)
 {
 	struct sampler_opts so = {
@@ -271,6 +287,7 @@ static int daemon_start(struct daemon *d)
 	 * first sample on. */
 	persist_open(d);
 	npy = ingest_scan_python(&d->in);
+	start_debuginfod(d);
 	err = worker_new(sampler_unwinder(d->sampler), &d->worker);
 	if (err)
 		return err;

@@ -18,6 +18,7 @@
 #include "daemon.h"
 #include "worker.h"
 #include "log.h"
+#include "debuginfod.h"
 #include "elfsym.h"
 #include "kallsyms.h"
 #include "perfmap.h"
@@ -45,6 +46,7 @@ enum job_kind {
 	JOB_PERFMAP,  /* a process's perf map (JIT code names), for the symbolizer */
 	JOB_PY_NAME,  /* a Python code object's or task's name (ask, rt) */
 	JOB_PY_FORGET, /* a process's code objects, from the lane's cache */
+	JOB_DEBUGINFOD, /* a stripped file's debug file fetched, its symbols again */
 };
 
 struct job {
@@ -55,6 +57,8 @@ struct job {
 	struct ingest_py_ask ask;     /* JOB_PY_NAME */
 	struct pyruntime *rt;	      /* JOB_PY_NAME: a copy, owned by the job */
 	uint64_t ticket;	      /* JOB_PY_*: its place in the Python lane */
+	uint8_t build_id[64];	      /* JOB_DEBUGINFOD: the file's */
+	size_t build_id_len;
 };
 
 /* An answer for ingest: a Python runtime or name, an identity, maps, a
@@ -79,8 +83,13 @@ struct result {
  * identity, maps, Python detection: up to a few ms) never wait behind a
  * table build or a symbol table read (seconds for a big library), nor
  * those behind each other; Python names (the samples of a Python program
- * starting wait for them) behind none of those. */
-enum { LANE_QUICK, LANE_TABLES, LANE_SYMBOLS, LANE_PYTHON, LANES };
+ * starting wait for them) behind none of those; debuginfod downloads
+ * (minutes, a server away) behind nothing: samples never wait for them,
+ * a file's frames are named from its stripped symbols meanwhile. */
+enum { LANE_QUICK, LANE_TABLES, LANE_SYMBOLS, LANE_PYTHON, LANE_FETCH, LANES };
+
+/* Build-ids asked of debuginfod (each once a run): at most this many. */
+#define FETCH_ASKED_MAX 65536
 
 struct lane {
 	struct worker *w;
@@ -107,6 +116,7 @@ struct worker {
 	 * asked before it is of a program gone (exec'ed or exited), not read. */
 	struct hashmap py_forgets;
 	uint64_t py_tickets;
+	struct hashmap fetch_asked; /* build-id's first 8 bytes -> 1 */
 	struct unwinder_stats snap; /* as of the last job, for stats */
 	struct worker_stats st;
 };
@@ -119,6 +129,8 @@ static struct lane *lane_of(struct worker *w, uint32_t kind)
 		return &w->lanes[LANE_TABLES];
 	if (kind == JOB_PY_NAME || kind == JOB_PY_FORGET)
 		return &w->lanes[LANE_PYTHON];
+	if (kind == JOB_DEBUGINFOD)
+		return &w->lanes[LANE_FETCH];
 	return &w->lanes[LANE_QUICK];
 }
 
@@ -368,6 +380,61 @@ static void read_py_name(struct worker *w, const struct job *j, struct result *r
 		r->py_err = -ENOMEM;
 }
 
+/* A stripped file just read (on the symbols lane) with no debug file
+ * here: ask debuginfod for it once a run, on the fetch lane. */
+static void ask_debuginfod(struct worker *w, const struct job *j, const struct elfsym *es)
+{
+	struct job f = { .kind = JOB_DEBUGINFOD, .pid = j->pid, .map = j->map };
+	const uint8_t *id;
+	uint64_t key = 0;
+	bool asked;
+
+	if (!debuginfod_on() || !es || !elfsym_lacks_debug(es))
+		return;
+	id = elfsym_build_id(es, &f.build_id_len);
+	if (!id || f.build_id_len > sizeof(f.build_id))
+		return;
+	memcpy(f.build_id, id, f.build_id_len);
+	memcpy(&key, id, f.build_id_len < 8 ? f.build_id_len : 8);
+	pthread_mutex_lock(&w->mu);
+	asked = hashmap_get(&w->fetch_asked, key, NULL) ||
+		w->fetch_asked.len >= FETCH_ASKED_MAX ||
+		hashmap_put(&w->fetch_asked, key, 1);
+	pthread_mutex_unlock(&w->mu);
+	if (asked || !(f.map.path = strdup(j->map.path)))
+		return;
+	enqueue(w, f);
+}
+
+/* The debug file of j's build-id from debuginfod, then the file's
+ * symbols with it: the answer replaces the stripped ones. */
+static void fetch_debuginfo(struct worker *w, const struct job *j, struct result *r)
+{
+	int fd = debuginfod_fetch(j->build_id, j->build_id_len);
+
+	pthread_mutex_lock(&w->mu);
+	if (fd >= 0)
+		w->st.debuginfod_fetched++;
+	else if (fd == -ENOENT)
+		w->st.debuginfod_not_found++;
+	else
+		w->st.debuginfod_failed++;
+	pthread_mutex_unlock(&w->mu);
+	if (fd >= 0) {
+		symcache_load_debug("/proc", (int)j->pid, &j->map, fd, &r->syms);
+		close(fd);
+	}
+	/* Gone with its process, or a file that does not match: the
+	 * stripped symbols stay. */
+	if (!r->syms.es || !elfsym_has_debug_file(r->syms.es)) {
+		log_debug("worker: no symbols of %s from debuginfod: %s", j->map.path,
+			  fd < 0 ? strerror(-fd) : "the file does not match, or has none");
+		result_free(r);
+		return;
+	}
+	add_result(w, r);
+}
+
 static void run_job(struct worker *w, const struct job *j)
 {
 	struct result r = { .job = *j };
@@ -393,7 +460,11 @@ static void run_job(struct worker *w, const struct job *j)
 		break;
 	case JOB_SYMBOLS: /* the path goes back with the answer */
 		symcache_load("/proc", (int)j->pid, &j->map, &r.syms);
+		ask_debuginfod(w, j, r.syms.es);
 		add_result(w, &r);
+		break;
+	case JOB_DEBUGINFOD:
+		fetch_debuginfo(w, j, &r);
 		break;
 	case JOB_KALLSYMS:
 		r.ks = kallsyms_load(j->map.path);
@@ -530,6 +601,7 @@ void worker_free(struct worker *w)
 		return;
 	if (w->u)
 		unwinder_set_yield(w->u, NULL, NULL); /* the worker goes first */
+	debuginfod_cancel(); /* a download under way ends now */
 	pthread_mutex_lock(&w->mu);
 	w->stop = true;
 	for (i = 0; i < LANES; i++)
@@ -553,6 +625,7 @@ void worker_free(struct worker *w)
 	free(w->res);
 	hashmap_free(&w->tables_queued);
 	hashmap_free(&w->py_forgets);
+	hashmap_free(&w->fetch_asked);
 	pycode_cache_free(w->pyc);
 	if (w->efd >= 0)
 		close(w->efd);
@@ -589,6 +662,8 @@ void worker_publish(struct worker *w, struct ingest *in)
 					  &res[i].maps);
 		else if (j->kind == JOB_SYMBOLS)
 			symbolizer_file_loaded(in->sym, &j->map, &res[i].syms);
+		else if (j->kind == JOB_DEBUGINFOD)
+			symbolizer_file_upgraded(in->sym, &j->map, &res[i].syms);
 		else if (j->kind == JOB_KALLSYMS)
 			symbolizer_kallsyms_loaded(in->sym, res[i].ks);
 		else if (j->kind == JOB_PERFMAP)

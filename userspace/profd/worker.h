@@ -14,6 +14,8 @@ struct worker;
 struct worker_stats {
 	uint64_t queued, done, dropped, busy_ns, waiting;
 	uint64_t tables_yields; /* a process's builds paused for another's */
+	/* Debug files asked of debuginfod: got, no server has it, other errors. */
+	uint64_t debuginfod_fetched, debuginfod_not_found, debuginfod_failed;
 };
 struct unwinder;
 struct unwinder_stats;

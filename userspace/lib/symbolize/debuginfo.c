@@ -133,3 +133,13 @@ int debuginfo_open(struct elffile *main, int main_fd, const char *root, const ch
 		return 0;
 	return by_debuglink(main, root, path_in_root, &w, out, out_fd);
 }
+
+int debuginfo_open_given(struct elffile *main, int fd, struct elffile *out)
+{
+	struct wanted w = { 0 };
+
+	w.id_len = elffile_build_id(main, w.id);
+	if (!w.id_len || !candidate_ok(fd, out, &w))
+		return -ENOENT;
+	return 0;
+}

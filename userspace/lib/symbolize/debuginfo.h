@@ -20,5 +20,8 @@
  * 0 or -ENOENT. */
 int debuginfo_open(struct elffile *main, int main_fd, const char *root, const char *path_in_root,
 		   struct elffile *out, int *out_fd);
+/* fd, a debug file from elsewhere (debuginfod), as main's: *out open on
+ * it when its build-id is main's (the caller closes both), else -ENOENT. */
+int debuginfo_open_given(struct elffile *main, int fd, struct elffile *out);
 
 #endif

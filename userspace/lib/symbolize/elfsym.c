@@ -42,6 +42,7 @@ struct elfsym {
 	uint8_t build_id[ELFFILE_BUILD_ID_MAX];
 	size_t build_id_len;
 	bool debug_file;
+	bool stripped; /* no .symtab of its own */
 };
 
 /* A symbol as read; the name still points into libelf's data.  For an
@@ -343,15 +344,27 @@ static int read_segments(struct elffile *f, struct elfsym *e)
 	return 0;
 }
 
-/* Stripped file: merge the separate debug file's .symtab, if found. */
+/* Stripped file: merge the separate debug file's .symtab: the one given
+ * (given_fd >= 0: fetched by build-id, checked to match), else one found
+ * on the machine. */
 static int add_debug_symbols(struct elfsym *e, struct elffile *f, int fd, const char *path,
-			     const char *root, struct collect *c, struct elffile *dbg, int *dbg_fd)
+			     const char *root, int given_fd, struct collect *c,
+			     struct elffile *dbg, int *dbg_fd)
 {
 	bool has_symtab;
 	int err;
 
-	if (debuginfo_open(f, fd, root, path, dbg, dbg_fd))
+	if (given_fd >= 0) { /* a copy: closed with a found one's, after finalize */
+		*dbg_fd = dup(given_fd);
+		if (*dbg_fd >= 0 && debuginfo_open_given(f, *dbg_fd, dbg)) {
+			close(*dbg_fd);
+			*dbg_fd = -1;
+		}
+		if (*dbg_fd < 0)
+			return 0;
+	} else if (debuginfo_open(f, fd, root, path, dbg, dbg_fd)) {
 		return 0;
+	}
 	err = collect_file(dbg, true, c, &has_symtab);
 	e->debug_file = has_symtab;
 	log_debug("symbolize: %s: separate debug info %s", path ? path : "?",
@@ -397,7 +410,8 @@ static int add_split_parts(struct elffile *f, struct collect *c)
 	return 0;
 }
 
-static struct elfsym *build(struct elffile *f, int fd, const char *path, const char *root)
+static struct elfsym *build(struct elffile *f, int fd, const char *path, const char *root,
+			    int given_fd)
 {
 	struct elffile dbg = { .fd = -1 };
 	struct collect c = { 0 };
@@ -412,8 +426,9 @@ static struct elfsym *build(struct elffile *f, int fd, const char *path, const c
 		goto out;
 	e->build_id_len = elffile_build_id(f, e->build_id);
 	err = collect_file(f, false, &c, &has_symtab);
+	e->stripped = !has_symtab;
 	if (!err && !has_symtab && root)
-		err = add_debug_symbols(e, f, fd, path, root, &c, &dbg, &dbg_fd);
+		err = add_debug_symbols(e, f, fd, path, root, given_fd, &c, &dbg, &dbg_fd);
 	if (!err && !has_symtab && !e->debug_file)
 		err = add_split_parts(f, &c);
 	if (!err)
@@ -433,7 +448,8 @@ out:
 	return e;
 }
 
-struct elfsym *elfsym_open_fd(int fd, const char *path_in_root, const char *root_prefix)
+struct elfsym *elfsym_open_fd_debug(int fd, const char *path_in_root, const char *root_prefix,
+				    int debug_fd)
 {
 	struct elffile f;
 	struct elfsym *e;
@@ -443,11 +459,16 @@ struct elfsym *elfsym_open_fd(int fd, const char *path_in_root, const char *root
 		errno = -err;
 		return NULL;
 	}
-	e = build(&f, fd, path_in_root, root_prefix ? root_prefix : "");
+	e = build(&f, fd, path_in_root, root_prefix ? root_prefix : "", debug_fd);
 	err = errno;
 	elffile_close(&f);
 	errno = err;
 	return e;
+}
+
+struct elfsym *elfsym_open_fd(int fd, const char *path_in_root, const char *root_prefix)
+{
+	return elfsym_open_fd_debug(fd, path_in_root, root_prefix, -1);
 }
 
 struct elfsym *elfsym_open(const char *path, const char *root_prefix)
@@ -476,7 +497,7 @@ struct elfsym *elfsym_open_mem(const void *image, size_t len)
 		errno = -err;
 		return NULL;
 	}
-	e = build(&f, -1, NULL, NULL);
+	e = build(&f, -1, NULL, NULL, -1);
 	err = errno;
 	elffile_close(&f);
 	errno = err;
@@ -585,4 +606,9 @@ size_t elfsym_nsyms(const struct elfsym *e)
 bool elfsym_has_debug_file(const struct elfsym *e)
 {
 	return e->debug_file;
+}
+
+bool elfsym_lacks_debug(const struct elfsym *e)
+{
+	return e->stripped && !e->debug_file && e->build_id_len;
 }

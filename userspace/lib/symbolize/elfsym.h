@@ -19,6 +19,10 @@ struct elfsym *elfsym_open(const char *path, const char *root_prefix);
  * file's path under root_prefix, used to find .gnu_debuglink files; it
  * may be NULL. */
 struct elfsym *elfsym_open_fd(int fd, const char *path_in_root, const char *root_prefix);
+/* Same with debug_fd as its separate debug file (fetched by build-id):
+ * used only where its build-id matches the file's, else as if absent. */
+struct elfsym *elfsym_open_fd_debug(int fd, const char *path_in_root, const char *root_prefix,
+				    int debug_fd);
 /* From an ELF image in memory (the vdso); the image is copied. */
 struct elfsym *elfsym_open_mem(const void *image, size_t len);
 void elfsym_free(struct elfsym *e);
@@ -40,5 +44,8 @@ const uint8_t *elfsym_build_id(const struct elfsym *e, size_t *len);
 size_t elfsym_nsyms(const struct elfsym *e);
 /* True when the symbols came (partly) from a separate debug file. */
 bool elfsym_has_debug_file(const struct elfsym *e);
+/* Stripped, with a build-id and no debug file found: one worth asking
+ * a debuginfod server for. */
+bool elfsym_lacks_debug(const struct elfsym *e);
 
 #endif

@@ -273,6 +273,12 @@ void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
 	symcache_put(s->cache, m, r);
 }
 
+void symbolizer_file_upgraded(struct symbolizer *s, const struct procmap *m,
+			      struct symcache_loaded *r)
+{
+	symcache_upgrade(s->cache, m, r);
+}
+
 uint64_t symbolizer_file_seq(const struct symbolizer *s, const struct procmap *m)
 {
 	return symcache_seq(s->cache, m);

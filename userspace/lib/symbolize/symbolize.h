@@ -84,6 +84,10 @@ struct symcache_loaded;
 void symbolizer_set_loader(struct symbolizer *s, const struct symcache_loader *l);
 void symbolizer_file_loaded(struct symbolizer *s, const struct procmap *m,
 			    struct symcache_loaded *r);
+/* A stripped file's symbols again, with the debug file fetched for it
+ * since (symcache_upgrade): its frames are named anew from here on. */
+void symbolizer_file_upgraded(struct symbolizer *s, const struct procmap *m,
+			      struct symcache_loaded *r);
 /* Or have perf maps read on another thread: a due (re)load asks
  * load(ctx, pid, seq, stamp), whose answer, from perfmap_load(), goes
  * with the same seq to symbolizer_perfmap_loaded(); the frame waits for

@@ -166,6 +166,12 @@ static bool process_gone(const char *root)
 void symcache_load(const char *proc_root, int pid, const struct procmap *m,
 		   struct symcache_loaded *out)
 {
+	symcache_load_debug(proc_root, pid, m, -1, out);
+}
+
+void symcache_load_debug(const char *proc_root, int pid, const struct procmap *m, int debug_fd,
+			 struct symcache_loaded *out)
+{
 	char root[PATH_MAX];
 	/* The path may now name another file (replaced, or a container's
 	 * view differs): procfile_open_mapped checks it is the mapped one. */
@@ -181,7 +187,7 @@ void symcache_load(const char *proc_root, int pid, const struct procmap *m,
 		return;
 	}
 	out->opened = true;
-	out->es = elfsym_open_fd(fd, m->path, root);
+	out->es = elfsym_open_fd_debug(fd, m->path, root, debug_fd);
 	out->err = out->es ? 0 : errno;
 	close(fd);
 	if (!out->es) {
@@ -235,6 +241,23 @@ void symcache_put(struct symcache *c, const struct procmap *m, struct symcache_l
 	account(c, e, 1);
 	if (err == -ESRCH)
 		remove_entry(c, e);
+}
+
+void symcache_upgrade(struct symcache *c, const struct procmap *m, struct symcache_loaded *r)
+{
+	struct entry *e = find(c, m);
+
+	/* Evicted, or being loaded again: the next load asks anew. */
+	if (!e || e->loading || !r->es || !e->es) {
+		elfsym_free(r->es);
+		r->es = NULL;
+		return;
+	}
+	elfsym_free(e->es);
+	e->es = r->es;
+	e->seq = ++c->seq; /* names from the stripped load are made again */
+	r->es = NULL;
+	c->st.upgrades++;
 }
 
 const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int pid,

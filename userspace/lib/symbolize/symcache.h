@@ -23,6 +23,7 @@ struct symcache_stats {
 	uint64_t hits, loads;
 	uint64_t evictions;
 	uint64_t open_failures, parse_failures;
+	uint64_t upgrades; /* stripped files' symbols replaced by fetched debug files' */
 };
 
 struct symcache;
@@ -74,6 +75,13 @@ struct symcache_loaded {
 };
 void symcache_load(const char *proc_root, int pid, const struct procmap *m,
 		   struct symcache_loaded *out);
+/* Same with debug_fd as the file's separate debug file (elfsym_open_fd_debug). */
+void symcache_load_debug(const char *proc_root, int pid, const struct procmap *m, int debug_fd,
+			 struct symcache_loaded *out);
+/* r's symbols (from a debug file fetched later) replace those the cache
+ * holds for m's file, which get a new symcache_seq; dropped where the
+ * cache holds none (evicted, failed, or loading anew). */
+void symcache_upgrade(struct symcache *c, const struct procmap *m, struct symcache_loaded *r);
 /* es (owned by the cache from here) for m's file. */
 void symcache_put(struct symcache *c, const struct procmap *m, struct symcache_loaded *r);
 /* Files asked of the loader whose answer has not come. */

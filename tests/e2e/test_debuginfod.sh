@@ -1,0 +1,88 @@
+# Symbols of stripped files from a debuginfod server (DEBUGINFOD_URLS):
+# a workload stripped of its symbol table (its `fib` is static: in no
+# dynamic symbol table either), its debug file made by objcopy and served
+# by elfutils' debuginfod from a directory, nowhere under /usr/lib/debug.
+#  - without DEBUGINFOD_URLS `fib` is never named;
+#  - with it, profd fetches the debug file on its fetch lane (once, into
+#    the state directory's cache) and names `fib` from then on;
+#  - with a server that does not answer, samples keep coming, the failure
+#    is counted, and profd stops at once.
+. "$(dirname "$0")/lib.sh"
+
+command -v debuginfod >/dev/null || skip "no debuginfod server (Debian: apt-get install debuginfod)"
+command -v objcopy >/dev/null || skip "no objcopy (binutils)"
+command -v curl >/dev/null || skip "no curl"
+
+mkdir -p "$T/srv" "$T/bin"
+cp "$WORKLOADS/c_calls" "$T/full"
+objcopy --only-keep-debug "$T/full" "$T/srv/c_calls.debug" || fail "objcopy --only-keep-debug"
+objcopy --strip-all "$T/full" "$T/bin/c_calls" || fail "objcopy --strip-all"
+rm "$T/full"
+! nm "$T/bin/c_calls" 2>/dev/null | grep -qw fib && ! nm -D "$T/bin/c_calls" | grep -qw fib ||
+	fail "the stripped workload still names fib"
+id=$(readelf -n "$T/bin/c_calls" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+[ -n "$id" ] || fail "the workload has no build-id"
+
+# fib's samples in a 4 s profile of the stripped workload.
+fib_samples() {
+	run_bg "$T/bin/c_calls" 1000000 >/dev/null
+	local pid=${CHILDREN[-1]}
+	sleep 4
+	ctl dump --pid "$pid" -f folded -o "$T/$1.folded" || fail "dump of the workload failed"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	sum_matching "$T/$1.folded" '(^|;)fib( |;|$)'
+}
+
+start_profd
+n=$(fib_samples plain)
+echo "without DEBUGINFOD_URLS: fib in $n of $(total_samples "$T/plain.folded") samples"
+[ "$(total_samples "$T/plain.folded")" -gt 100 ] || fail "too few samples of the workload"
+[ "$n" = 0 ] || fail "fib named without its debug file: the test proves nothing"
+stop_profd
+ok "stripped: fib not named"
+
+port=$((20000 + RANDOM % 20000))
+run_bg debuginfod -F "$T/srv" -p "$port" -d "$T/dfd.sqlite" -t 0 -g 0 >"$T/dfd.log" 2>&1
+for i in $(seq 1 100); do
+	code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/buildid/$id/debuginfo")
+	[ "$code" = 200 ] && break
+	sleep 0.2
+done
+[ "$code" = 200 ] || { cat "$T/dfd.log"; skip "the local debuginfod server did not serve the file (HTTP $code)"; }
+
+export DEBUGINFOD_URLS=http://127.0.0.1:$port
+start_profd
+n=$(fib_samples fetched)
+total=$(total_samples "$T/fetched.folded")
+echo "with DEBUGINFOD_URLS: fib in $n of $total samples;" \
+	"fetched $(stat_of debuginfod_fetched), not found $(stat_of debuginfod_not_found), failed $(stat_of debuginfod_failed)"
+grep -q "debuginfod: stripped files' debug files fetched from $DEBUGINFOD_URLS" "$T/profd.err" ||
+	fail "no line saying debuginfod is on"
+[ "$(stat_of debuginfod_fetched)" -ge 1 ] || fail "nothing fetched"
+[ $((n * 10)) -ge $((total * 5)) ] || fail "fib named in $n of $total samples after the fetch"
+ls "$T/state/debuginfod/$id/debuginfo" >/dev/null 2>&1 || fail "the debug file is not in the state directory's cache"
+stop_profd
+ok "debuginfod: fib named in $n of $total samples, the file cached under the state directory"
+
+# A server that takes connections and never answers: nothing waits on it.
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True); time.sleep(600)' >"$T/mute.port" &
+CHILDREN+=($!)
+for i in $(seq 1 50); do [ -s "$T/mute.port" ] && break; sleep 0.1; done
+rm -rf "$T/state/debuginfod"
+# Its own 10 s limit made 60: stopping must not wait for either.
+export DEBUGINFOD_URLS=http://127.0.0.1:$(cat "$T/mute.port") DEBUGINFOD_TIMEOUT=60
+start_profd
+n=$(fib_samples mute)
+total=$(total_samples "$T/mute.folded")
+echo "with a mute server: $total samples, fib in $n"
+[ "$total" -gt 100 ] || fail "samples stalled behind a mute debuginfod server ($total)"
+t0=$(date +%s%N)
+stop_profd
+took=$((($(date +%s%N) - t0) / 1000000))
+echo "profd stopped in $took ms with a fetch under way"
+[ "$took" -lt 5000 ] || fail "stopping took $took ms: the fetch was waited out"
+ok "a mute server: samples kept coming, profd stopped in $took ms"
