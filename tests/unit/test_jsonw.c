@@ -1,6 +1,6 @@
-/* Unit tests for profctl's JSON writer (userspace/profctl/jsonw.c): the
- * commas, the layout the e2e tests grep, escaping, numbers, and misuse
- * caught instead of printed. */
+/* Unit tests for the JSON writer (userspace/lib/core/jsonw.c): the
+ * commas, the layout the e2e tests grep, the renderers' styles, escaping,
+ * numbers, and misuse caught instead of printed. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -81,6 +81,95 @@ static void test_empty_and_one_line(void **state)
 	assert_prints(&w, "{\"error\": \"no\", \"command\": \"\"}\n");
 }
 
+/* What jsonw_finish appends to a buffer that already holds text. */
+static void assert_finishes(struct jsonw *w, const char *want)
+{
+	struct buf out;
+
+	buf_init(&out);
+	buf_puts(&out, ">");
+	assert_int_equal(jsonw_finish(w, &out), 0);
+	assert_non_null(buf_cstr(&out));
+	assert_string_equal(out.data + 1, want);
+	buf_free(&out);
+}
+
+/* The profd-profile layout: top-level keys at the margin, line arrays
+ * indented one level, closing brackets on their own line unless empty. */
+static void test_flush_and_array_lines(void **state)
+{
+	struct jsonw w;
+
+	(void)state;
+	jsonw_init_style(&w, 1, JSONW_FLUSH);
+	jsonw_object(&w);
+	jsonw_key(&w, "m");
+	jsonw_object(&w);
+	jsonw_key(&w, "t");
+	jsonw_null(&w);
+	jsonw_key_u64(&w, "n", 1);
+	jsonw_end(&w);
+	jsonw_key(&w, "a");
+	jsonw_array_lines(&w);
+	jsonw_array(&w);
+	jsonw_i64(&w, -1);
+	jsonw_u64(&w, 2);
+	jsonw_end(&w);
+	jsonw_object(&w);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_key(&w, "e");
+	jsonw_array_lines(&w);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	assert_finishes(&w, "{\n\"m\": {\"t\": null, \"n\": 1},\n\"a\": [\n  [-1, 2],\n  {}\n],\n"
+			    "\"e\": []\n}\n");
+}
+
+/* speedscope's layout: no spaces, breaks only where asked, none before a
+ * closing bracket, never indented. */
+static void test_compact_and_break(void **state)
+{
+	struct jsonw w;
+
+	(void)state;
+	jsonw_init_style(&w, 0, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "s", "x y");
+	jsonw_break(&w);
+	jsonw_key(&w, "f");
+	jsonw_object(&w);
+	jsonw_key(&w, "a");
+	jsonw_array(&w);
+	jsonw_break(&w);
+	jsonw_u64(&w, 1);
+	jsonw_break(&w);
+	jsonw_array(&w);
+	jsonw_u64(&w, 2);
+	jsonw_u64(&w, 3);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_key_bool(&w, "b", true);
+	jsonw_end(&w);
+	assert_finishes(&w, "{\"s\":\"x y\",\n\"f\":{\"a\":[\n1,\n[2,3]]},\"b\":true}\n");
+}
+
+/* A misused writer appends nothing to the renderer's buffer. */
+static void test_finish_misuse(void **state)
+{
+	struct jsonw w;
+	struct buf out;
+
+	(void)state;
+	buf_init(&out);
+	jsonw_init_style(&w, 0, JSONW_COMPACT);
+	jsonw_array(&w);
+	assert_int_equal(jsonw_finish(&w, &out), -EPROTO);
+	assert_int_equal(out.len, 0);
+	buf_free(&out);
+}
+
 /* Quotes, backslashes and control characters escaped, invalid UTF-8 as
  * U+FFFD, valid UTF-8 kept; keys escaped as values are. */
 static void test_escapes(void **state)
@@ -159,6 +248,9 @@ int main(void)
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_misuse),
+		cmocka_unit_test(test_flush_and_array_lines),
+		cmocka_unit_test(test_compact_and_break),
+		cmocka_unit_test(test_finish_misuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
-/* Output formats: golden folded and json files (tests/data/), the
- * render_format dispatch, frame-name parsing, and every format on an empty
- * profile and on hostile names.  Regenerate the goldens after an intended
- * change with PROFD_UPDATE_GOLDEN=1. */
+/* Output formats: golden folded, json and speedscope files (tests/data/),
+ * the render_format dispatch, frame-name parsing, and every format on an
+ * empty profile and on hostile names.  Regenerate the goldens after an
+ * intended change with PROFD_UPDATE_GOLDEN=1. */
 #include <errno.h>
 #include <libgen.h>
 #include <setjmp.h>
@@ -125,6 +125,19 @@ static void test_golden_json(void **state)
 	(void)state;
 	render_ok("json", ss, &out);
 	check_golden("formats.golden.json", &out);
+	buf_free(&out);
+	stackset_free(ss);
+}
+
+/* speedscope's layout: compact, a line per frame and per sample. */
+static void test_golden_speedscope(void **state)
+{
+	struct stackset *ss = mixed_profile();
+	struct buf out;
+
+	(void)state;
+	render_ok("speedscope", ss, &out);
+	check_golden("formats.golden.speedscope.json", &out);
 	buf_free(&out);
 	stackset_free(ss);
 }
@@ -417,7 +430,7 @@ int main(void)
 		cmocka_unit_test(test_json_stable),   cmocka_unit_test(test_dispatch),
 		cmocka_unit_test(test_framename),     cmocka_unit_test(test_special_chars),
 		cmocka_unit_test(test_empty),	      cmocka_unit_test(test_random),
-		cmocka_unit_test(test_json_modules),
+		cmocka_unit_test(test_json_modules),  cmocka_unit_test(test_golden_speedscope),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,135 +1,156 @@
 #include "render_json.h"
 
-#include <errno.h>
-#include <stdlib.h>
-
 #include "framename.h"
+#include "jsonw.h"
 #include "render_tree.h"
-#include "utf8.h"
 
 struct json_ctx {
 	const struct stackset *ss;
-	struct buf *out;
+	struct jsonw w;
 	struct render_tree tree;
 	struct render_frames fr;
 };
 
-static void put_str_or_null(struct buf *out, const char *s)
+/* Metadata profd does not know is null, not "": a reader can tell. */
+static void key_str_or_null(struct jsonw *w, const char *key, const char *s)
 {
+	jsonw_key(w, key);
 	if (s)
-		utf8_put_json(out, s);
+		jsonw_str(w, s);
 	else
-		buf_puts(out, "null");
+		jsonw_null(w);
+}
+
+/* The mmap profile's counts are signed (frees are negative). */
+static void key_count(struct jsonw *w, const struct stackset *ss, const char *key, uint64_t v)
+{
+	jsonw_key(w, key);
+	if (stackset_signed(ss))
+		jsonw_i64(w, (int64_t)v);
+	else
+		jsonw_u64(w, v);
 }
 
 static void put_metadata(struct json_ctx *c)
 {
 	const struct stackset *ss = c->ss;
-	struct buf *out = c->out;
+	struct jsonw *w = &c->w;
 
-	buf_printf(
-	    out, "{\n\"format\": \"profd-profile\",\n\"version\": %d,\n\"metadata\": {\"title\": ",
-	    RENDER_JSON_VERSION);
-	put_str_or_null(out, ss->title);
-	buf_puts(out, ", \"type\": ");
-	put_str_or_null(out, ss->type);
-	buf_puts(out, ", \"unit\": ");
-	put_str_or_null(out, ss->unit);
-	buf_printf(out,
-		   ", \"start_ns\": %llu, \"end_ns\": %llu, \"rate_hz\": %u, \"total\": ",
-		   (unsigned long long)ss->start_ns, (unsigned long long)ss->end_ns, ss->rate_hz);
-	if (stackset_signed(ss))
-		buf_printf(out, "%lld},\n", (long long)(int64_t)c->tree.total);
-	else
-		buf_printf(out, "%llu},\n", (unsigned long long)c->tree.total);
+	jsonw_key_str(w, "format", "profd-profile");
+	jsonw_key_u64(w, "version", RENDER_JSON_VERSION);
+	jsonw_key(w, "metadata");
+	jsonw_object(w);
+	key_str_or_null(w, "title", ss->title);
+	key_str_or_null(w, "type", ss->type);
+	key_str_or_null(w, "unit", ss->unit);
+	jsonw_key_u64(w, "start_ns", ss->start_ns);
+	jsonw_key_u64(w, "end_ns", ss->end_ns);
+	jsonw_key_u64(w, "rate_hz", ss->rate_hz);
+	key_count(w, ss, "total", c->tree.total);
+	jsonw_end(w);
 }
 
 /* Where a native frame's code is: two frames may share a name and differ
  * only in this. */
-static void put_module(struct buf *out, const struct ss_module *m)
+static void put_module(struct jsonw *w, const struct ss_module *m)
 {
-	buf_puts(out, ", \"binary\": ");
-	utf8_put_json(out, m->path);
-	if (m->build_id && m->build_id[0]) {
-		buf_puts(out, ", \"build_id\": ");
-		utf8_put_json(out, m->build_id);
-	}
+	jsonw_key_str(w, "binary", m->path);
+	if (m->build_id && m->build_id[0])
+		jsonw_key_str(w, "build_id", m->build_id);
 }
 
-static void put_frame(struct buf *out, const struct stackset *ss, uint32_t id)
+/* The details parsed from the name, for readers that would rather not. */
+static void put_name_details(struct jsonw *w, const struct ss_frame *f)
 {
-	const struct ss_frame *f = &ss->frames[id];
-	const struct ss_module *m = stackset_frame_module(ss, id);
 	struct framename_py py;
 	struct framename_mod mod;
 
-	buf_puts(out, "{\"name\": ");
-	utf8_put_json(out, f->name);
-	buf_printf(out, ", \"kind\": \"%s\"", framename_kind(f->kind));
 	if (f->kind == FRAME_PYTHON && framename_python(f->name, &py)) {
-		buf_puts(out, ", \"function\": ");
-		utf8_put_json_n(out, py.func, py.func_len);
-		buf_puts(out, ", \"file\": ");
-		utf8_put_json_n(out, py.file, py.file_len);
-		buf_printf(out, ", \"line\": %llu", (unsigned long long)py.line);
+		jsonw_key(w, "function");
+		jsonw_str_n(w, py.func, py.func_len);
+		jsonw_key(w, "file");
+		jsonw_str_n(w, py.file, py.file_len);
+		jsonw_key_u64(w, "line", py.line);
 	} else if (f->kind == FRAME_UNKNOWN && framename_module(f->name, &mod)) {
-		buf_puts(out, ", \"module\": ");
-		utf8_put_json_n(out, mod.module, mod.module_len);
-		buf_printf(out, ", \"offset\": %llu", (unsigned long long)mod.offset);
+		jsonw_key(w, "module");
+		jsonw_str_n(w, mod.module, mod.module_len);
+		jsonw_key_u64(w, "offset", mod.offset);
 	}
+}
+
+static void put_frame(struct jsonw *w, const struct stackset *ss, uint32_t id)
+{
+	const struct ss_frame *f = &ss->frames[id];
+	const struct ss_module *m = stackset_frame_module(ss, id);
+
+	jsonw_object(w);
+	jsonw_key_str(w, "name", f->name);
+	jsonw_key_str(w, "kind", framename_kind(f->kind));
+	put_name_details(w, f);
 	if (m)
-		put_module(out, m);
-	buf_put_u8(out, '}');
+		put_module(w, m);
+	jsonw_end(w);
+}
+
+static void put_frames(struct json_ctx *c)
+{
+	uint32_t i;
+
+	jsonw_key(&c->w, "frames");
+	jsonw_array_lines(&c->w);
+	for (i = 0; i < c->fr.n; i++)
+		put_frame(&c->w, c->ss, c->fr.order[i]);
+	jsonw_end(&c->w);
 }
 
 static void put_stacks(struct json_ctx *c)
 {
-	struct buf *out = c->out;
+	struct jsonw *w = &c->w;
 	size_t k;
 	uint32_t i;
 
-	buf_puts(out, "\"stacks\": [");
+	jsonw_key(w, "stacks");
+	jsonw_array_lines(w);
 	for (k = 0; k < c->tree.n; k++) {
 		const struct ss_stack *st = &c->ss->stacks[c->tree.order[k]];
 
-		buf_puts(out, k ? ",\n  {\"frames\": [" : "\n  {\"frames\": [");
+		jsonw_object(w);
+		jsonw_key(w, "frames");
+		jsonw_array(w);
 		for (i = 0; i < st->depth; i++)
-			buf_printf(out, i ? ", %u" : "%u", c->fr.index[st->frames[i]] - 1);
-		if (stackset_signed(c->ss)) /* the mmap profile: frees are negative */
-			buf_printf(out, "], \"count\": %lld}", (long long)(int64_t)st->count);
-		else
-			buf_printf(out, "], \"count\": %llu}", (unsigned long long)st->count);
+			jsonw_u64(w, c->fr.index[st->frames[i]] - 1);
+		jsonw_end(w);
+		key_count(w, c->ss, "count", st->count);
+		jsonw_end(w);
 	}
-	buf_puts(out, c->tree.n ? "\n]\n}\n" : "]\n}\n");
+	jsonw_end(w);
 }
 
-static void put_all(struct json_ctx *c)
+/* A line per top-level key (at the margin), per frame and per stack:
+ * the layout docs/json-format.md shows and tests/data/formats.golden.json
+ * pins, so a line-oriented tool can grep one frame. */
+static int put_all(struct json_ctx *c, struct buf *out)
 {
-	uint32_t i;
-
+	jsonw_init_style(&c->w, 1, JSONW_FLUSH);
+	jsonw_object(&c->w);
 	put_metadata(c);
-	buf_puts(c->out, "\"frames\": [");
-	for (i = 0; i < c->fr.n; i++) {
-		buf_puts(c->out, i ? ",\n  " : "\n  ");
-		put_frame(c->out, c->ss, c->fr.order[i]);
-	}
-	buf_puts(c->out, c->fr.n ? "\n],\n" : "],\n");
+	put_frames(c);
 	put_stacks(c);
+	jsonw_end(&c->w);
+	return jsonw_finish(&c->w, out);
 }
 
 int render_json(const struct stackset *ss, struct buf *out)
 {
-	struct json_ctx c = { .ss = ss, .out = out };
+	struct json_ctx c = { .ss = ss };
 	int err;
 
 	err = render_tree_init(&c.tree, ss, RENDER_ORDER_NAMES);
 	if (err)
 		return err;
 	err = render_frames_number(&c.fr, &c.tree);
-	if (!err) {
-		put_all(&c);
-		err = out->failed ? -ENOMEM : 0;
-	}
+	if (!err)
+		err = put_all(&c, out);
 	render_frames_free(&c.fr);
 	render_tree_free(&c.tree);
 	return err;

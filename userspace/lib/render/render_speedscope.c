@@ -1,12 +1,10 @@
 #include "render_speedscope.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "framename.h"
+#include "jsonw.h"
 #include "render_tree.h"
-#include "utf8.h"
 
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
@@ -14,24 +12,26 @@
  * output does not depend on interning order and unused frames vanish. */
 struct ssc_ctx {
 	const struct stackset *ss;
+	struct jsonw w;
 	struct render_tree tree;
 	struct render_frames fr;
 };
 
-static void put_frame(struct buf *out, const struct ss_frame *f)
+static void put_frame(struct jsonw *w, const struct ss_frame *f)
 {
 	struct framename_py py;
 
-	buf_puts(out, "{\"name\":");
+	jsonw_object(w);
+	jsonw_key(w, "name");
 	if (f->kind == FRAME_PYTHON && framename_python(f->name, &py)) {
-		utf8_put_json_n(out, py.func, py.func_len);
-		buf_puts(out, ",\"file\":");
-		utf8_put_json_n(out, py.file, py.file_len);
-		buf_printf(out, ",\"line\":%llu}", (unsigned long long)py.line);
+		jsonw_str_n(w, py.func, py.func_len);
+		jsonw_key(w, "file");
+		jsonw_str_n(w, py.file, py.file_len);
+		jsonw_key_u64(w, "line", py.line);
 	} else {
-		utf8_put_json(out, f->name);
-		buf_put_u8(out, '}');
+		jsonw_str(w, f->name);
 	}
+	jsonw_end(w);
 }
 
 static const char *value_unit(const struct stackset *ss)
@@ -41,52 +41,87 @@ static const char *value_unit(const struct stackset *ss)
 	return "none";
 }
 
-static void put_profile_head(struct ssc_ctx *c, struct buf *out, const char *name)
+static void put_shared(struct ssc_ctx *c)
 {
-	buf_puts(out, "\"profiles\":[{\"type\":\"sampled\",\"name\":");
-	utf8_put_json(out, name);
-	buf_printf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\n", value_unit(c->ss),
-		   (unsigned long long)c->tree.total);
+	struct jsonw *w = &c->w;
+	uint32_t i;
+
+	jsonw_break(w);
+	jsonw_key(w, "shared");
+	jsonw_object(w);
+	jsonw_key(w, "frames");
+	jsonw_array(w);
+	for (i = 0; i < c->fr.n; i++) {
+		jsonw_break(w);
+		put_frame(w, &c->ss->frames[c->fr.order[i]]);
+	}
+	jsonw_end(w);
+	jsonw_end(w);
 }
 
-static void put_samples(struct ssc_ctx *c, struct buf *out)
+static void put_samples(struct ssc_ctx *c)
 {
+	struct jsonw *w = &c->w;
 	size_t k;
 	uint32_t i;
 
-	buf_puts(out, "\"samples\":[");
+	jsonw_break(w);
+	jsonw_key(w, "samples");
+	jsonw_array(w);
 	for (k = 0; k < c->tree.n; k++) {
 		const struct ss_stack *st = &c->ss->stacks[c->tree.order[k]];
 
-		buf_puts(out, k ? ",\n[" : "\n[");
+		jsonw_break(w);
+		jsonw_array(w);
 		for (i = 0; i < st->depth; i++)
-			buf_printf(out, i ? ",%u" : "%u", c->fr.index[st->frames[i]] - 1);
-		buf_put_u8(out, ']');
+			jsonw_u64(w, c->fr.index[st->frames[i]] - 1);
+		jsonw_end(w);
 	}
-	buf_puts(out, "],\n\"weights\":[");
+	jsonw_end(w);
+	jsonw_break(w);
+	jsonw_key(w, "weights");
+	jsonw_array(w);
 	for (k = 0; k < c->tree.n; k++)
-		buf_printf(out, k ? ",%llu" : "%llu",
-			   (unsigned long long)c->ss->stacks[c->tree.order[k]].count);
-	buf_puts(out, "]}]");
+		jsonw_u64(w, c->ss->stacks[c->tree.order[k]].count);
+	jsonw_end(w);
 }
 
-static void put_file(struct ssc_ctx *c, struct buf *out)
+static void put_profile(struct ssc_ctx *c, const char *name)
+{
+	struct jsonw *w = &c->w;
+
+	jsonw_break(w);
+	jsonw_key(w, "profiles");
+	jsonw_array(w);
+	jsonw_object(w);
+	jsonw_key_str(w, "type", "sampled");
+	jsonw_key_str(w, "name", name);
+	jsonw_key_str(w, "unit", value_unit(c->ss));
+	jsonw_key_u64(w, "startValue", 0);
+	jsonw_key_u64(w, "endValue", c->tree.total);
+	put_samples(c);
+	jsonw_end(w);
+	jsonw_end(w);
+}
+
+/* Compact, with a line per frame and per sample: the layout profd has
+ * always written, small yet readable in a diff. */
+static int put_file(struct ssc_ctx *c, struct buf *out)
 {
 	const char *name = c->ss->title && c->ss->title[0] ? c->ss->title : "profd profile";
-	uint32_t i;
+	struct jsonw *w = &c->w;
 
-	buf_puts(out, "{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n\"name\":");
-	utf8_put_json(out, name);
-	buf_puts(out,
-		 ",\"exporter\":\"profd\",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[");
-	for (i = 0; i < c->fr.n; i++) {
-		buf_puts(out, i ? ",\n" : "\n");
-		put_frame(out, &c->ss->frames[c->fr.order[i]]);
-	}
-	buf_puts(out, "]},\n");
-	put_profile_head(c, out, name);
-	put_samples(c, out);
-	buf_puts(out, "}\n");
+	jsonw_init_style(w, 0, JSONW_COMPACT);
+	jsonw_object(w);
+	jsonw_key_str(w, "$schema", SPEEDSCOPE_SCHEMA);
+	jsonw_break(w);
+	jsonw_key_str(w, "name", name);
+	jsonw_key_str(w, "exporter", "profd");
+	jsonw_key_u64(w, "activeProfileIndex", 0);
+	put_shared(c);
+	put_profile(c, name);
+	jsonw_end(w);
+	return jsonw_finish(w, out);
 }
 
 int render_speedscope(const struct stackset *ss, struct buf *out)
@@ -98,10 +133,8 @@ int render_speedscope(const struct stackset *ss, struct buf *out)
 	if (err)
 		return err;
 	err = render_frames_number(&c.fr, &c.tree);
-	if (!err) {
-		put_file(&c, out);
-		err = out->failed ? -ENOMEM : 0;
-	}
+	if (!err)
+		err = put_file(&c, out);
 	render_frames_free(&c.fr);
 	render_tree_free(&c.tree);
 	return err;
