@@ -53,6 +53,37 @@ static __always_inline __u64 capture(void *ctx, __u32 kind, struct profd_sample 
 	return stackcap_get_stack(ctx, stackhash_scratch(kind), kind, &e->flags);
 }
 
+/* A process in its first young_ns: its samples wake userspace at once
+ * (at most once per young_gap_ns on a CPU) instead of waiting for the
+ * next batch, so its maps, symbols and Python code objects are read
+ * while it still runs.  A build step, a CLI or a test runner's child is
+ * over before the batch (up to a second) is read, and /proc then has
+ * nothing of it: its frames were "[unknown]" and "[python frame
+ * unreadable]". */
+const volatile __u64 young_ns = 300 * 1000000ull;
+const volatile __u64 young_gap_ns = 5 * 1000000ull;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} young_woken SEC(".maps"); /* when this CPU last woke userspace for one */
+
+static __always_inline __u64 sample_wakeup_flag(__u64 start_boot_ns)
+{
+	__u64 now = bpf_ktime_get_boot_ns(), *last;
+	__u32 zero = 0;
+
+	if (now - start_boot_ns > young_ns)
+		return events_wakeup_flag();
+	last = bpf_map_lookup_elem(&young_woken, &zero);
+	if (!last || now - *last < young_gap_ns)
+		return events_wakeup_flag();
+	*last = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 /* Did the sample interrupt user mode? */
 static __always_inline int sample_in_user_mode(struct bpf_perf_event_data *ctx)
 {
@@ -116,7 +147,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	py = bpf_map_lookup_elem(&py_procs, &tgid);
 	e->pystack_id = py ? py_capture(py, tid, e) : 0;
 	offcpu_note_sample(e);
-	if (bpf_ringbuf_output(&events, e, sizeof(*e), events_wakeup_flag())) {
+	if (bpf_ringbuf_output(&events, e, sizeof(*e), sample_wakeup_flag(e->start_ns))) {
 		count(PROFD_CNT_RB_FULL);
 		return 0;
 	}

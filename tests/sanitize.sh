@@ -37,12 +37,13 @@ export UBSAN_OPTIONS="$common:log_path=$reports/report"
 # Run, but their pass/fail not counted: tests whose verdict is a latency
 # bound (first complete Python stack within 1 s of start, the share of
 # samples unwound in the seconds after an exec or a start, probes attached
-# in time, every one of 1000 threads sampled within the window, a PyTorch
+# in time, a 60 ms process named while it runs, every one of 1000
+# threads sampled within the window, a PyTorch
 # process's ~300 tables built before the window, bytes in a 1 s-bucket
 # window), which the
 # sanitizers' 2-3x slowdown breaks.  They still drive the
 # sanitized daemon, so any sanitizer report from them fails this run.
-timing='^e2e\.test_(python|python_container|python_many_threads|native_unwind|gpu_cuda|torch_unwind|memory_window)$'
+timing='^e2e\.test_(python|python_container|python_many_threads|native_unwind|gpu_cuda|torch_unwind|memory_window|short_lived)$'
 rc=0
 left_out='^e2e\.test_deb$|^kernel\.|^e2e\.legacy\.|^release\.bundle$'
 ctest --test-dir "$out" --output-on-failure -E "$left_out|$timing" || rc=$?

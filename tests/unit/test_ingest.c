@@ -356,6 +356,52 @@ static void test_late_samples_and_pid_reuse(void **state)
 	rmdir(root);
 }
 
+/* An exited process keeps its maps for PROC_LINGER_NS, for its samples
+ * still in the ring; then the maps go, and the entry too if it never got
+ * a sample (an exec storm must not fill the table).  Before the linger a
+ * sampleless one went at its exit, and its late samples made a new entry
+ * listed as running. */
+static void test_exit_linger(void **state)
+{
+	char root[] = "/tmp/profd-fakeproc.XXXXXX";
+	const uint64_t t = 1000000000000ull, forever = 1ull << 62;
+	struct proctable pt;
+	struct proc *idle, *busy;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	proctable_init(&pt, 0, root);
+	write_fake_stat(root, 888, 1000);
+	write_fake_stat(root, 889, 1001);
+	idle = proctable_get(&pt, 888, "idle");
+	busy = proctable_get(&pt, 889, "busy");
+	assert_true(idle && busy);
+	idle->maps_loaded = busy->maps_loaded = true;
+	busy->samples = 1;
+	proctable_exit(&pt, 888, t);
+	proctable_exit(&pt, 889, t + 10);
+	assert_ptr_equal(proctable_find_exited(&pt, 888, 1000), idle);
+	assert_true(idle->maps_loaded);
+
+	proctable_expire(&pt, t + PROC_LINGER_NS - 1, forever); /* still lingering */
+	assert_ptr_equal(proctable_find_exited(&pt, 888, 1000), idle);
+	assert_true(idle->maps_loaded && busy->maps_loaded);
+	assert_int_equal(pt.n, 2);
+
+	proctable_expire(&pt, t + PROC_LINGER_NS + 1, forever); /* idle's linger over */
+	assert_null(proctable_find_exited(&pt, 888, 1000));
+	assert_int_equal(pt.n, 1);
+	assert_true(busy->maps_loaded);
+	proctable_expire(&pt, t + PROC_LINGER_NS + 11, forever); /* busy's too: kept, no maps */
+	assert_ptr_equal(proctable_find_exited(&pt, 889, 1001), busy);
+	assert_false(busy->maps_loaded);
+	assert_int_equal(pt.expired, 0);
+	proctable_free(&pt);
+	remove_fake_pid(root, 888);
+	remove_fake_pid(root, 889);
+	rmdir(root);
+}
+
 /* A full table evicts the process that exited first, found without a
  * scan; removals in between (expiry) leave the order intact. */
 static void test_eviction_order(void **state)
@@ -775,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_late_samples_and_pid_reuse),
 		cmocka_unit_test(test_lost_exit_repaired_by_start_time),
 		cmocka_unit_test(test_eviction_order),
+		cmocka_unit_test(test_exit_linger),
 		cmocka_unit_test(test_stat_ppid),
 		cmocka_unit_test(test_stat_rss),
 		cmocka_unit_test_setup_teardown(test_offcpu_events, setup, teardown),

@@ -422,9 +422,8 @@ static void retire(struct proctable *pt, struct proc *p, uint64_t now_ns)
 	hashmap_del(&pt->live, p->pid);
 	hashmap_put(&pt->dead, p->pid, (uint64_t)(uintptr_t)p); /* best effort */
 	exited_push(pt, p);
-	/* Maps of a dead process are useless; free them early. */
-	procmaps_free(&p->maps);
-	p->maps_loaded = false;
+	/* Its maps stay a while (proctable_expire): samples taken before the
+	 * exit are read after it and are named with them. */
 }
 
 void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
@@ -454,8 +453,6 @@ void proctable_exit(struct proctable *pt, uint32_t pid, uint64_t now_ns)
 	if (!p)
 		return;
 	retire(pt, p, now_ns);
-	if (!p->samples && !p->events) /* nothing to keep: a storm must not fill the table */
-		proc_remove(pt, p->slot);
 }
 
 void proctable_set_maps(struct proctable *pt, struct proc *p, struct procmaps *fresh)
@@ -486,13 +483,52 @@ int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns
 	return 0;
 }
 
-/* Oldest exit first, from the exit FIFO: a tick costs what expires, not
- * what is tracked.  Entries the FIFO could not take (no memory) need a
- * scan, only while there are any. */
+/* The end of an exited process's linger: its maps go, and so does the
+ * entry itself when it never got a sample or event (an exec storm must
+ * not fill the table).  true: p was removed. */
+static bool settle(struct proctable *pt, struct proc *p)
+{
+	procmaps_free(&p->maps);
+	p->maps_loaded = false;
+	if (p->samples || p->events)
+		return false;
+	proc_remove(pt, p->slot);
+	return true;
+}
+
+static bool lingering(const struct proc *p, uint64_t now_ns)
+{
+	return p->exit_ns + PROC_LINGER_NS > now_ns;
+}
+
+/* Exits in FIFO order from where the last call stopped, up to the first
+ * still lingering. */
+static void settle_exits(struct proctable *pt, uint64_t now_ns)
+{
+	uint64_t t = pt->settled_ticket, end = pt->exited_first + pt->exited_len;
+
+	if (t < pt->exited_first + pt->exited_head)
+		t = pt->exited_first + pt->exited_head;
+	for (; t < end; t++) {
+		struct proc *p = pt->exited[t - pt->exited_first];
+
+		if (p && lingering(p, now_ns))
+			break;
+		if (p)
+			settle(pt, p);
+	}
+	pt->settled_ticket = t;
+}
+
+/* Oldest exit first, from the exit FIFO: a tick costs what settles and
+ * expires, not what is tracked.  Entries the FIFO could not take (no
+ * memory) need a scan, only while there are any. */
 void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns)
 {
 	struct proc *p;
 	size_t i = 0;
+
+	settle_exits(pt, now_ns);
 
 	while ((p = exited_oldest(pt)) && now_ns - p->exit_ns > retention_ns) {
 		proc_remove(pt, p->slot);
@@ -505,6 +541,9 @@ void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_
 			pt->expired++;
 			continue;
 		}
+		if (p->exited && p->exit_ticket == UINT64_MAX && !lingering(p, now_ns) &&
+		    (p->maps_loaded || !(p->samples || p->events)) && settle(pt, p))
+			continue;
 		i++;
 	}
 }

@@ -16,6 +16,12 @@ struct proc_ingest;
 
 #define PROC_UID_UNKNOWN UINT32_MAX
 
+/* An exited process keeps its maps this long: its last samples are read
+ * after its exit (the lifecycle ring is read before the samples', which
+ * ingest reads at most a second apart) and are named with them.  One
+ * that never got a sample or event is then dropped. */
+#define PROC_LINGER_NS (3ull * 1000000000ull)
+
 /* A process's resident set over time: one point per bucket while it
  * runs (read on the worker), oldest overwritten first. */
 #define PROC_RSS_POINTS 64
@@ -90,6 +96,7 @@ struct proctable {
 	struct proc **exited;
 	size_t exited_head, exited_len, exited_cap;
 	uint64_t exited_first;
+	uint64_t settled_ticket; /* exits before this one have ended their linger */
 	size_t unqueued;     /* exited processes the FIFO had no room for */
 	size_t max_procs;
 	uint64_t evicted;    /* exited processes dropped to respect max_procs */
@@ -139,7 +146,9 @@ int proctable_reload_maps(struct proctable *pt, struct proc *p, uint64_t mono_ns
 /* Take maps read elsewhere (moved from fresh): caches keyed by address are
  * dropped, as after a reload. */
 void proctable_set_maps(struct proctable *pt, struct proc *p, struct procmaps *fresh);
-/* Drop exited processes whose exit is older than retention_ns. */
+/* Once a tick: exited processes past their linger (PROC_LINGER_NS) lose
+ * their maps, those never sampled go; those whose exit is older than
+ * retention_ns go too. */
 void proctable_expire(struct proctable *pt, uint64_t now_ns, uint64_t retention_ns);
 
 /* A small /proc file into buf, NUL-terminated: bytes read or -errno. */
