@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 15
+#define PROFD_ABI_VERSION 16
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
@@ -366,13 +366,48 @@ struct profd_py_thread {
 
 /* A Python stack in the stacks map (kind PROFD_STACK_PYTHON) holds pairs,
  * leaf first: ips[2i] = code object address, ips[2i+1] = instruction
- * offset (low 32 bits, signed) | PROFD_PYFRAME_* flags << 32.  A deeper
- * stack keeps its PROFD_MAX_PY_FRAMES outermost frames (the root side,
- * so a flamegraph does not fragment) and sets PROFD_SAMPLE_PYSTACK_TRUNC. */
+ * offset (low 32 bits, signed) | PROFD_PYFRAME_* flags << 32 | the code
+ * object's fingerprint << PROFD_PYFRAME_FP_SHIFT.  A deeper stack keeps
+ * its PROFD_MAX_PY_FRAMES outermost frames (the root side, so a
+ * flamegraph does not fragment) and sets PROFD_SAMPLE_PYSTACK_TRUNC. */
+#define PROFD_PYFRAME_FLAGS_SHIFT 32
+#define PROFD_PYFRAME_FLAGS_MASK 0xffu
 #define PROFD_PYFRAME_ENTRY 1u /* first frame run by one C-level eval call */
 /* Not a frame: the pair after the outermost frame, ips[2i] = the asyncio
  * task the thread runs now (dumps --by-task group by it). */
 #define PROFD_PYFRAME_TASK 2u
+/* The fingerprint tells apart code objects that had the same address one
+ * after the other (a freed one's memory reused): profd_pyfp() of the
+ * fields that name the code, read with the frame at sample time, so the
+ * new one makes another stack and gets its own name.  0: not read. */
+#define PROFD_PYFRAME_FP_SHIFT 40
+#define PROFD_PYFRAME_FP_BITS 24
+
+static inline __u64 profd_pyfp_step(__u64 h, __u64 v)
+{
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* The fingerprint of a code object: its co_filename, co_name,
+ * co_qualname (0 before 3.11) and line table pointers and co_firstlineno,
+ * never 0.  They hold for the code object's life.  A successor at a freed
+ * one's address has them all alike only at the same first line and where
+ * each of its strings and its line table is the old one's own object or
+ * one allocated where that one was freed too; else the two fingerprints
+ * differ but in one case in 2^24. */
+static inline __u32 profd_pyfp(__u64 filename, __u64 name, __u64 qualname, __u64 linetable,
+			       __u32 firstlineno)
+{
+	__u64 h = profd_pyfp_step(firstlineno, filename);
+	__u32 fp;
+
+	h = profd_pyfp_step(h, name);
+	h = profd_pyfp_step(h, qualname);
+	h = profd_pyfp_step(h, linetable);
+	fp = (__u32)(h >> (64 - PROFD_PYFRAME_FP_BITS));
+	return fp ? fp : 1;
+}
 
 /* ---- GPU ----
  * Driver calls (ioctl and poll on accelerator device files, found by

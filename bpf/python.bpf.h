@@ -3,8 +3,10 @@
  * For a thread of a known Python process (py_procs, filled by userspace
  * with the runtime address and that version's offsets), find its
  * PyThreadState, then follow the frame chain from the innermost frame,
- * emitting (code object, instruction offset) pairs.  Userspace turns them
- * into "qualname (file:line)".
+ * emitting (code object, instruction offset) pairs, each with the code
+ * object's fingerprint (profd_abi.h) so that a code object freed and
+ * another at its address are two frames.  Userspace turns them into
+ * "qualname (file:line)".
  *
  * Finding the thread state costs the profiled program nothing: the
  * interpreter's thread list is searched here, matching the kernel tid
@@ -64,6 +66,8 @@
  * that moment would hide the frames of its first block (a thread that
  * starts and waits at once: seen for 2 of 300 such threads). */
 #define PY_YOUNG_THREAD_NS (50ull * 1000 * 1000)
+/* Code objects whose fingerprints a walk remembers (a power of two). */
+#define PY_FP_MEMO 8
 /* What a walk stopped by an unreadable frame leaves as its next frame:
  * not 0 (the stack is truncated), and never a real frame (aligned). */
 #define PY_FRAME_UNREADABLE 1ull
@@ -157,13 +161,34 @@ static __always_inline long py_search_step_in(struct py_search *s, const struct 
 }
 
 
+/* Where a walk stands, what it read last (a frame's span or a code
+ * object's fields, in buf) and the fingerprints it remembers: in per-CPU
+ * map memory, a slot per caller (enum pyrot_slot), not on the BPF stack.
+ * Each program that walks Python frames also unwinds native ones through
+ * four nested subprograms, and 6.1 and 6.12 allow a call chain 512 bytes
+ * of stack in all (6.1 rounds each frame up to 32): on the stack, this
+ * state took the memory program to 544 on 6.1. */
 struct py_walk_state {
-	const struct profd_pyoffsets *o;
-	struct profd_stack *st; /* the caller's scratch slot */
 	__u64 frame;
 	__u32 span; /* bytes read per frame, 0: field by field */
+	/* The code object's fields its fingerprint is made of: one read of
+	 * code_span bytes from code_lo (0: no fingerprint). */
+	__u32 code_lo, code_span;
+	/* Fingerprints read this walk, by code object (py_code_fp_memo). */
+	__u64 fp_code[PY_FP_MEMO];
+	__u32 fp[PY_FP_MEMO];
 	__u64 buf[PY_FRAME_WORDS];
 };
+
+/* The modern object's walk states.  The legacy one keeps its own in
+ * py_legacy_state, but has the map too: both are opened through the
+ * skeleton of the modern one, which names every map it has. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PYROT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct py_walk_state);
+} py_walk_states SEC(".maps");
 
 #ifdef PROFD_LEGACY
 /* The legacy object's loops (kcompat.bpf.h): each step is a global
@@ -427,6 +452,69 @@ static __always_inline int py_frame_by_field(const struct profd_pyoffsets *o, __
 		   : 0;
 }
 
+/* The span of the code object holding the fingerprint's fields
+ * (profd_pyfp), one read of at most PY_FRAME_BYTES: 72-88 bytes on every
+ * supported version.  *span 0 where it is longer or a field is not
+ * aligned as its type. */
+static __always_inline void py_code_span(const struct profd_pyoffsets *o, __u32 *lo, __u32 *span)
+{
+	__u32 ptrs[] = {o->code_filename, o->code_name, o->code_qualname, o->code_linetable};
+	__u32 first = o->code_firstlineno, start = first, end = first + 4, i;
+
+	*span = 0;
+	*lo = 0;
+	if (first == PYOFF_NONE || (first & 3))
+		return;
+	for (i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
+		if (ptrs[i] == PYOFF_NONE)
+			continue;
+		if (ptrs[i] & 7)
+			return;
+		start = ptrs[i] < start ? ptrs[i] : start;
+		end = ptrs[i] + 8 > end ? ptrs[i] + 8 : end;
+	}
+	*lo = start & ~7u; /* the copy is read with aligned loads */
+	*span = end - *lo <= PY_FRAME_BYTES ? end - *lo : 0;
+}
+
+/* A pointer field of the code object copy in w->buf (0 for none). */
+static __always_inline __u64 py_code_ptr(const struct py_walk_state *w, __u32 off)
+{
+	return off == PYOFF_NONE ? 0 : py_buf_u64(w, off - w->code_lo);
+}
+
+/* The code object's fingerprint (profd_abi.h), in one read into w->buf
+ * (the frame's fields are taken from it by now); 0 where it cannot be
+ * read. */
+static __always_inline __u32 py_code_fp(struct py_walk_state *w, const struct profd_pyoffsets *o,
+					__u64 code)
+{
+	__u32 span = w->code_span;
+
+	if (!span || span > PY_FRAME_BYTES ||
+	    bpf_probe_read_user(w->buf, span, (const void *)(code + w->code_lo)))
+		return 0;
+	return profd_pyfp(py_code_ptr(w, o->code_filename), py_code_ptr(w, o->code_name),
+			  py_code_ptr(w, o->code_qualname), py_code_ptr(w, o->code_linetable),
+			  py_buf_u32(w, o->code_firstlineno - w->code_lo));
+}
+
+/* py_code_fp, read once a walk per code object: a frame holds a
+ * reference to its code object, so while the walked thread stands still
+ * one address is one code object all along its stack, and a recursion
+ * costs one read, not one per level. */
+static __always_inline __u32 py_code_fp_memo(struct py_walk_state *w,
+					     const struct profd_pyoffsets *o, __u64 code)
+{
+	__u32 i = (__u32)(code >> 4 ^ code >> 9) & (PY_FP_MEMO - 1);
+
+	if (w->fp_code[i] != code) {
+		w->fp[i] = py_code_fp(w, o, code);
+		w->fp_code[i] = code;
+	}
+	return w->fp[i];
+}
+
 /* Instruction offset the way userspace's pycode module expects it. */
 static __always_inline __s32 py_instr_offset(const struct profd_pyoffsets *o,
 					     const struct py_frame_fields *f, __u64 code)
@@ -446,7 +534,7 @@ static __always_inline long py_walk_step_in(struct py_walk_state *w,
 {
 	struct py_frame_fields f = {};
 	__u64 code, frame = w->frame;
-	__u32 flags = 0, n;
+	__u32 flags = 0, n, fp;
 
 	if (!st || !frame)
 		return 1;
@@ -471,10 +559,12 @@ static __always_inline long py_walk_step_in(struct py_walk_state *w,
 		flags = PROFD_PYFRAME_ENTRY; /* <= 3.10: one eval call per frame */
 	else if (o->frame_is_entry != PYOFF_NONE && f.is_entry)
 		flags = PROFD_PYFRAME_ENTRY;
+	fp = py_code_fp_memo(w, o, code);
 	/* Past PROFD_MAX_PY_FRAMES the ring overwrites the leafmost frames. */
 	st->ips[(2 * n) & PY_RING_MASK] = code;
-	st->ips[(2 * n + 1) & PY_RING_MASK] =
-	    (__u64)(__u32)py_instr_offset(o, &f, code) | (__u64)flags << 32;
+	st->ips[(2 * n + 1) & PY_RING_MASK] = (__u64)(__u32)py_instr_offset(o, &f, code) |
+					      (__u64)flags << PROFD_PYFRAME_FLAGS_SHIFT |
+					      (__u64)fp << PROFD_PYFRAME_FP_SHIFT;
 	st->nr = 2 * (n + 1);
 	w->frame = f.previous;
 	return 0;
@@ -484,6 +574,20 @@ unreadable:
 	return 1;
 }
 
+
+/* A walk from frame starts afresh: the spans for these offsets, and
+ * nothing remembered.  The map keeps the last walk's memo, fingerprints
+ * included: cleared, a code object at 0 (a torn frame) gets 0, as a read
+ * there would give. */
+static __always_inline void py_walk_begin(struct py_walk_state *w,
+					  const struct profd_pyoffsets *o, __u64 frame)
+{
+	w->frame = frame;
+	w->span = py_frame_span(o);
+	py_code_span(o, &w->code_lo, &w->code_span);
+	__builtin_memset(w->fp_code, 0, sizeof(w->fp_code));
+	__builtin_memset(w->fp, 0, sizeof(w->fp));
+}
 
 #ifdef PROFD_LEGACY
 __noinline int py_walk_step_global(__u32 slot, __u32 i)
@@ -497,36 +601,55 @@ __noinline int py_walk_step_global(__u32 slot, __u32 i)
 	return 0;
 }
 
-/* The walk on the slot's state; the frames are copied to st after. */
-static __always_inline void py_walk_loop(struct py_walk_state *w, __u32 slot)
+/* The walk on the slot's state, its frames copied to st after; the
+ * state, or NULL without one. */
+static __always_inline struct py_walk_state *py_walk_loop(const struct profd_pyoffsets *o,
+							  __u64 frame, struct profd_stack *st,
+							  __u32 slot)
 {
 	struct py_legacy *L = bpf_map_lookup_elem(&py_legacy_state, &slot);
 
-	if (!L) {
-		count(PROFD_CNT_PY_READ_FAIL);
-		return;
-	}
-	L->w.frame = w->frame;
-	L->w.span = w->span;
+	if (!L)
+		return NULL;
+	py_walk_begin(&L->w, o, frame);
 	L->st.kind = PROFD_STACK_PYTHON;
 	L->st.nr = 0;
 	L->walk_stop = 0;
-	bpf_probe_read_kernel(&L->off, sizeof(L->off), w->o);
+	bpf_probe_read_kernel(&L->off, sizeof(L->off), o);
 	PROFD_LEGACY_LOOP(PY_MAX_WALK_LEGACY, py_walk_step_global, slot, &L->walk_stop);
-	w->frame = L->w.frame;
-	bpf_probe_read_kernel(w->st, sizeof(*w->st), &L->st);
+	bpf_probe_read_kernel(st, sizeof(*st), &L->st);
+	return &L->w;
 }
 #else
+/* bpf_loop's context, on the stack as bpf_loop wants it: what the walk
+ * reads and writes, and its state in py_walk_states (a pointer kept in
+ * map memory would not be one to the verifier). */
+struct py_walk_ctx {
+	const struct profd_pyoffsets *o;
+	struct profd_stack *st; /* the caller's scratch slot */
+	struct py_walk_state *w;
+};
+
 static long py_walk_step(__u32 i, void *ctx)
 {
-	struct py_walk_state *w = ctx;
+	struct py_walk_ctx *c = ctx;
 
-	return py_walk_step_in(w, w->o, w->st);
+	return py_walk_step_in(c->w, c->o, c->st);
 }
 
-static __always_inline void py_walk_loop(struct py_walk_state *w, __u32 slot)
+static __always_inline struct py_walk_state *py_walk_loop(const struct profd_pyoffsets *o,
+							  __u64 frame, struct profd_stack *st,
+							  __u32 slot)
 {
-	bpf_loop(PY_MAX_WALK, py_walk_step, w, 0);
+	struct py_walk_state *w = bpf_map_lookup_elem(&py_walk_states, &slot);
+	struct py_walk_ctx c = { .o = o, .st = st };
+
+	if (!w)
+		return NULL;
+	py_walk_begin(w, o, frame);
+	c.w = w;
+	bpf_loop(PY_MAX_WALK, py_walk_step, &c, 0);
+	return w;
 }
 #endif
 
@@ -554,19 +677,23 @@ static __always_inline void py_unring(struct profd_stack *st, __u32 n, __u32 rot
 static __always_inline __u32 py_walk(const struct profd_pyoffsets *o, __u64 frame,
 				     struct profd_stack *st, __u32 rot_slot)
 {
-	struct py_walk_state w = { .o = o, .st = st, .frame = frame, .span = py_frame_span(o) };
+	struct py_walk_state *w;
 	__u32 n, lost = 0;
 
 	st->kind = PROFD_STACK_PYTHON;
 	st->nr = 0;
-	py_walk_loop(&w, rot_slot);
+	w = py_walk_loop(o, frame, st, rot_slot);
+	if (!w) {
+		count(PROFD_CNT_PY_READ_FAIL);
+		return PROFD_SAMPLE_PYSTACK_NOROOT;
+	}
 	n = st->nr / 2;
 	if (n > PROFD_MAX_PY_FRAMES) {
 		py_unring(st, n, rot_slot);
 		st->nr = 2 * PROFD_MAX_PY_FRAMES;
 		lost |= PROFD_SAMPLE_PYSTACK_TRUNC;
 	}
-	if (w.frame)
+	if (w->frame)
 		lost |= PROFD_SAMPLE_PYSTACK_NOROOT;
 	return lost;
 }

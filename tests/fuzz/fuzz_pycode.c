@@ -6,9 +6,11 @@
  * input supplies everything else: string lengths, kinds and states, the
  * line table's ob_size and bytes, co_firstlineno, and may leave any link
  * raw.  Input: byte 0 picks the Python version, byte 1 which links stay
- * as the input wrote them, bytes 2-5 the instruction offset, then 256
- * bytes per object (code, type, name, qualname, filename, line table;
- * the line table takes the rest). */
+ * as the input wrote them (bits 0-5) and the fingerprint the sample is
+ * said to carry (bit 6: the code object's own, bit 7: another one, else
+ * 0: no check), bytes 2-5 the instruction offset, then 256 bytes per
+ * object (code, type, name, qualname, filename, line table; the line
+ * table takes the rest). */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "profd_abi.h"
 #include "pycode.h"
 #include "pyoffsets.h"
 
@@ -75,6 +78,30 @@ static void lay_out(const struct profd_pyoffsets *o, const uint8_t *data, size_t
 	link_field(region(R_TYPE), o->type_name, R_TPNAME, raw & 32);
 }
 
+static uint64_t code_field(uint32_t off)
+{
+	uint64_t v = 0;
+
+	if (off != PYOFF_NONE && off + 8 <= PAGE)
+		memcpy(&v, region(R_CODE) + off, 8);
+	return v;
+}
+
+/* The fingerprint the stack walker would read from the code object as
+ * laid out (profd_pyfp), or another nonzero one when wrong. */
+static uint32_t sample_fp(const struct profd_pyoffsets *o, int wrong)
+{
+	uint32_t first = 0, fp;
+
+	if (o->code_firstlineno + 4 <= PAGE)
+		memcpy(&first, region(R_CODE) + o->code_firstlineno, 4);
+	fp = profd_pyfp(code_field(o->code_filename), code_field(o->code_name),
+			code_field(o->code_qualname), code_field(o->code_linetable), first);
+	if (!wrong)
+		return fp;
+	return fp ^ 1 ? fp ^ 1 : 2;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const int minors[] = {9, 10, 11, 12, 13};
@@ -82,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pyruntime rt = {0};
 	struct pycode_cache *c;
 	struct pycode_frame fr;
+	uint32_t fp = 0;
 	int err;
 
 	if (size < 6 || (!arena && setup_arena()))
@@ -94,14 +122,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rt.minor = minors[data[0] % (sizeof(minors) / sizeof(minors[0]))];
 	rt.off = *o;
 	lay_out(o, data + 6, size - 6, data[1]);
+	if (data[1] & 0xc0)
+		fp = sample_fp(o, data[1] & 0x80);
 	c = pycode_cache_new();
 	if (!c)
 		return 0;
-	err = pycode_resolve(c, &rt, (uint64_t)(uintptr_t)region(R_CODE),
+	err = pycode_resolve(c, &rt, (uint64_t)(uintptr_t)region(R_CODE), fp,
 			     (int64_t)(int32_t)fuzz_u64(data, size, 2, 4), &fr);
+	/* Another fingerprint is never named; its own is never stale. */
+	CHECK(!(data[1] & 0x80) || err);
 	if (err) {
 		CHECK(err == -EINVAL || err == -EFAULT || err == -ESRCH || err == -ENOMEM ||
-		      err == -E2BIG);
+		      err == -E2BIG || (err == -ESTALE && (data[1] & 0x80)));
 	} else {
 		CHECK(fr.qualname && fr.filename);
 		CHECK(strlen(fr.qualname) <= PYCODE_MAX_STR * 4);

@@ -1,8 +1,9 @@
 /* ingest naming Python frames through the worker (ingest_pynames.c): a
  * frame never named waits for its answer, a name due for its check is
  * counted under the name last checked while asked again, a changed name
- * reaches memoized stacks, an unreadable one says so, and an answer for
- * the program before an exec is dropped. */
+ * reaches memoized stacks, another code object at a freed one's address
+ * is named afresh, an unreadable one says so, and an answer for the
+ * program before an exec is dropped. */
 #include "ingesttest.h"
 
 #include "pyproc.h"
@@ -10,6 +11,7 @@
 
 #define PYSTACK_ID 0x5059ull
 #define CODE 0x7f0000001000ull
+#define FP 0xc0de1u /* the code object's fingerprint */
 #define EPOCH_NS (1ull << INGEST_PY_RECHECK_SHIFT)
 
 static struct ingest_py_ask asks[16];
@@ -69,21 +71,28 @@ static int setup_py(void **state)
 	return 0;
 }
 
-/* One sample of a one-frame Python stack (its record sent first). */
-static void send_py_sample(struct fixture *f)
+/* One sample of a one-frame Python stack (its record sent first): the
+ * code object at CODE with fingerprint fp, under stack id. */
+static void send_py_frame(struct fixture *f, uint64_t id, uint32_t fp)
 {
 	struct profd_stack st = { .type = PROFD_EV_STACK, .kind = PROFD_STACK_PYTHON, .nr = 2,
-				  .id = PYSTACK_ID };
+				  .id = id };
 	struct profd_sample e = { .type = PROFD_EV_SAMPLE, .pid = (uint32_t)getpid(),
-				  .tid = (uint32_t)getpid(), .pystack_id = PYSTACK_ID };
+				  .tid = (uint32_t)getpid(), .pystack_id = id };
 
 	st.ips[0] = CODE;
-	st.ips[1] = (uint64_t)PROFD_PYFRAME_ENTRY << 32 | 10;
+	st.ips[1] = (uint64_t)fp << PROFD_PYFRAME_FP_SHIFT |
+		    (uint64_t)PROFD_PYFRAME_ENTRY << PROFD_PYFRAME_FLAGS_SHIFT | 10;
 	ingest_event(&f->in, &st, PROFD_STACK_REC_BYTES(st.nr));
 	e.time_ns = f->clock_ns;
 	e.start_ns = start_ns;
 	strcpy(e.comm, "py");
 	ingest_event(&f->in, &e, sizeof(e));
+}
+
+static void send_py_sample(struct fixture *f)
+{
+	send_py_frame(f, PYSTACK_ID, FP);
 }
 
 /* A runtime as detection would leave it (its fields unused here). */
@@ -139,6 +148,7 @@ static void test_new_frame_waits_for_its_name(void **state)
 	assert_int_equal(nasks, 1);
 	assert_int_equal(asks[0].addr, CODE);
 	assert_int_equal(asks[0].off, 10);
+	assert_int_equal(asks[0].fp, FP);
 	assert_false(asks[0].task);
 	ingest_end_batch(&f->in);
 	assert_int_equal(f->in.c.aggregated, counted); /* waits */
@@ -174,6 +184,36 @@ static void test_due_check_counts_old_name_then_renames(void **state)
 	assert_int_equal(nasks, 2);
 	assert_int_equal(count_of(f, "work (job.py:3)"), 3);
 	assert_int_equal(count_of(f, "other (lib.py:9)"), 1);
+}
+
+/* Another code object at a freed one's address, in the same epoch: its
+ * frames carry another fingerprint (another stack too), so they are
+ * named afresh, never with the freed one's name. */
+static void test_reused_address_named_afresh(void **state)
+{
+	struct fixture *f = *state;
+
+	py_proc(f);
+	send_py_sample(f);
+	answer(f, 0, 0, "work_a (first_file.py:6)");
+	ingest_end_batch(&f->in);
+	send_py_frame(f, PYSTACK_ID + 1, FP + 1);
+	assert_int_equal(nasks, 2);
+	assert_int_equal(asks[1].addr, CODE);
+	assert_int_equal(asks[1].fp, FP + 1);
+	answer(f, 1, 0, "work_b (second_file.py:6)");
+	ingest_end_batch(&f->in);
+	send_py_frame(f, PYSTACK_ID + 1, FP + 1); /* memoized */
+	assert_int_equal(nasks, 2);
+	assert_int_equal(count_of(f, "work_a (first_file.py:6)"), 1);
+	assert_int_equal(count_of(f, "work_b (second_file.py:6)"), 2);
+	/* The worker found the address reused again before it read the
+	 * name: no name for that fingerprint (pycode's -ESTALE). */
+	send_py_frame(f, PYSTACK_ID + 2, FP + 2);
+	answer(f, 2, -ESTALE, NULL);
+	ingest_end_batch(&f->in);
+	assert_int_equal(count_of(f, "[python frame unreadable]"), 1);
+	assert_int_equal(count_of(f, "work_b (second_file.py:6)"), 2);
 }
 
 static void test_unreadable_says_so(void **state)
@@ -258,6 +298,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_new_frame_waits_for_its_name, setup_py, teardown),
 		cmocka_unit_test_setup_teardown(test_due_check_counts_old_name_then_renames, setup_py,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_reused_address_named_afresh, setup_py, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_says_so, setup_py, teardown),
 		cmocka_unit_test_setup_teardown(test_answer_from_before_exec_dropped, setup_py,
 						teardown),

@@ -294,7 +294,7 @@ static void check_live_code(struct pycode_cache *c, const struct pyruntime *rt,
 		int64_t instr = rt->minor == 10 ? off / 2 : off;
 		int32_t want = expected_line(&lc->e, off);
 
-		assert_int_equal(pycode_resolve(c, rt, lc->addr, instr, &f), 0);
+		assert_int_equal(pycode_resolve(c, rt, lc->addr, 0, instr, &f), 0);
 		assert_string_equal(f.qualname, lc->name);
 		assert_string_equal(f.filename, lc->file);
 		if (want == -2)
@@ -305,7 +305,7 @@ static void check_live_code(struct pycode_cache *c, const struct pyruntime *rt,
 			fail_msg("%s offset %u: line %d, Python says %d", lc->name, off, f.line,
 				 want);
 	}
-	assert_int_equal(pycode_resolve(c, rt, lc->addr, -1, &f), 0);
+	assert_int_equal(pycode_resolve(c, rt, lc->addr, 0, -1, &f), 0);
 	assert_int_equal(f.line, lc->e.firstlineno);
 }
 
@@ -323,7 +323,7 @@ static void check_live_file(FILE *f, struct pycode_cache *c, const struct pyrunt
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
 		if (sscanf(line, "X %llu", &addr) == 1) {
-			assert_int_equal(pycode_resolve(c, rt, addr, 0, &fr), -EINVAL);
+			assert_int_equal(pycode_resolve(c, rt, addr, 0, 0, &fr), -EINVAL);
 		} else if (line[0] == 'C' || !strcmp(line, "END")) {
 			if (have) {
 				check_live_code(c, rt, lc);
@@ -478,6 +478,14 @@ static void put_ptr(uint8_t *at, const void *p)
 	memcpy(at, &v, 8);
 }
 
+static uint64_t get_ptr(const uint8_t *at)
+{
+	uint64_t v;
+
+	memcpy(&v, at, 8);
+	return v;
+}
+
 static void fake_init(struct fake *f, struct pyruntime *rt)
 {
 	/* Location table, firstlineno 10: 2 units on line 12, 1 on 15. */
@@ -515,7 +523,7 @@ static void expect_name(struct pycode_cache *c, const struct pyruntime *rt, stru
 {
 	char buf[256];
 
-	assert_int_equal(pycode_name(c, rt, (uint64_t)(uintptr_t)f->code, off, buf, sizeof(buf)),
+	assert_int_equal(pycode_name(c, rt, (uint64_t)(uintptr_t)f->code, 0, off, buf, sizeof(buf)),
 			 0);
 	assert_string_equal(buf, want);
 }
@@ -547,10 +555,52 @@ static void test_fake_cache_revalidates(void **state)
 	assert_int_equal(pycode_cache_entries(c), 1);
 	/* Now it is not a code object at all. */
 	put_ptr(f->code + 8, f->other_type);
-	assert_int_equal(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, &fr), -EINVAL);
+	assert_int_equal(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, 0, &fr), -EINVAL);
 	assert_int_equal(pycode_cache_entries(c), 0);
 	assert_int_equal(pycode_cache_bytes(c), 0);
 	pycode_cache_forget_pid(c, rt.pid);
+	pycode_cache_free(c);
+	free(f);
+}
+
+/* The fingerprint the walker computes from the fake's fields. */
+static uint32_t fake_fp(const struct fake *f)
+{
+	int32_t first;
+
+	memcpy(&first, f->code + 68, 4);
+	return profd_pyfp(get_ptr(f->code + 112), get_ptr(f->code + 120), get_ptr(f->code + 128),
+			  get_ptr(f->code + 136), (uint32_t)first);
+}
+
+/* A name is given only to the code object sampled: once another one
+ * has its address (here: another qualname and line table), a frame
+ * carrying the old one's fingerprint is not named, the new one's is. */
+static void test_fake_fingerprint(void **state)
+{
+	struct pycode_cache *c = pycode_cache_new();
+	uint64_t code;
+	struct pycode_frame fr;
+	struct pyruntime rt;
+	struct fake *f = calloc(1, sizeof(*f));
+	uint32_t old_fp;
+
+	(void)state;
+	assert_non_null(f);
+	fake_init(f, &rt);
+	code = (uint64_t)(uintptr_t)f->code;
+	old_fp = fake_fp(f);
+	assert_int_not_equal(old_fp, 0);
+	assert_int_equal(pycode_resolve(c, &rt, code, old_fp, 0, &fr), 0);
+	assert_string_equal(fr.qualname, "Klass.alpha");
+	assert_int_equal(pycode_resolve(c, &rt, code, old_fp ^ 1, 0, &fr), -ESTALE);
+	put_ptr(f->code + 128, &f->qual2);
+	put_ptr(f->code + 136, f->bytes2);
+	assert_int_not_equal(fake_fp(f), old_fp);
+	assert_int_equal(pycode_resolve(c, &rt, code, old_fp, 0, &fr), -ESTALE);
+	assert_int_equal(pycode_resolve(c, &rt, code, fake_fp(f), 0, &fr), 0);
+	assert_string_equal(fr.qualname, "beta");
+	assert_int_equal(pycode_resolve(c, &rt, code, 0, 0, &fr), 0); /* 0: unchecked */
 	pycode_cache_free(c);
 	free(f);
 }
@@ -571,17 +621,17 @@ static void test_fake_untrusted_sizes(void **state)
 	big[2047] = '\0';
 	fake_str_set(&f->big, big, huge, 1); /* claims 2^40 characters */
 	put_ptr(f->code + 128, &f->big);
-	assert_int_equal(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, &fr), 0);
+	assert_int_equal(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, 0, &fr), 0);
 	assert_int_equal(strlen(fr.qualname), PYCODE_MAX_STR);
 	fake_str_set(&f->big, "x", 1, 3); /* no such kind */
 	put_ptr(f->code + 120, &f->big);  /* new key: forces a re-read */
-	assert_int_equal(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, &fr), -EINVAL);
+	assert_int_equal(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, 0, &fr), -EINVAL);
 	fake_init(f, &rt);
 	memcpy(f->bytes + 16, &huge, 8); /* a 1 TiB line table */
-	assert_int_equal(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, &fr), -E2BIG);
+	assert_int_equal(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, 0, &fr), -E2BIG);
 	put_ptr(f->code + 112, (void *)0x10); /* unmapped */
-	assert_true(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, &fr) < 0);
-	assert_true(pycode_resolve(c, &rt, 0x10, 0, &fr) < 0);
+	assert_true(pycode_resolve(c, &rt, (uint64_t)(uintptr_t)f->code, 0, 0, &fr) < 0);
+	assert_true(pycode_resolve(c, &rt, 0x10, 0, 0, &fr) < 0);
 	pycode_cache_free(c);
 	free(f);
 }
@@ -591,6 +641,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_decode_malformed),
 	    cmocka_unit_test(test_fake_cache_revalidates),
+	    cmocka_unit_test(test_fake_fingerprint),
 	    cmocka_unit_test(test_fake_untrusted_sizes),
 	    cmocka_unit_test(test_python3_9),
 	    cmocka_unit_test(test_python3_10),

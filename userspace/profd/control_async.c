@@ -98,7 +98,8 @@ static int add_task(struct stackset *out, struct pycode_cache *pyc, const struct
 		return (int)id;
 	ids[n++] = (uint32_t)id;
 	for (i = 0; i < t->nframes; i++) {
-		if (pycode_name(pyc, rt, t->code[i], t->instr[i], name, sizeof(name)))
+		/* Read from the live task just now: nothing to check it against. */
+		if (pycode_name(pyc, rt, t->code[i], 0, t->instr[i], name, sizeof(name)))
 			snprintf(name, sizeof(name), "[coroutine %#" PRIx64 "]", t->code[i]);
 		id = stackset_intern(out, FRAME_PYTHON, name);
 		if (id < 0)

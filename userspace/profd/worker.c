@@ -375,7 +375,7 @@ static void read_py_name(struct worker *w, const struct job *j, struct result *r
 	else if (a->task) /* at most a task name's length, as inline */
 		r->py_err = pyasync_task_name(j->rt, a->addr, text, PYASYNC_NAME_MAX, &r->py_named);
 	else
-		r->py_err = pycode_name(w->pyc, j->rt, a->addr, a->off, text, sizeof(text));
+		r->py_err = pycode_name(w->pyc, j->rt, a->addr, a->fp, a->off, text, sizeof(text));
 	if (!r->py_err && !(r->py_text = strdup(text)))
 		r->py_err = -ENOMEM;
 }

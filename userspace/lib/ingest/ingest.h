@@ -32,13 +32,17 @@ struct pyruntime;
 struct pyproc;
 
 /* Python names are checked against the process's memory again this often
- * (2^32 ns, about 4 s) per code object, and per memoized stack: a code
- * object freed and reused at the same address by other code is noticed
- * within that time, at one read per code object, not one per sample.
- * (Every second, those reads were a sixth of profd's CPU at 99 Hz.) */
+ * (2^32 ns, about 4 s) per code object, and per memoized stack, at one
+ * read per code object, not one per sample.  (Every second, those reads
+ * were a sixth of profd's CPU at 99 Hz.)  A code object freed and another
+ * at its address are told apart at once by the fingerprint each frame
+ * carries (profd_abi.h); the re-check is what still notices a successor
+ * whose fields differ but hash to the same fingerprint, and a renamed
+ * asyncio task. */
 #define INGEST_PY_RECHECK_SHIFT 32
 
-/* A Python name asked of the worker: a code object's frame (addr, off) or
+/* A Python name asked of the worker: a code object's frame (addr, off),
+ * named only while the code object there has fingerprint fp (0: any), or
  * an asyncio task's name (task set), for the process (pid, start_time) as
  * it was at py_names_gen, in the recheck epoch it was due in. */
 struct ingest_py_ask {
@@ -46,6 +50,7 @@ struct ingest_py_ask {
 	uint64_t start_time;
 	uint64_t addr;
 	int64_t off;
+	uint32_t fp;
 	uint32_t epoch, gen;
 	bool task;
 };

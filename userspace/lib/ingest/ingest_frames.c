@@ -145,16 +145,16 @@ static int python_frames(struct ingest *in, struct proc *p, const struct raw_sta
 	if (!py || !p->ing->py->rt)
 		return 0;
 	top = (int)py->nr / 2 - 1;
-	if (top >= 0 && ((py->ips[2 * top + 1] >> 32) & PROFD_PYFRAME_TASK)) {
+	if (top >= 0 && (py_raw_frame(py, (uint32_t)top).flags & PROFD_PYFRAME_TASK)) {
 		*task = ingest_task_frame(in, p, py->ips[2 * top], mono, stable);
 		if (*task < 0)
 			return (int)*task;
 		top--;
 	}
 	for (i = top; i >= 0; i--) {
-		uint64_t code = py->ips[2 * i], word = py->ips[2 * i + 1];
+		struct py_raw_frame f = py_raw_frame(py, (uint32_t)i);
 
-		id = ingest_python_frame(in, p, code, (int32_t)(uint32_t)word, mono, stable);
+		id = ingest_python_frame(in, p, &f, mono, stable);
 		if (id == -EAGAIN) {
 			*stable = false;
 			in->c.py_frames_unreadable++;
@@ -162,7 +162,7 @@ static int python_frames(struct ingest *in, struct proc *p, const struct raw_sta
 		}
 		if (id < 0)
 			return (int)id;
-		entry[*n] = (word >> 32) & PROFD_PYFRAME_ENTRY;
+		entry[*n] = f.flags & PROFD_PYFRAME_ENTRY;
 		ids[(*n)++] = (uint32_t)id;
 	}
 	return 0;

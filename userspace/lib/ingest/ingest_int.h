@@ -48,11 +48,32 @@ void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_n
 /* A 3.14 process whose maps now hold _asyncio: look again for its offsets. */
 void ingest_recheck_asyncio(struct ingest *in, struct proc *p);
 
-/* ingest_pynames.c: a Python frame's id (code object, instruction offset)
- * and an asyncio task frame's id, as of mono; -EAGAIN when unreadable.
- * *stable is cleared when the name may change once a read asked of the
- * worker comes back (in->frames_wait set when the sample should wait). */
-int64_t ingest_python_frame(struct ingest *in, struct proc *p, uint64_t code, int64_t off,
+/* Frame i of a raw Python stack (leaf first), as the walker packs it
+ * (profd_abi.h): the code object, its fingerprint, the instruction offset
+ * and PROFD_PYFRAME_* flags. */
+struct py_raw_frame {
+	uint64_t code;
+	int64_t off;
+	uint32_t fp, flags;
+};
+
+static inline struct py_raw_frame py_raw_frame(const struct raw_stack *py, uint32_t i)
+{
+	uint64_t word = py->ips[2 * i + 1];
+
+	return (struct py_raw_frame){
+	    .code = py->ips[2 * i],
+	    .off = (int32_t)(uint32_t)word,
+	    .fp = (uint32_t)(word >> PROFD_PYFRAME_FP_SHIFT),
+	    .flags = (uint32_t)(word >> PROFD_PYFRAME_FLAGS_SHIFT) & PROFD_PYFRAME_FLAGS_MASK,
+	};
+}
+
+/* ingest_pynames.c: a Python frame's id and an asyncio task frame's id,
+ * as of mono; -EAGAIN when unreadable.  *stable is cleared when the name
+ * may change once a read asked of the worker comes back (in->frames_wait
+ * set when the sample should wait). */
+int64_t ingest_python_frame(struct ingest *in, struct proc *p, const struct py_raw_frame *f,
 			    uint64_t mono, bool *stable);
 int64_t ingest_task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint64_t mono,
 			  bool *stable);

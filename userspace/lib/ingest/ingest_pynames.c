@@ -69,16 +69,20 @@ static int ask_name(struct ingest *in, struct proc *p, uint64_t key, const struc
 	return 1;
 }
 
-/* A name due for a read, asked of the worker: the id to count now, or
- * -EAGAIN (unreadable).  Until the answer, a frame seen before counts
- * under the name last checked (*stable cleared: not memoized) and one
- * never named waits (frames_wait) under a placeholder. */
-static int64_t await_name(struct ingest *in, struct proc *p, uint64_t key, uint64_t addr,
-			  int64_t off, bool task, bool cached, int64_t old, uint32_t epoch, bool *stable)
+/* A name due for a read, asked of the worker (a: what to read; pid,
+ * epoch and gen filled here): the id to count now, or -EAGAIN
+ * (unreadable).  Until the answer, a frame seen before counts under the
+ * name last checked (*stable cleared: not memoized) and one never named
+ * waits (frames_wait) under a placeholder. */
+static int64_t await_name(struct ingest *in, struct proc *p, uint64_t key, struct ingest_py_ask *a,
+			  bool cached, int64_t old, uint32_t epoch, bool *stable)
 {
-	struct ingest_py_ask a = { .pid = p->pid, .start_time = p->start_time, .addr = addr,
-				   .off = off, .epoch = epoch, .gen = p->ing->py->gen, .task = task };
 	int r;
+
+	a->pid = p->pid;
+	a->start_time = p->start_time;
+	a->epoch = epoch;
+	a->gen = p->ing->py->gen;
 
 	if (p->exited && cached) { /* its memory changes no more: the name stands */
 		in->c.py_frames_named_after_exit++;
@@ -88,7 +92,7 @@ static int64_t await_name(struct ingest *in, struct proc *p, uint64_t key, uint6
 	/* Gone: only an answer asked while it lived can still name it. */
 	if (p->exited)
 		r = pyproc_asked(p->ing->py, key, epoch) > 0;
-	else if ((r = ask_name(in, p, key, &a, !cached)) < 0)
+	else if ((r = ask_name(in, p, key, a, !cached)) < 0)
 		return r;
 	if (!r)
 		return -EAGAIN;
@@ -96,17 +100,18 @@ static int64_t await_name(struct ingest *in, struct proc *p, uint64_t key, uint6
 	if (cached)
 		return old;
 	in->frames_wait = true;
-	return aggregate_frame(in->agg, task ? FRAME_TASK : FRAME_PYTHON,
-			       task ? "[task being read]" : "[python frame being read]");
+	return aggregate_frame(in->agg, a->task ? FRAME_TASK : FRAME_PYTHON,
+			       a->task ? "[task being read]" : "[python frame being read]");
 }
 
 /* Read here: the code object's name, validated by pycode. */
-static int64_t read_python_frame(struct ingest *in, struct proc *p, uint64_t key, uint64_t code,
-				 int64_t off, bool cached, int64_t old, uint32_t epoch)
+static int64_t read_python_frame(struct ingest *in, struct proc *p, uint64_t key,
+				 const struct py_raw_frame *f, bool cached, int64_t old,
+				 uint32_t epoch)
 {
 	char text[2 * PYCODE_MAX_STR + 64];
 	int64_t id;
-	int err = pycode_name(in->pyc, p->ing->py->rt, code, off, text, sizeof(text));
+	int err = pycode_name(in->pyc, p->ing->py->rt, f->code, f->fp, f->off, text, sizeof(text));
 
 	/* Gone (the last samples of a program are often read after its exit):
 	 * its memory changes no more, so the name last checked stands. */
@@ -120,29 +125,30 @@ static int64_t read_python_frame(struct ingest *in, struct proc *p, uint64_t key
 	if (id >= 0) {
 		renamed(p, cached, old, id);
 		keep_name(p, key, epoch, id);
-		pyproc_code_mark(p->ing->py, code, epoch);
+		pyproc_code_mark(p->ing->py, pyproc_code_key(f->code, f->fp), epoch);
 	}
 	return id;
 }
 
-int64_t ingest_python_frame(struct ingest *in, struct proc *p, uint64_t code, int64_t off,
+int64_t ingest_python_frame(struct ingest *in, struct proc *p, const struct py_raw_frame *f,
 			    uint64_t mono, bool *stable)
 {
-	uint64_t key = pyproc_frame_key(code, off);
+	uint64_t key = pyproc_frame_key(f->code, f->fp, f->off);
 	uint32_t epoch = epoch_of(mono), named;
 	int64_t old = -1;
 	bool cached = pyproc_name(p->ing->py, key, &old, &named);
+	struct ingest_py_ask a = {.addr = f->code, .off = f->off, .fp = f->fp};
 
 	if (cached && named == epoch)
 		return old;
 	/* Its code object checked this epoch for another instruction. */
-	if (cached && pyproc_code_checked(p->ing->py, code, epoch)) {
+	if (cached && pyproc_code_checked(p->ing->py, pyproc_code_key(f->code, f->fp), epoch)) {
 		keep_name(p, key, epoch, old);
 		return old;
 	}
 	if (asks_worker(in))
-		return await_name(in, p, key, code, off, false, cached, old, epoch, stable);
-	return read_python_frame(in, p, key, code, off, cached, old, epoch);
+		return await_name(in, p, key, &a, cached, old, epoch, stable);
+	return read_python_frame(in, p, key, f, cached, old, epoch);
 }
 
 bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystack_id,
@@ -156,18 +162,17 @@ bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystac
 	if (!py || !p->ing->py->rt)
 		return false;
 	for (i = 0; i < py->nr / 2; i++) {
-		uint64_t code = py->ips[2 * i], word = py->ips[2 * i + 1];
-		int64_t off = (int32_t)(uint32_t)word;
+		struct py_raw_frame f = py_raw_frame(py, i);
 
 		/* A task's name is checked by building the stack again. */
-		if ((word >> 32) & PROFD_PYFRAME_TASK)
+		if (f.flags & PROFD_PYFRAME_TASK)
 			return false;
 		/* Read here, a changed name differs from the one cached.
 		 * Asked of the worker, the name stands until the answer
 		 * (*checked cleared), and ingest_py_named forgets the memo
 		 * if it changed. */
-		if (!pyproc_name(p->ing->py, pyproc_frame_key(code, off), &id, &named) ||
-		    ingest_python_frame(in, p, code, off, mono, checked) != id)
+		if (!pyproc_name(p->ing->py, pyproc_frame_key(f.code, f.fp, f.off), &id, &named) ||
+		    ingest_python_frame(in, p, &f, mono, checked) != id)
 			return false;
 	}
 	return true;
@@ -193,7 +198,9 @@ int64_t ingest_task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint
 	if (cached && named == epoch)
 		return old;
 	if (asks_worker(in)) {
-		id = await_name(in, p, key, addr, 0, true, cached, old, epoch, stable);
+		struct ingest_py_ask a = {.addr = addr, .task = true};
+
+		id = await_name(in, p, key, &a, cached, old, epoch, stable);
 		return id == -EAGAIN ? aggregate_frame(in->agg, FRAME_TASK, TASK_UNREADABLE) : id;
 	}
 	if (pyasync_task_name(p->ing->py->rt, addr, name, sizeof(name), &is_named))
@@ -230,7 +237,7 @@ void ingest_py_named(struct ingest *in, const struct ingest_py_ask *a, int err, 
 
 	if (!p)
 		return;
-	key = a->task ? pyproc_task_key(a->addr) : pyproc_frame_key(a->addr, a->off);
+	key = a->task ? pyproc_task_key(a->addr) : pyproc_frame_key(a->addr, a->fp, a->off);
 	if (!pyproc_answer_fresh(p->ing->py, key, a->epoch))
 		return;
 	if (err == -EBUSY || err == -ENOMEM) { /* not read (the worker's queue was full) */
@@ -254,5 +261,5 @@ void ingest_py_named(struct ingest *in, const struct ingest_py_ask *a, int err, 
 	renamed(p, cached, old, id);
 	keep_name(p, key, a->epoch, id);
 	if (!a->task)
-		pyproc_code_mark(p->ing->py, a->addr, a->epoch);
+		pyproc_code_mark(p->ing->py, pyproc_code_key(a->addr, a->fp), a->epoch);
 }

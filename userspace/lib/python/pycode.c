@@ -358,7 +358,14 @@ fail:
 	return err;
 }
 
-static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t addr,
+/* The fingerprint the stack walker gives a code object with this key. */
+static uint32_t key_fp(const struct code_key *k)
+{
+	return profd_pyfp(k->filename, k->name, k->qualname, k->linetable,
+			  (uint32_t)k->firstlineno);
+}
+
+static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t addr, uint32_t fp,
 		  struct code_entry **out)
 {
 	uint32_t gen = pid_gen(c, rt->pid);
@@ -370,6 +377,8 @@ static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t a
 	err = read_key(rt->pid, &rt->off, addr, &k);
 	if (err)
 		return err;
+	if (fp && key_fp(&k) != fp)
+		return -ESTALE; /* freed since the sample, another one there now */
 	if (hashmap_get(&c->entries, h, &v)) {
 		e = (struct code_entry *)(uintptr_t)v;
 		if (e->pid == rt->pid && e->gen == gen && e->addr == addr &&
@@ -407,13 +416,13 @@ static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t a
 }
 
 int pycode_resolve(struct pycode_cache *c, const struct pyruntime *rt, uint64_t code_addr,
-		   int64_t instr_off, struct pycode_frame *out)
+		   uint32_t fp, int64_t instr_off, struct pycode_frame *out)
 {
 	struct code_entry *e;
 	int32_t line;
 	int err;
 
-	err = lookup(c, rt, code_addr, &e);
+	err = lookup(c, rt, code_addr, fp, &e);
 	if (err)
 		return err;
 	line = pylines_line(&e->lines, pycode_byte_offset(&rt->off, instr_off));
@@ -424,13 +433,13 @@ int pycode_resolve(struct pycode_cache *c, const struct pyruntime *rt, uint64_t 
 	return 0;
 }
 
-int pycode_name(struct pycode_cache *c, const struct pyruntime *rt, uint64_t code_addr,
+int pycode_name(struct pycode_cache *c, const struct pyruntime *rt, uint64_t code_addr, uint32_t fp,
 		int64_t instr_off, char *buf, size_t len)
 {
 	struct pycode_frame f;
 	int err, n;
 
-	err = pycode_resolve(c, rt, code_addr, instr_off, &f);
+	err = pycode_resolve(c, rt, code_addr, fp, instr_off, &f);
 	if (err)
 		return err;
 	n = snprintf(buf, len, "%s (%s:%d)", f.qualname, f.filename, f.line);

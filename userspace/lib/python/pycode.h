@@ -12,8 +12,10 @@
  * address) with their decoded line table.  Every hit is re-validated by
  * re-reading the code object's header (type, name, filename, qualname and
  * line table pointers, co_firstlineno): a freed and reused code object is
- * re-read instead of being misnamed.  Names: co_qualname on 3.11+, co_name
- * on 3.9/3.10 (the qualname lives on the function object there). */
+ * re-read instead of being misnamed, and one that is not the code object
+ * sampled (its fingerprint, a hash of the same fields, differs) is not
+ * named at all.  Names: co_qualname on 3.11+, co_name on 3.9/3.10 (the
+ * qualname lives on the function object there). */
 #ifndef PROFD_PYCODE_H
 #define PROFD_PYCODE_H
 
@@ -45,12 +47,15 @@ void pycode_cache_forget_pid(struct pycode_cache *c, int pid);
 size_t pycode_cache_entries(const struct pycode_cache *c);
 size_t pycode_cache_bytes(const struct pycode_cache *c); /* for stats */
 
-/* 0; -EINVAL (not a code object, malformed), -EFAULT/-ESRCH (unreadable
- * or gone), -ENOMEM. */
+/* fp: the code object's fingerprint as the stack walker saw it
+ * (profd_abi.h), or 0 (no check).  0; -ESTALE (the code object at
+ * code_addr has another fingerprint: the one sampled was freed and its
+ * memory reused), -EINVAL (not a code object, malformed), -EFAULT/-ESRCH
+ * (unreadable or gone), -ENOMEM. */
 int pycode_resolve(struct pycode_cache *c, const struct pyruntime *rt, uint64_t code_addr,
-		   int64_t instr_off, struct pycode_frame *out);
+		   uint32_t fp, int64_t instr_off, struct pycode_frame *out);
 /* pycode_resolve, then "qualname (filename:line)" into buf. */
-int pycode_name(struct pycode_cache *c, const struct pyruntime *rt, uint64_t code_addr,
+int pycode_name(struct pycode_cache *c, const struct pyruntime *rt, uint64_t code_addr, uint32_t fp,
 		int64_t instr_off, char *buf, size_t len);
 
 /* The walker's instruction offset from the raw frame field: f_lasti (an

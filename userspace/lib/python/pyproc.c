@@ -11,6 +11,7 @@
  * a task per request must not grow the frame dictionary without end. */
 #define TASK_NAMES_MAX 256
 #define TASK_KEY_SALT 0x7461736b00000000ull /* task keys among frame keys */
+#define CODE_KEY_SALT 0x636f646500000000ull /* fingerprints are 24 bits */
 #define ASK_FAILED 1ull			     /* asked: the answer was "unreadable" */
 /* Reads a process may await: a program starting (thousands of code
  * objects new at once) asks the rest as answers come back. */
@@ -69,9 +70,14 @@ int pyproc_inherit(struct pyproc *child, const struct pyproc *parent, int pid, u
 	return 0;
 }
 
-uint64_t pyproc_frame_key(uint64_t code, int64_t off)
+uint64_t pyproc_code_key(uint64_t code, uint32_t fp)
 {
-	return hash64_mix(code ^ hash64_mix((uint64_t)off));
+	return hash64_mix(code ^ hash64_mix((uint64_t)fp | CODE_KEY_SALT));
+}
+
+uint64_t pyproc_frame_key(uint64_t code, uint32_t fp, int64_t off)
+{
+	return hash64_mix(pyproc_code_key(code, fp) ^ (uint64_t)off);
 }
 
 uint64_t pyproc_task_key(uint64_t addr)
@@ -103,16 +109,16 @@ bool pyproc_keep_name(struct pyproc *pp, uint64_t key, uint32_t epoch, int64_t i
 	return full;
 }
 
-bool pyproc_code_checked(const struct pyproc *pp, uint64_t code, uint32_t epoch)
+bool pyproc_code_checked(const struct pyproc *pp, uint64_t code_key, uint32_t epoch)
 {
 	uint64_t checked;
 
-	return hashmap_get(&pp->code_checked, code, &checked) && checked == epoch;
+	return hashmap_get(&pp->code_checked, code_key, &checked) && checked == epoch;
 }
 
-void pyproc_code_mark(struct pyproc *pp, uint64_t code, uint32_t epoch)
+void pyproc_code_mark(struct pyproc *pp, uint64_t code_key, uint32_t epoch)
 {
-	hashmap_put(&pp->code_checked, code, epoch);
+	hashmap_put(&pp->code_checked, code_key, epoch);
 }
 
 int pyproc_asked(const struct pyproc *pp, uint64_t key, uint32_t epoch)

@@ -30,9 +30,9 @@ struct pyproc {
 	/* Names: key (pyproc_frame_key, pyproc_task_key) -> the id given and
 	 * the epoch it was last checked. */
 	struct hashmap names;
-	/* Code object address -> the epoch it was last checked: one read
-	 * per code object per epoch, however many of its instructions were
-	 * sampled. */
+	/* Code object (pyproc_code_key) -> the epoch it was last checked:
+	 * one read per code object per epoch, however many of its
+	 * instructions were sampled. */
 	struct hashmap code_checked;
 	/* Reads asked and not answered: key -> the epoch asked, and whether
 	 * the answer was "unreadable"; gen counts programs (exec), so an
@@ -55,7 +55,11 @@ void pyproc_attach(struct pyproc *pp, struct pyruntime *rt);
  * -ENOMEM; a child with a runtime of its own keeps it. */
 int pyproc_inherit(struct pyproc *child, const struct pyproc *parent, int pid, uint64_t mono_ns);
 
-uint64_t pyproc_frame_key(uint64_t code, int64_t off);
+/* A code object is its address and its fingerprint (profd_abi.h's
+ * profd_pyfp): another code object at a freed one's address has other
+ * keys, so it never takes the old one's names. */
+uint64_t pyproc_code_key(uint64_t code, uint32_t fp);
+uint64_t pyproc_frame_key(uint64_t code, uint32_t fp, int64_t off);
 uint64_t pyproc_task_key(uint64_t addr);
 
 /* The id key was named with and the epoch it was checked: false if none. */
@@ -63,8 +67,9 @@ bool pyproc_name(const struct pyproc *pp, uint64_t key, int64_t *id, uint32_t *e
 /* Keep key's name, checked at epoch.  true when the cache was full and
  * started over: the caller's stacks built from names must go too. */
 bool pyproc_keep_name(struct pyproc *pp, uint64_t key, uint32_t epoch, int64_t id);
-bool pyproc_code_checked(const struct pyproc *pp, uint64_t code, uint32_t epoch);
-void pyproc_code_mark(struct pyproc *pp, uint64_t code, uint32_t epoch);
+/* code_key: pyproc_code_key's. */
+bool pyproc_code_checked(const struct pyproc *pp, uint64_t code_key, uint32_t epoch);
+void pyproc_code_mark(struct pyproc *pp, uint64_t code_key, uint32_t epoch);
 
 /* Where the read asked for key stands this epoch: 1 awaited, 0 answered
  * "unreadable", -1 not asked. */
