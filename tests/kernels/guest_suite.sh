@@ -39,7 +39,7 @@ for t in $TESTS; do
 	77) res=skip; skipped=$((skipped + 1)) ;;
 	*) res=fail; failed=$((failed + 1)) ;;
 	esac
-	[ "$res" = pass ] || printf '%s\n' "$out" | tail -n 8 | sed "s/^/  $t: /"
+	[ "$res" = pass ] || printf '%s\n' "$out" | tail -n 40 | sed "s/^/  $t: /"
 	printf 'guest_suite: %-20s %s %6s s\n' "$t" "$res" "$secs"
 done
 echo "guest_suite: $passed passed, $failed failed, $skipped skipped"

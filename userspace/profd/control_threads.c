@@ -248,18 +248,43 @@ static int64_t header_frame(struct stackset *out, struct thread_now *t)
 	return stackset_intern(out, FRAME_ROOT, text);
 }
 
+/* Where a blocked thread waits, from its switch-out's kernel frames (leaf
+ * last), where /proc's wchan says nothing (it reads 0 on x86 before 5.16
+ * with the ORC unwinder: Debian 11's 5.10): the first function under the
+ * scheduler's own. */
+static void wait_from_frames(const struct stackset *dict, const uint32_t *ids, uint32_t n,
+			     char *wait, size_t size)
+{
+	while (n && dict->frames[ids[n - 1]].kind == FRAME_WAIT) /* "[GIL wait]" on top */
+		n--;
+	while (n && dict->frames[ids[n - 1]].kind == FRAME_KERNEL) {
+		const char *name = dict->frames[ids[--n]].name;
+		size_t len = strlen(name);
+
+		if (strstr(name, "schedule"))
+			continue;
+		if (len > 4 && !strcmp(name + len - 4, "_[k]"))
+			len -= 4;
+		snprintf(wait, size, "%.*s", (int)len, name);
+		return;
+	}
+}
+
 static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 {
 	struct listing *l = arg;
 	uint32_t n = 0, i, m = 0;
-	int64_t id = header_frame(l->out, t);
+	int64_t id;
 	uint64_t v;
 
+	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, INGEST_MAX_FRAMES, &n))
+		n = 0;
+	if (t->blocked && t->state != 'R' && !t->wait[0])
+		wait_from_frames(d->agg.dict, l->ids, n, t->wait, sizeof(t->wait));
+	id = header_frame(l->out, t);
 	if (id < 0)
 		return (int)id;
 	l->out_ids[m++] = (uint32_t)id;
-	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, INGEST_MAX_FRAMES, &n))
-		n = 0;
 	for (i = 0; i < n; i++) {
 		if (!view_keeps(l->kernel ? 0 : VIEW_NO_KERNEL,
 				     d->agg.dict->frames[l->ids[i]].kind))

@@ -67,11 +67,21 @@ static int add_leaf(struct ingest *in, const char *name, uint32_t *ids, uint32_t
 	return 0;
 }
 
+/* A frame of the walk itself, on top of a switch-out's kernel stack (the
+ * walk runs inside sched_switch): the tracepoint's dispatch, and before
+ * 5.16 or so the program's own JIT image, which kallsyms does not list
+ * there ("[unknown]"). */
+static bool tracing_frame(const struct ss_frame *f)
+{
+	return f->kind == FRAME_KERNEL &&
+	       (!strncmp(f->name, "bpf_", 4) || !strncmp(f->name, "__bpf_", 6) ||
+		!strcmp(f->name, "[unknown]_[k]"));
+}
+
 /* The frames of a blocked thread's stacks: the native, kernel and Python
- * frames in true order, without the BPF frames on top of the kernel
- * stack (the walk ran inside sched_switch), and on top "[runnable:
- * waiting for a CPU]" when it was preempted, or "[GIL wait]" when the
- * interpreter was taking the GIL. */
+ * frames in true order, without the walk's own frames on top of the
+ * kernel stack, and on top "[runnable: waiting for a CPU]" when it was
+ * preempted, or "[GIL wait]" when the interpreter was taking the GIL. */
 static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
 			  bool preempted, bool final, uint32_t *ids, uint32_t max, uint32_t *n)
 {
@@ -81,9 +91,7 @@ static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_
 	if (err)
 		return err;
 	dict = in->agg->dict;
-	while (*n && dict->frames[ids[*n - 1]].kind == FRAME_KERNEL &&
-	       (!strncmp(dict->frames[ids[*n - 1]].name, "bpf_", 4) ||
-		!strncmp(dict->frames[ids[*n - 1]].name, "__bpf_", 6)))
+	while (*n && tracing_frame(&dict->frames[ids[*n - 1]]))
 		(*n)--;
 	if (preempted)
 		return add_leaf(in, "[runnable: waiting for a CPU]", ids, n);
