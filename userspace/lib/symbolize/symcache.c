@@ -257,7 +257,6 @@ void symcache_upgrade(struct symcache *c, const struct procmap *m, struct symcac
 	e->es = r->es;
 	e->seq = ++c->seq; /* names from the stripped load are made again */
 	r->es = NULL;
-	c->st.upgrades++;
 }
 
 const struct elfsym *symcache_get(struct symcache *c, const char *proc_root, int pid,

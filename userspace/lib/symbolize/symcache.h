@@ -23,7 +23,6 @@ struct symcache_stats {
 	uint64_t hits, loads;
 	uint64_t evictions;
 	uint64_t open_failures, parse_failures;
-	uint64_t upgrades; /* stripped files' symbols replaced by fetched debug files' */
 };
 
 struct symcache;
