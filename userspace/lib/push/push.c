@@ -1,4 +1,4 @@
-#include "push.h"
+#include "push_int.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -14,25 +14,24 @@
 #include "buf.h"
 #include "hashmap.h"
 #include "log.h"
-#include "render_pprof.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
 #define MAX_LOGGED_ERRORS 64
 #define RESPONSE_KEEP 200 /* bytes of an error response kept for the log */
 
-/* One queued window: the full request URL and its body. */
+/* One queued window: the request an encoder built. */
 struct push_job {
 	struct push_job *next;
-	char *url;
-	struct buf body;
+	struct push_request req;
 	size_t bytes; /* counted against max_queue_bytes */
 };
 
 struct pusher {
 	struct push_opts o;
-	char *base;     /* "{url}/ingest" */
+	char *base;     /* the URL, http(s)://, no trailing '/' */
 	char *hostname;
+	enum push_protocol proto; /* never AUTO */
 	char *tenant_hdr;
 
 	pthread_mutex_t lock;
@@ -70,110 +69,9 @@ static void job_free(struct push_job *j)
 {
 	if (!j)
 		return;
-	free(j->url);
-	buf_free(&j->body);
+	free(j->req.url);
+	buf_free(&j->req.body);
 	free(j);
-}
-
-/* Percent-encode everything but RFC 3986's unreserved characters. */
-static void put_escaped(struct buf *b, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    c == '-' || c == '.' || c == '_' || c == '~') {
-			buf_put_u8(b, c);
-		} else {
-			buf_put_u8(b, '%');
-			buf_put_u8(b, (uint8_t)hex[c >> 4]);
-			buf_put_u8(b, (uint8_t)hex[c & 15]);
-		}
-	}
-}
-
-/* Pyroscope's labelset parser accepts [A-Za-z0-9_./-] in the application
- * name, and anything but ',' '}' (and surrounding blanks) in a value:
- * anything else becomes '_', so a comm like "kworker/0:1" still sends. */
-static void put_clean(struct buf *b, const char *s, bool service, size_t max)
-{
-	size_t n = 0;
-
-	for (; *s && n < max; s++, n++) {
-		unsigned char c = (unsigned char)*s;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-' || c == '/';
-
-		if (!service)
-			ok = c > ' ' && c < 0x7f && c != ',' && c != '}' && c != '{' && c != '=';
-		buf_put_u8(b, ok ? c : '_');
-	}
-}
-
-static const char *service_of(const struct push_item *it)
-{
-	const char *base;
-
-	if (it->comm && *it->comm)
-		return it->comm;
-	if (it->exe && *it->exe) {
-		base = strrchr(it->exe, '/');
-		return base && base[1] ? base + 1 : it->exe;
-	}
-	return "unknown";
-}
-
-/* name={service}.{type}{host=..,pid=..,comm=..}, unescaped. */
-static void build_name(struct buf *b, const struct pusher *p, const struct push_item *it,
-		       const char *type)
-{
-	char pid[16];
-
-	put_clean(b, service_of(it), true, 128);
-	buf_put_u8(b, '.');
-	put_clean(b, type, true, 64);
-	buf_puts(b, "{host=");
-	put_clean(b, p->hostname, false, 128);
-	snprintf(pid, sizeof(pid), "%u", it->pid);
-	buf_puts(b, ",pid=");
-	buf_puts(b, pid);
-	buf_puts(b, ",comm=");
-	put_clean(b, it->comm && *it->comm ? it->comm : service_of(it), false, 64);
-	buf_puts(b, "}");
-}
-
-static char *build_url(const struct pusher *p, const struct push_item *it)
-{
-	const struct stackset *ss = it->ss;
-	const char *type = it->type ? it->type : ss->type ? ss->type : "cpu";
-	uint64_t from = it->from_ns ? it->from_ns : ss->start_ns;
-	uint64_t until = it->until_ns ? it->until_ns : ss->end_ns;
-	bool nanos = ss->unit && !strcmp(ss->unit, "nanoseconds");
-	struct buf name, url;
-	char *out = NULL;
-
-	if (!until || until < from)
-		until = from;
-	buf_init(&name);
-	buf_init(&url);
-	build_name(&name, p, it, type);
-	buf_puts(&url, p->base);
-	buf_puts(&url, "?name=");
-	if (buf_cstr(&name))
-		put_escaped(&url, name.data);
-	buf_printf(&url,
-		   "&from=%llu&until=%llu&format=pprof&spyName=profd&sampleRate=%u"
-		   "&units=%s&aggregationType=sum",
-		   (unsigned long long)(from / NS_PER_S),
-		   (unsigned long long)((until + NS_PER_S - 1) / NS_PER_S),
-		   ss->rate_hz ? ss->rate_hz : 100, nanos ? "nanoseconds" : "samples");
-	if (!name.failed && buf_cstr(&url))
-		out = strdup(url.data);
-	buf_free(&name);
-	buf_free(&url);
-	return out;
 }
 
 /* Called with the lock held. */
@@ -191,6 +89,20 @@ static struct push_job *queue_pop(struct pusher *p)
 	return j;
 }
 
+static int encode(const struct pusher *p, const struct push_item *it, struct push_request *r)
+{
+	struct push_target t = { .base = p->base, .hostname = p->hostname };
+
+	switch (p->proto) {
+	case PUSH_PROTO_CONNECT:
+		return push_encode_connect(&t, it, r);
+	case PUSH_PROTO_OTLP:
+		return push_encode_otlp(&t, it, r);
+	default:
+		return push_encode_ingest(&t, it, r);
+	}
+}
+
 int push_enqueue(struct pusher *p, const struct push_item *it)
 {
 	struct push_job *j;
@@ -203,12 +115,9 @@ int push_enqueue(struct pusher *p, const struct push_item *it)
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	buf_init(&j->body);
-	err = render_pprof(it->ss, &j->body);
-	if (!err && j->body.failed)
-		err = -ENOMEM;
-	j->url = err ? NULL : build_url(p, it);
-	if (!err && !j->url)
+	buf_init(&j->req.body);
+	err = encode(p, it, &j->req);
+	if (!err && (j->req.body.failed || !j->req.url))
 		err = -ENOMEM;
 	if (err) {
 		job_free(j);
@@ -217,7 +126,7 @@ int push_enqueue(struct pusher *p, const struct push_item *it)
 		pthread_mutex_unlock(&p->lock);
 		return err;
 	}
-	j->bytes = j->body.len + strlen(j->url) + sizeof(*j);
+	j->bytes = j->req.body.len + strlen(j->req.url) + sizeof(*j);
 
 	pthread_mutex_lock(&p->lock);
 	if (p->stopping || j->bytes > p->o.max_queue_bytes) {
@@ -332,6 +241,27 @@ static CURLcode perform(struct pusher *p)
 
 enum attempt { ATTEMPT_OK, ATTEMPT_RETRY, ATTEMPT_REJECTED };
 
+/* The request's own headers, then the pusher's (p->headers). */
+static struct curl_slist *job_headers(const struct pusher *p, const struct push_request *r)
+{
+	struct curl_slist *h = NULL, *n;
+	const struct curl_slist *s;
+	char line[128];
+
+	snprintf(line, sizeof(line), "Content-Type: %s", r->content_type);
+	h = curl_slist_append(h, line);
+	if (h && r->content_encoding) {
+		snprintf(line, sizeof(line), "Content-Encoding: %s", r->content_encoding);
+		n = curl_slist_append(h, line);
+		h = n ? n : (curl_slist_free_all(h), NULL);
+	}
+	for (s = p->headers; h && s; s = s->next) {
+		n = curl_slist_append(h, s->data);
+		h = n ? n : (curl_slist_free_all(h), NULL);
+	}
+	return h;
+}
+
 static enum attempt send_once(struct pusher *p, struct push_job *j, uint64_t *retry_after_ms)
 {
 	char key[64], msg[sizeof(p->st.last_error)];
@@ -339,11 +269,18 @@ static enum attempt send_once(struct pusher *p, struct push_job *j, uint64_t *re
 	long code = 0;
 	CURLcode res;
 
+	struct curl_slist *hdrs = job_headers(p, &j->req);
+
+	if (!hdrs)
+		return ATTEMPT_RETRY; /* out of memory now, maybe not later */
 	buf_reset(&p->response);
-	curl_easy_setopt(p->easy, CURLOPT_URL, j->url);
-	curl_easy_setopt(p->easy, CURLOPT_POSTFIELDS, j->body.data);
-	curl_easy_setopt(p->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body.len);
+	curl_easy_setopt(p->easy, CURLOPT_URL, j->req.url);
+	curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(p->easy, CURLOPT_POSTFIELDS, j->req.body.data);
+	curl_easy_setopt(p->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->req.body.len);
 	res = perform(p);
+	curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
 	*retry_after_ms = 0;
 	if (res == CURLE_ABORTED_BY_CALLBACK && must_abort(p))
 		return ATTEMPT_RETRY; /* shutdown, not the server's fault */
@@ -445,7 +382,7 @@ static void send_job(struct pusher *p, struct push_job *j)
 	pthread_mutex_lock(&p->lock);
 	if (r == ATTEMPT_OK) {
 		p->st.sent++;
-		p->st.bytes_sent += j->body.len;
+		p->st.bytes_sent += j->req.body.len;
 		if (p->failing)
 			log_info("push: %s accepts profiles again", p->base);
 		p->failing = false;
@@ -485,21 +422,40 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+static bool ends(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n >= k && !strncmp(s + n - k, suffix, k);
+}
+
+/* The URL without "otlp+" and trailing '/'. */
 static char *make_base(const char *url)
 {
-	size_t n = strlen(url);
-	char *base;
+	size_t n;
 
+	if (starts(url, "otlp+"))
+		url += 5;
+	n = strlen(url);
 	while (n && url[n - 1] == '/')
 		n--;
-	base = malloc(n + sizeof("/ingest"));
-	if (!base)
-		return NULL;
-	memcpy(base, url, n);
-	base[n] = 0;
-	if (n < 7 || strcmp(base + n - 7, "/ingest"))
-		strcat(base, "/ingest");
-	return base;
+	return strndup(url, n);
+}
+
+static enum push_protocol pick_protocol(const struct push_opts *o)
+{
+	if (o->protocol != PUSH_PROTO_AUTO)
+		return o->protocol;
+	if (starts(o->url, "otlp+"))
+		return PUSH_PROTO_OTLP;
+	if (ends(o->url, strlen(o->url), "/push.v1.PusherService/Push"))
+		return PUSH_PROTO_CONNECT;
+	return PUSH_PROTO_INGEST;
 }
 
 static int setup_curl(struct pusher *p)
@@ -508,17 +464,14 @@ static int setup_curl(struct pusher *p)
 	p->multi = curl_multi_init();
 	if (!p->easy || !p->multi)
 		return -ENOMEM;
-	p->headers = curl_slist_append(NULL, "Content-Type: application/octet-stream");
 	/* No "Expect: 100-continue" round trip for large bodies. */
-	if (p->headers)
-		p->headers = curl_slist_append(p->headers, "Expect:");
+	p->headers = curl_slist_append(NULL, "Expect:");
 	if (p->headers && p->tenant_hdr)
 		p->headers = curl_slist_append(p->headers, p->tenant_hdr);
 	if (!p->headers)
 		return -ENOMEM;
 	curl_easy_setopt(p->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(p->easy, CURLOPT_POST, 1L);
-	curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->headers);
 	curl_easy_setopt(p->easy, CURLOPT_USERAGENT, "profd");
 	curl_easy_setopt(p->easy, CURLOPT_TIMEOUT_MS, (long)p->o.timeout_ms);
 	curl_easy_setopt(p->easy, CURLOPT_CONNECTTIMEOUT_MS,
@@ -566,8 +519,13 @@ struct pusher *push_new(const struct push_opts *o)
 	char host[256];
 	int err;
 
-	if (!o || !o->url || (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8))) {
-		log_error("push: '%s' is not an http:// or https:// URL", o && o->url ? o->url : "");
+	const char *url = o && o->url ? o->url : "";
+
+	if (starts(url, "otlp+"))
+		url += 5;
+	if (!starts(url, "http://") && !starts(url, "https://")) {
+		log_error("push: '%s' is not an http(s):// or otlp+http(s):// URL",
+			  o && o->url ? o->url : "");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -605,6 +563,7 @@ struct pusher *push_new(const struct push_opts *o)
 		p->hostname = strdup(host);
 	}
 	p->base = make_base(o->url);
+	p->proto = pick_protocol(o);
 	if (o->tenant_id && asprintf(&p->tenant_hdr, "X-Scope-OrgID: %s", o->tenant_id) < 0)
 		p->tenant_hdr = NULL;
 	err = !p->hostname || !p->base || (o->tenant_id && !p->tenant_hdr) ? -ENOMEM :
@@ -619,7 +578,9 @@ struct pusher *push_new(const struct push_opts *o)
 		errno = -err;
 		return NULL;
 	}
-	log_info("push: sending profiles to %s", p->base);
+	log_info("push: sending profiles to %s (%s)", p->base,
+		 p->proto == PUSH_PROTO_OTLP ? "OTLP" :
+		 p->proto == PUSH_PROTO_CONNECT ? "Pyroscope push API" : "Pyroscope ingest");
 	return p;
 }
 

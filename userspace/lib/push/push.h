@@ -35,11 +35,23 @@
 #define PUSH_DEFAULT_BACKOFF_MAX_MS 30000u
 #define PUSH_DEFAULT_SHUTDOWN_MS 2000u
 
+/* What the server speaks.  AUTO picks from the URL: otlp+http(s)://
+ * is OTLP, a path ending in /push.v1.PusherService/Push is Pyroscope's
+ * push API, anything else /ingest. */
+enum push_protocol {
+	PUSH_PROTO_AUTO,
+	PUSH_PROTO_INGEST,  /* Pyroscope /ingest?format=pprof (push_ingest.c) */
+	PUSH_PROTO_CONNECT, /* Pyroscope push.v1.PusherService/Push (push_connect.c) */
+	PUSH_PROTO_OTLP,    /* OTLP profiles over HTTP (push_otlp.c) */
+};
+
 struct push_opts {
 	/* Server base URL, http:// or https:// ("/ingest" is appended
-	 * unless the URL already ends with it).  user:password@ in the URL
-	 * is sent as HTTP basic auth; HTTPS uses the system CA bundle. */
+	 * unless the URL already ends with it), or otlp+http(s)://.
+	 * user:password@ in the URL is sent as HTTP basic auth; HTTPS uses
+	 * the system CA bundle. */
 	const char *url;
+	enum push_protocol protocol; /* AUTO: from the URL */
 	const char *hostname;   /* "host" label; NULL: gethostname() */
 	const char *tenant_id;  /* X-Scope-OrgID header, or NULL */
 	size_t max_queue_bytes; /* rendered bytes queued; 0: default */
@@ -54,12 +66,20 @@ struct push_opts {
 /* Fills o with the defaults above (url NULL). */
 void push_opts_init(struct push_opts *o);
 
+/* A series label: one of the workload's identity fields. */
+struct push_label {
+	const char *name, *value;
+};
+
 /* One window of one process and one profile type. */
 struct push_item {
 	const struct stackset *ss; /* rendered inside push_enqueue: the
 				    * caller keeps ownership */
 	uint32_t pid;
-	const char *comm;        /* service name; NULL/"": exe's basename */
+	const char *service;     /* application name; NULL/"": comm, then exe's basename */
+	const struct push_label *labels; /* series labels besides host (unit, container ...) */
+	size_t n_labels;
+	const char *comm;
 	const char *exe;         /* may be NULL */
 	const char *type;        /* "cpu", "gpu-driver" ...; NULL: ss->type */
 	uint64_t from_ns, until_ns; /* CLOCK_REALTIME; 0: ss->start/end_ns */
@@ -81,7 +101,7 @@ struct push_stats {
 	char last_error[160];           /* "" when none yet */
 };
 
-/* NULL with errno set (EINVAL for a URL that is not http(s)://, ENOMEM,
+/* NULL with errno set (EINVAL for a URL that is not http(s):// or otlp+http(s)://, ENOMEM,
  * or the thread's error). */
 struct pusher *push_new(const struct push_opts *o);
 

@@ -1,0 +1,139 @@
+/* push_ingest: Pyroscope's HTTP ingest API (see push.h):
+ *
+ *   POST {url}/ingest?name={service}.{type}{host=H,pid=P,comm=C}
+ *        &from=..&until=..&format=pprof&spyName=profd&sampleRate=..
+ *   body: the gzipped pprof (render_pprof) */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "push_int.h"
+#include "render_pprof.h"
+
+#define NS_PER_S 1000000000ull
+
+/* Percent-encode everything but RFC 3986's unreserved characters. */
+static void put_escaped(struct buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '.' || c == '_' || c == '~') {
+			buf_put_u8(b, c);
+		} else {
+			buf_put_u8(b, '%');
+			buf_put_u8(b, (uint8_t)hex[c >> 4]);
+			buf_put_u8(b, (uint8_t)hex[c & 15]);
+		}
+	}
+}
+
+/* Pyroscope's labelset parser accepts [A-Za-z0-9_./-] in the application
+ * name, and anything but ',' '}' (and surrounding blanks) in a value:
+ * anything else becomes '_', so a comm like "kworker/0:1" still sends. */
+static void put_clean(struct buf *b, const char *s, bool service, size_t max)
+{
+	size_t n = 0;
+
+	for (; *s && n < max; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-' || c == '/';
+
+		if (!service)
+			ok = c > ' ' && c < 0x7f && c != ',' && c != '}' && c != '{' && c != '=';
+		buf_put_u8(b, ok ? c : '_');
+	}
+}
+
+const char *push_service_of(const struct push_item *it)
+{
+	const char *base;
+
+	if (it->service && *it->service)
+		return it->service;
+	if (it->comm && *it->comm)
+		return it->comm;
+	if (it->exe && *it->exe) {
+		base = strrchr(it->exe, '/');
+		return base && base[1] ? base + 1 : it->exe;
+	}
+	return "unknown";
+}
+
+/* name={service}.{type}{host=..,pid=..,comm=..}, unescaped. */
+static void build_name(struct buf *b, const struct push_target *p, const struct push_item *it,
+		       const char *type)
+{
+	char pid[16];
+
+	put_clean(b, push_service_of(it), true, 128);
+	buf_put_u8(b, '.');
+	put_clean(b, type, true, 64);
+	buf_puts(b, "{host=");
+	put_clean(b, p->hostname, false, 128);
+	snprintf(pid, sizeof(pid), "%u", it->pid);
+	buf_puts(b, ",pid=");
+	buf_puts(b, pid);
+	buf_puts(b, ",comm=");
+	put_clean(b, it->comm && *it->comm ? it->comm : push_service_of(it), false, 64);
+	buf_puts(b, "}");
+}
+
+static char *build_url(const struct push_target *p, const struct push_item *it)
+{
+	const struct stackset *ss = it->ss;
+	const char *type = push_type_of(it);
+	uint64_t from = it->from_ns ? it->from_ns : ss->start_ns;
+	uint64_t until = it->until_ns ? it->until_ns : ss->end_ns;
+	bool nanos = ss->unit && !strcmp(ss->unit, "nanoseconds");
+	struct buf name, url;
+	char *out = NULL;
+
+	if (!until || until < from)
+		until = from;
+	buf_init(&name);
+	buf_init(&url);
+	build_name(&name, p, it, type);
+	buf_puts(&url, p->base);
+	if (strlen(p->base) < 7 || strcmp(p->base + strlen(p->base) - 7, "/ingest"))
+		buf_puts(&url, "/ingest");
+	buf_puts(&url, "?name=");
+	if (buf_cstr(&name))
+		put_escaped(&url, name.data);
+	buf_printf(&url,
+		   "&from=%llu&until=%llu&format=pprof&spyName=profd&sampleRate=%u"
+		   "&units=%s&aggregationType=sum",
+		   (unsigned long long)(from / NS_PER_S),
+		   (unsigned long long)((until + NS_PER_S - 1) / NS_PER_S),
+		   ss->rate_hz ? ss->rate_hz : 100, nanos ? "nanoseconds" : "samples");
+	if (!name.failed && buf_cstr(&url))
+		out = strdup(url.data);
+	buf_free(&name);
+	buf_free(&url);
+	return out;
+}
+
+const char *push_type_of(const struct push_item *it)
+{
+	return it->type ? it->type : it->ss->type ? it->ss->type : "cpu";
+}
+
+int push_encode_ingest(const struct push_target *t, const struct push_item *it,
+		       struct push_request *out)
+{
+	int err = render_pprof(it->ss, &out->body);
+
+	if (!err && out->body.failed)
+		err = -ENOMEM;
+	if (err)
+		return err;
+	out->url = build_url(t, it);
+	out->content_type = "application/octet-stream";
+	return out->url ? 0 : -ENOMEM;
+}
