@@ -47,6 +47,12 @@ void pb_put_bool(struct buf *b, uint32_t field, int v)
 	pb_put_uint64(b, field, v ? 1 : 0);
 }
 
+void pb_put_fixed64(struct buf *b, uint32_t field, uint64_t v)
+{
+	pb_put_key(b, field, PB_WIRE_I64);
+	buf_put_u64(b, v);
+}
+
 void pb_put_bytes(struct buf *b, uint32_t field, const void *data, size_t len)
 {
 	pb_put_key(b, field, PB_WIRE_LEN);

@@ -1,6 +1,7 @@
 /* protobuf: the few pieces of the protocol-buffers wire format that the
- * pprof writer needs: varints, length-delimited fields (strings, bytes,
- * nested messages) and packed repeated varints.  Encode only.
+ * pprof and OTLP writers need: varints, fixed64, length-delimited fields
+ * (strings, bytes, nested messages) and packed repeated varints.  Encode
+ * only.
  *
  * A nested message is encoded into its own buf and then appended with
  * pb_put_bytes(), because its length comes before it on the wire.
@@ -32,6 +33,8 @@ void pb_put_key(struct buf *b, uint32_t field, enum pb_wire wire);
 void pb_put_uint64(struct buf *b, uint32_t field, uint64_t v);
 void pb_put_int64(struct buf *b, uint32_t field, int64_t v);
 void pb_put_bool(struct buf *b, uint32_t field, int v);
+/* fixed64: eight bytes, little endian (OTLP's timestamps). */
+void pb_put_fixed64(struct buf *b, uint32_t field, uint64_t v);
 
 /* Length-delimited: bytes, a string, or an already encoded message. */
 void pb_put_bytes(struct buf *b, uint32_t field, const void *data, size_t len);
