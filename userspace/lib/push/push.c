@@ -255,6 +255,10 @@ static struct curl_slist *job_headers(const struct pusher *p, const struct push_
 		n = curl_slist_append(h, line);
 		h = n ? n : (curl_slist_free_all(h), NULL);
 	}
+	if (h && r->header) {
+		n = curl_slist_append(h, r->header);
+		h = n ? n : (curl_slist_free_all(h), NULL);
+	}
 	for (s = p->headers; h && s; s = s->next) {
 		n = curl_slist_append(h, s->data);
 		h = n ? n : (curl_slist_free_all(h), NULL);

@@ -32,6 +32,21 @@ int render_pprof(const struct stackset *ss, struct buf *out);
 /* The same, uncompressed (for tests and for callers that compress). */
 int render_pprof_raw(const struct stackset *ss, struct buf *out);
 
+/* A numeric label on every sample, such as ("pid", 1234): `go tool pprof
+ * -tagfocus pid=1234` selects by it, and Pyroscope, which turns string
+ * sample labels into series labels, leaves numeric ones out of the series
+ * (so a pid carried this way never splits one). */
+struct pprof_num_label {
+	const char *key;
+	int64_t num;
+};
+
+/* render_pprof and render_pprof_raw with labels[0..n) on every sample. */
+int render_pprof_labeled(const struct stackset *ss, const struct pprof_num_label *labels,
+			 size_t n, struct buf *out);
+int render_pprof_raw_labeled(const struct stackset *ss, const struct pprof_num_label *labels,
+			     size_t n, struct buf *out);
+
 /* Append in[0..len) gzip-compressed (zlib, windowBits 31).  0, -ENOMEM
  * or -EIO. */
 int pprof_gzip(const void *in, size_t len, struct buf *out);
