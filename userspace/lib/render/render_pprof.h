@@ -8,6 +8,8 @@
  *    "count") otherwise.  period_type/period from rate_hz (1e9/rate_hz ns).
  *  - time_nanos/duration_nanos from start_ns/end_ns; the title and type
  *    go to the comments.
+ *  - no sample labels, unless the caller gives numeric ones
+ *    (render_pprof_labeled): push sends the pid so.
  *  - one Location per frame, leaf first in each Sample, one Line each:
  *    Python "qualname (path:line)" -> Function{qualname, path} at line;
  *    any other frame -> Function{the frame's name} (kernel frames keep
