@@ -392,6 +392,23 @@ static void test_ingest_labels(void **state)
 		check_pprof(r.body.data, r.body.len, 0, 42);
 		request_free(&r);
 	}
+	/* Many labels of one name: one sent, the rest checked in time
+	 * quadratic in their number (each against the earlier ones). */
+	{
+		static struct push_label same[2000];
+		size_t i;
+
+		for (i = 0; i < 2000; i++) {
+			same[i].name = i & 1 ? "a-b" : "a_b";
+			same[i].value = "v";
+		}
+		it.labels = same;
+		it.n_labels = 2000;
+		assert_int_equal(push_encode_ingest(&t, &it, &r), 0);
+		query_get(r.url, "name", v, sizeof(v));
+		assert_string_equal(v, "api.cpu{host=web-1,a_b=v}");
+		request_free(&r);
+	}
 	stackset_free(ss);
 }
 

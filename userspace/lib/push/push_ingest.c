@@ -71,12 +71,11 @@ static bool name_char(unsigned char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-bool push_label_name(const struct push_item *it, size_t i, const char *const *taken,
-		     struct buf *name)
+/* l's name cleaned into name; false when l is not sent whatever the
+ * other labels are (push_label_name). */
+static bool clean_label(const struct push_label *l, const char *const *taken, struct buf *name)
 {
-	const struct push_label *l = &it->labels[i];
 	const char *s = l->name;
-	size_t k;
 
 	buf_reset(name);
 	if (!s || !*s || !l->value || !*l->value)
@@ -90,18 +89,26 @@ bool push_label_name(const struct push_item *it, size_t i, const char *const *ta
 	for (; taken && *taken; taken++)
 		if (!strcmp(name->data, *taken))
 			return false;
-	/* A name that an earlier label of it cleans to as well: the first wins. */
-	for (k = 0; k < i; k++) {
-		struct buf prev;
-		bool dup;
-
-		buf_init(&prev);
-		dup = push_label_name(it, k, taken, &prev) && !strcmp(prev.data, name->data);
-		buf_free(&prev);
-		if (dup)
-			return false;
-	}
 	return true;
+}
+
+bool push_label_name(const struct push_item *it, size_t i, const char *const *taken,
+		     struct buf *name)
+{
+	struct buf prev;
+	bool dup = false;
+	size_t k;
+
+	if (!clean_label(&it->labels[i], taken, name))
+		return false;
+	/* A name that an earlier label of it cleans to as well: the first wins. */
+	buf_init(&prev);
+	for (k = 0; k < i && !dup; k++)
+		dup = clean_label(&it->labels[k], taken, &prev) && !strcmp(prev.data, name->data);
+	if (prev.failed)
+		name->failed = true;
+	buf_free(&prev);
+	return !dup && !name->failed;
 }
 
 /* name={service}.{type}{host=..,label=..}, unescaped.  The pid is not a
