@@ -425,6 +425,49 @@ static void test_request(void **state)
 	server_stop(s);
 }
 
+/* The push API: picked by the URL's path (a trailing '/' too) or by
+ * opts.protocol for a bare URL, whose path it then adds. */
+static void test_connect_request(void **state)
+{
+	static const int codes[] = { 503 };
+	struct server *s = server_start(codes, 1, false);
+	struct stackset *ss = profile(3);
+	struct push_opts o;
+	struct push_stats st;
+	struct pusher *p;
+	char url[96];
+	size_t i;
+
+	(void)state;
+	push_opts_init(&o);
+	o.backoff_base_ms = 10;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/push.v1.PusherService/Push/", s->port);
+	o.url = url;
+	o.hostname = "testhost";
+	p = push_new(&o);
+	assert_non_null(p);
+	assert_int_equal(enqueue(p, ss, 5, "app"), 0);
+	WAIT_STATS(p, st, st.sent == 1);
+	assert_int_equal(st.retried, 1); /* the 503 */
+	push_free(p);
+
+	push_opts_init(&o);
+	o.protocol = PUSH_PROTO_CONNECT;
+	p = pusher_for(s, &o);
+	assert_int_equal(enqueue(p, ss, 5, "app"), 0);
+	WAIT_STATS(p, st, st.sent == 1);
+	push_free(p);
+
+	assert_int_equal(server_nreqs(s), 3);
+	for (i = 0; i < 3; i++) {
+		assert_true(!strncmp(s->reqs[i].line, "POST /push.v1.PusherService/Push HTTP/1.1", 41));
+		assert_string_equal(s->reqs[i].ctype, "Content-Type: application/proto");
+		assert_non_null(memmem(s->reqs[i].body.data, s->reqs[i].body.len, "process_cpu", 11));
+	}
+	stackset_free(ss);
+	server_stop(s);
+}
+
 /* Names Pyroscope's labelset parser would refuse are made safe. */
 static void test_name_sanitized(void **state)
 {
@@ -765,6 +808,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_name_sanitized),
+		cmocka_unit_test(test_connect_request),
 		cmocka_unit_test(test_retry_then_success),
 		cmocka_unit_test(test_retries_exhausted),
 		cmocka_unit_test(test_no_retry_on_400),
