@@ -272,6 +272,30 @@ static void test_connect(void **state)
 	assert_null(label_of(l, n, "empty"));
 	request_free(&r);
 
+	/* Long values are cut to 1024 bytes at a character boundary,
+	 * counting what is sent (an invalid byte is sent as 3). */
+	{
+		static char longv[3000];
+		static const struct push_label big[] = { { "a", longv } };
+
+		memset(longv, '\xff', 1500);
+		memset(longv + 1500, 'x', 1499);
+		it.labels = big;
+		it.n_labels = 1;
+		assert_int_equal(push_encode_connect(&t, &it, &r), 0);
+		n = decode_push(&r.body, l, 32, 4242, 42);
+		assert_int_equal(strlen(label_of(l, n, "a")), 1023); /* 341 x U+FFFD */
+		request_free(&r);
+		/* "\xc3\xa9" (é) 512 times: 1024 bytes exactly */
+		for (size_t i = 0; i < 513; i++)
+			memcpy(longv + 2 * i, "\xc3\xa9", 2);
+		longv[1026] = 0;
+		assert_int_equal(push_encode_connect(&t, &it, &r), 0);
+		n = decode_push(&r.body, l, 32, 4242, 42);
+		assert_int_equal(strlen(label_of(l, n, "a")), 1024);
+		request_free(&r);
+	}
+
 	/* The full path given is kept as it is; no service: the comm. */
 	t.base = "https://p.example/prefix/push.v1.PusherService/Push";
 	it.service = NULL;

@@ -67,18 +67,18 @@ static void put_profile_name(struct buf *b, const char *type)
 }
 
 /* A LabelPair into series; the value valid UTF-8 (proto3 strings must be)
- * and cut at a character boundary to LABEL_VALUE_MAX bytes. */
+ * and cut at a character boundary to at most LABEL_VALUE_MAX bytes sent. */
 static void put_label(struct buf *series, struct buf *tmp, const char *name, const char *value)
 {
-	size_t n = 0, k;
+	size_t n = 0, sent = 0, k, w;
 
-	while (value[n] && n < LABEL_VALUE_MAX) {
+	while (value[n]) {
 		k = utf8_seq_len(value + n);
-		if (!k)
-			k = 1; /* replaced by utf8_put_clean */
-		if (n + k > LABEL_VALUE_MAX)
+		w = k ? k : 3; /* an invalid byte becomes U+FFFD */
+		if (sent + w > LABEL_VALUE_MAX)
 			break;
-		n += k;
+		n += k ? k : 1;
+		sent += w;
 	}
 	buf_reset(tmp);
 	pb_put_string(tmp, LABEL_PAIR_NAME, name);
