@@ -3,8 +3,9 @@
 # Pyroscope-style /ingest endpoint.  The receiver is a small python3
 # http.server on 127.0.0.1 (ephemeral port) that saves every request; each
 # profile must read in `go tool pprof -raw`, name the workload's functions,
-# carry sane counts, and the query must carry name (with host, pid and comm
-# labels), from, until, format=pprof and spyName.  Loopback only.
+# carry sane counts and the pid as a sample label, and the query must carry
+# name (with the host label and no pid: one series per workload), from,
+# until, format=pprof and spyName.  Loopback only.
 . "$(dirname "$0")/lib.sh"
 
 command -v go >/dev/null || skip "go is not installed (Debian: apt-get install golang-go): go tool pprof reads the pushed profiles"
@@ -79,8 +80,10 @@ for pb in "$T/recv/"*.pb.gz; do
 	name=$(qparam "$req" name)
 	from=$(qparam "$req" from)
 	until=$(qparam "$req" until)
-	[[ $name =~ ^cpu_split\.cpu\{host=[^,}]+,pid=$A,comm=cpu_split\}$ ]] ||
-		fail "$req: name '$name' is not cpu_split.cpu{host=...,pid=$A,comm=cpu_split}"
+	# The workload's labels (unit ...) may follow host; never pid or comm.
+	[[ $name =~ ^cpu_split\.cpu\{host=[^,}]+(,[A-Za-z_][A-Za-z0-9_]*=[^,}]+)*\}$ ]] ||
+		fail "$req: name '$name' is not cpu_split.cpu{host=...[,label=value...]}"
+	[[ $name =~ [{,](pid|comm)= ]] && fail "$req: name '$name' carries pid or comm"
 	[[ $from =~ ^[0-9]{10}$ && $until =~ ^[0-9]{10}$ ]] || fail "$req: from '$from' until '$until'"
 	[ "$until" -ge "$from" ] || fail "$req: until $until before from $from"
 	[ "$(qparam "$req" format)" = pprof ] || fail "$req: format is not pprof"
@@ -90,6 +93,7 @@ for pb in "$T/recv/"*.pb.gz; do
 	[ "$(head -c2 "$pb" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "$pb is not gzip"
 	go tool pprof -raw "$pb" >"$pb.raw" 2>"$pb.err" || fail "go tool pprof -raw $pb: $(cat "$pb.err")"
 	grep -q 'leaf_heavy' "$pb.raw" || fail "$pb: no leaf_heavy in the profile"
+	grep -q "pid:\[$A\]" "$pb.raw" || fail "$pb: no sample label pid:[$A]"
 	# Samples section: "  COUNT  NANOS: loc ids"; the first value is samples.
 	total=$(awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
 		s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$pb.raw")

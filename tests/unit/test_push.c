@@ -393,7 +393,7 @@ static void test_request(void **state)
 	assert_true(!strncmp(r->line, "POST /ingest?", 13));
 	assert_true(strstr(r->line, " HTTP/1.1") != NULL);
 	assert_true(query_get(r->line, "name", v, sizeof(v)));
-	assert_string_equal(v, "myapp.cpu{host=testhost,pid=1234,comm=myapp}");
+	assert_string_equal(v, "myapp.cpu{host=testhost}");
 	assert_true(query_get(r->line, "from", v, sizeof(v)));
 	assert_string_equal(v, "1700000000");
 	assert_true(query_get(r->line, "until", v, sizeof(v)));
@@ -418,8 +418,52 @@ static void test_request(void **state)
 	gunzip(&r->body, &raw);
 	assert_int_equal((uint8_t)raw.data[0], 0x0a);
 	assert_non_null(memmem(raw.data, raw.len, "leaf_compute", 12));
+	assert_non_null(memmem(raw.data, raw.len, "\x32\x03pid", 5)); /* "pid" in the strings */
 	assert_int_equal(pprof_total(&raw), 42);
 	buf_free(&raw);
+	stackset_free(ss);
+	server_stop(s);
+}
+
+/* The push API: picked by the URL's path (a trailing '/' too) or by
+ * opts.protocol for a bare URL, whose path it then adds. */
+static void test_connect_request(void **state)
+{
+	static const int codes[] = { 503 };
+	struct server *s = server_start(codes, 1, false);
+	struct stackset *ss = profile(3);
+	struct push_opts o;
+	struct push_stats st;
+	struct pusher *p;
+	char url[96];
+	size_t i;
+
+	(void)state;
+	push_opts_init(&o);
+	o.backoff_base_ms = 10;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/push.v1.PusherService/Push/", s->port);
+	o.url = url;
+	o.hostname = "testhost";
+	p = push_new(&o);
+	assert_non_null(p);
+	assert_int_equal(enqueue(p, ss, 5, "app"), 0);
+	WAIT_STATS(p, st, st.sent == 1);
+	assert_int_equal(st.retried, 1); /* the 503 */
+	push_free(p);
+
+	push_opts_init(&o);
+	o.protocol = PUSH_PROTO_CONNECT;
+	p = pusher_for(s, &o);
+	assert_int_equal(enqueue(p, ss, 5, "app"), 0);
+	WAIT_STATS(p, st, st.sent == 1);
+	push_free(p);
+
+	assert_int_equal(server_nreqs(s), 3);
+	for (i = 0; i < 3; i++) {
+		assert_true(!strncmp(s->reqs[i].line, "POST /push.v1.PusherService/Push HTTP/1.1", 41));
+		assert_string_equal(s->reqs[i].ctype, "Content-Type: application/proto");
+		assert_non_null(memmem(s->reqs[i].body.data, s->reqs[i].body.len, "process_cpu", 11));
+	}
 	stackset_free(ss);
 	server_stop(s);
 }
@@ -447,9 +491,9 @@ static void test_name_sanitized(void **state)
 	WAIT_STATS(p, st, st.sent == 2);
 	push_free(p);
 	assert_true(query_get(s->reqs[0].line, "name", v, sizeof(v)));
-	assert_string_equal(v, "kworker/0_1_x_y_.gpu-driver{host=web_1,pid=7,comm=kworker/0:1_x_y_}");
+	assert_string_equal(v, "kworker/0_1_x_y_.gpu-driver{host=web_1}");
 	assert_true(query_get(s->reqs[1].line, "name", v, sizeof(v)));
-	assert_string_equal(v, "server.cpu{host=web_1,pid=7,comm=server}");
+	assert_string_equal(v, "server.cpu{host=web_1}");
 	stackset_free(ss);
 	server_stop(s);
 }
@@ -585,7 +629,7 @@ static void test_queue_bound(void **state)
 	struct push_opts o;
 	struct push_stats st;
 	struct pusher *p;
-	char v[256];
+	char v[256], comm[16];
 	size_t i;
 	uint32_t pid;
 
@@ -596,8 +640,11 @@ static void test_queue_bound(void **state)
 	/* The first is taken by the worker and hangs on the stalled server. */
 	assert_int_equal(enqueue(p, ss, 0, "app"), 0);
 	WAIT_STATS(p, st, server_nreqs(s) == 1 && st.queue_len == 0);
-	for (i = 1; i < 50; i++)
-		assert_int_equal(enqueue(p, ss, (uint32_t)i, "app"), 0);
+	/* Told apart by name: the pid is no part of it. */
+	for (i = 1; i < 50; i++) {
+		snprintf(comm, sizeof(comm), "app%zu", i);
+		assert_int_equal(enqueue(p, ss, (uint32_t)i, comm), 0);
+	}
 	push_stats(p, &st);
 	assert_int_equal(st.enqueued, 50);
 	assert_int_equal(st.queue_len, 5);
@@ -609,7 +656,9 @@ static void test_queue_bound(void **state)
 	assert_int_equal(server_nreqs(s), 6);
 	for (i = 0; i < 6; i++) {
 		assert_true(query_get(s->reqs[i].line, "name", v, sizeof(v)));
-		assert_int_equal(sscanf(strstr(v, "pid="), "pid=%u", &pid), 1);
+		pid = 0;
+		if (i)
+			assert_int_equal(sscanf(v, "app%u.", &pid), 1);
 		assert_int_equal(pid, i ? 44 + i : 0);
 	}
 	server_stop(s);
@@ -759,6 +808,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_name_sanitized),
+		cmocka_unit_test(test_connect_request),
 		cmocka_unit_test(test_retry_then_success),
 		cmocka_unit_test(test_retries_exhausted),
 		cmocka_unit_test(test_no_retry_on_400),

@@ -70,6 +70,7 @@ struct daemon_config {
 	const char **gpu_devices;  /* --gpu-device PATH[=CLASS] */
 	size_t ngpu_devices;
 	const char *push_url;      /* NULL: no push */
+	enum push_protocol push_protocol; /* --push-protocol; AUTO: from the URL */
 	uint64_t push_interval_ns;
 	bool offcpu;               /* --off-cpu / --no-off-cpu (default) */
 	uint64_t offcpu_min_ns;    /* --off-cpu-threshold */

@@ -259,6 +259,7 @@ static int daemon_start(struct daemon *d)
 
 		push_opts_init(&po);
 		po.url = d->cfg.push_url;
+		po.protocol = d->cfg.push_protocol;
 		d->pusher = push_new(&po);
 		d->push_win = d->pusher ? push_window_new(0) : NULL;
 		if (!d->push_win)
@@ -507,6 +508,7 @@ static void daemon_reload(struct daemon *d)
 	keep_setting("push", (nc.push_url == NULL) != (c->push_url == NULL) ||
 				     (nc.push_url && strcmp(nc.push_url, c->push_url)));
 	keep_setting("push-interval", nc.push_interval_ns != c->push_interval_ns);
+	keep_setting("push-protocol", nc.push_protocol != c->push_protocol);
 	keep_setting("gpu-syscall-hook", nc.gpu_hook != c->gpu_hook);
 	keep_setting("off-cpu", nc.offcpu != c->offcpu);
 	keep_setting("off-cpu-threshold", nc.offcpu_min_ns != c->offcpu_min_ns);

@@ -70,7 +70,13 @@ static void usage(FILE *out)
 		"                           (default 2048, 4 to 1048576)\n"
 		"      --mmap, --no-mmap    record mmap/munmap/mremap/brk sizes by stack (the\n"
 		"                           mmap profile type; uprobes on the C libraries)\n"
-		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
+		"      --push URL           send profiles to a Pyroscope server: URL/ingest,\n"
+		"                           or its push API when URL ends with\n"
+		"                           /push.v1.PusherService/Push\n"
+		"      --push-protocol auto|ingest|push|otlp  what --push URL speaks: auto\n"
+		"                           goes by the URL; ingest is /ingest (every\n"
+		"                           Pyroscope), push the push.v1 API (Pyroscope\n"
+		"                           1.0+), otlp OTLP profiles over HTTP\n"
 		"      --push-interval DUR  how often to send them (default 10s)\n"
 		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
 		"      --config PATH        settings file (default %s)\n"
@@ -95,6 +101,7 @@ enum {
 	OPT_CONFIG,
 	OPT_PUSH,
 	OPT_PUSH_INTERVAL,
+	OPT_PUSH_PROTOCOL,
 	OPT_MAX_STACKS,
 	OPT_STATE_DIR,
 	OPT_NO_HISTORY,
@@ -153,6 +160,7 @@ static const struct option long_opts[] = {
 	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
+	{ "push-protocol", required_argument, NULL, OPT_PUSH_PROTOCOL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -236,6 +244,26 @@ static int opt_gpu(struct daemon_config *c, int opt, const char *arg)
 		}
 	}
 	fprintf(stderr, "profd: --gpu: '%s' must be auto, on or off\n", arg);
+	return -EINVAL;
+}
+
+/* --push-protocol auto|ingest|push|otlp: a bare server URL says nothing
+ * of which API to use, and asking the server would block start-up. */
+static int opt_push_protocol(struct daemon_config *c, const char *arg)
+{
+	static const char *const names[] = { [PUSH_PROTO_AUTO] = "auto",
+					     [PUSH_PROTO_INGEST] = "ingest",
+					     [PUSH_PROTO_CONNECT] = "push",
+					     [PUSH_PROTO_OTLP] = "otlp" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(arg, names[i])) {
+			c->push_protocol = (enum push_protocol)i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "profd: --push-protocol: '%s' must be auto, ingest, push or otlp\n", arg);
 	return -EINVAL;
 }
 
@@ -344,6 +372,7 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 		case OPT_PUSH_INTERVAL:
 			err = optvalue_duration("push-interval", optarg, &c->push_interval_ns);
 			break;
+		case OPT_PUSH_PROTOCOL: err = opt_push_protocol(c, optarg); break;
 		case 'v': c->verbose++; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -1;

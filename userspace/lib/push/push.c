@@ -255,6 +255,10 @@ static struct curl_slist *job_headers(const struct pusher *p, const struct push_
 		n = curl_slist_append(h, line);
 		h = n ? n : (curl_slist_free_all(h), NULL);
 	}
+	if (h && r->header) {
+		n = curl_slist_append(h, r->header);
+		h = n ? n : (curl_slist_free_all(h), NULL);
+	}
 	for (s = p->headers; h && s; s = s->next) {
 		n = curl_slist_append(h, s->data);
 		h = n ? n : (curl_slist_free_all(h), NULL);
@@ -447,13 +451,14 @@ static char *make_base(const char *url)
 	return strndup(url, n);
 }
 
-static enum push_protocol pick_protocol(const struct push_opts *o)
+/* base: make_base's, so a trailing '/' does not hide the push path. */
+static enum push_protocol pick_protocol(const struct push_opts *o, const char *base)
 {
 	if (o->protocol != PUSH_PROTO_AUTO)
 		return o->protocol;
 	if (starts(o->url, "otlp+"))
 		return PUSH_PROTO_OTLP;
-	if (ends(o->url, strlen(o->url), "/push.v1.PusherService/Push"))
+	if (base && ends(base, strlen(base), "/push.v1.PusherService/Push"))
 		return PUSH_PROTO_CONNECT;
 	return PUSH_PROTO_INGEST;
 }
@@ -563,7 +568,7 @@ struct pusher *push_new(const struct push_opts *o)
 		p->hostname = strdup(host);
 	}
 	p->base = make_base(o->url);
-	p->proto = pick_protocol(o);
+	p->proto = pick_protocol(o, p->base);
 	if (o->tenant_id && asprintf(&p->tenant_hdr, "X-Scope-OrgID: %s", o->tenant_id) < 0)
 		p->tenant_hdr = NULL;
 	err = !p->hostname || !p->base || (o->tenant_id && !p->tenant_hdr) ? -ENOMEM :

@@ -1,17 +1,30 @@
 /* push: send flushed profile windows to a Pyroscope-compatible server
  * (Grafana Pyroscope, Grafana Alloy's pyroscope.receive_http, the old
- * pyroscope-io server) through its HTTP ingest API:
+ * pyroscope-io server) through one of Pyroscope's two APIs, one request
+ * per window (one process, one profile type):
  *
- *   POST {url}/ingest?name={service}.{type}{host=H,pid=P,comm=C}
+ * /ingest (push_ingest.c; every Pyroscope version):
+ *   POST {url}/ingest?name={service}.{type}{host=H,LABEL=V,...}
  *        &from={unix_s}&until={unix_s}&format=pprof&spyName=profd
  *        &sampleRate={hz}&units=samples|nanoseconds&aggregationType=sum
  *   Content-Type: application/octet-stream
  *   body: the gzipped pprof (render_pprof)
- *
  * With format=pprof every Pyroscope version takes the raw body as the
  * profile (gzip or not); the multipart form (field "profile") is only
  * looked at when format is not given, so the raw body is the one form
  * all of them accept.
+ *
+ * push.v1 (push_connect.c; Grafana Pyroscope 1.0 and later, Alloy):
+ *   POST {url}/push.v1.PusherService/Push   (a Connect unary call)
+ *   Content-Type: application/proto
+ *   body: push.v1.PushRequest: one series labelled __name__ (process_cpu,
+ *         off_cpu, memory, or the type's own name), service_name, hostname
+ *         and the item's labels, with one sample: the same gzipped pprof.
+ *
+ * A series is the workload, not the process: the service (it->service,
+ * else comm, else the exe's basename) and it->labels, never the pid,
+ * which every sample of the pprof carries as the numeric label "pid"
+ * (Pyroscope keeps numeric sample labels out of the series).
  *
  * push_enqueue renders on the caller's thread and queues; one worker
  * thread sends, so the daemon's event loop never waits on the network.
@@ -37,7 +50,9 @@
 
 /* What the server speaks.  AUTO picks from the URL: otlp+http(s)://
  * is OTLP, a path ending in /push.v1.PusherService/Push is Pyroscope's
- * push API, anything else /ingest. */
+ * push API, anything else /ingest.  A bare server URL does not say which
+ * API the server has (finding out would mean a request at start-up), so
+ * profd's --push-protocol sets one of the others. */
 enum push_protocol {
 	PUSH_PROTO_AUTO,
 	PUSH_PROTO_INGEST,  /* Pyroscope /ingest?format=pprof (push_ingest.c) */
@@ -46,8 +61,9 @@ enum push_protocol {
 };
 
 struct push_opts {
-	/* Server base URL, http:// or https:// ("/ingest" is appended
-	 * unless the URL already ends with it), or otlp+http(s)://.
+	/* Server base URL, http:// or https:// (the API's path,
+	 * "/ingest" or "/push.v1.PusherService/Push", is appended unless
+	 * the URL already ends with it), or otlp+http(s)://.
 	 * user:password@ in the URL is sent as HTTP basic auth; HTTPS uses
 	 * the system CA bundle. */
 	const char *url;

@@ -1,8 +1,8 @@
 /* push_ingest: Pyroscope's HTTP ingest API (see push.h):
  *
- *   POST {url}/ingest?name={service}.{type}{host=H,pid=P,comm=C}
+ *   POST {url}/ingest?name={service}.{type}{host=H,LABEL=V,...}
  *        &from=..&until=..&format=pprof&spyName=profd&sampleRate=..
- *   body: the gzipped pprof (render_pprof) */
+ *   body: the gzipped pprof (render_pprof), the pid a sample label */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -66,22 +66,79 @@ const char *push_service_of(const struct push_item *it)
 	return "unknown";
 }
 
-/* name={service}.{type}{host=..,pid=..,comm=..}, unescaped. */
+static bool name_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* l's name cleaned into name; false when l is not sent whatever the
+ * other labels are (push_label_name). */
+static bool clean_label(const struct push_label *l, const char *const *taken, struct buf *name)
+{
+	const char *s = l->name;
+
+	buf_reset(name);
+	if (!s || !*s || !l->value || !*l->value)
+		return false;
+	if (*s >= '0' && *s <= '9')
+		buf_put_u8(name, '_');
+	for (; *s && name->len < PUSH_LABEL_NAME_MAX; s++)
+		buf_put_u8(name, name_char((unsigned char)*s) ? (uint8_t)*s : '_');
+	if (!buf_cstr(name) || !strncmp(name->data, "__", 2))
+		return false;
+	for (; taken && *taken; taken++)
+		if (!strcmp(name->data, *taken))
+			return false;
+	return true;
+}
+
+bool push_label_name(const struct push_item *it, size_t i, const char *const *taken,
+		     struct buf *name)
+{
+	struct buf prev;
+	bool dup = false;
+	size_t k;
+
+	if (!clean_label(&it->labels[i], taken, name))
+		return false;
+	/* A name that an earlier label of it cleans to as well: the first wins. */
+	buf_init(&prev);
+	for (k = 0; k < i && !dup; k++)
+		dup = clean_label(&it->labels[k], taken, &prev) && !strcmp(prev.data, name->data);
+	if (prev.failed)
+		name->failed = true;
+	buf_free(&prev);
+	return !dup && !name->failed;
+}
+
+/* name={service}.{type}{host=..,label=..}, unescaped.  The pid is not a
+ * label: one series per workload, whichever processes run it (the pid
+ * travels in the profile, push_render). */
 static void build_name(struct buf *b, const struct push_target *p, const struct push_item *it,
 		       const char *type)
 {
-	char pid[16];
+	static const char *const taken[] = { "host", NULL };
+	struct buf name;
+	size_t i, sent = 0;
 
 	put_clean(b, push_service_of(it), true, 128);
 	buf_put_u8(b, '.');
 	put_clean(b, type, true, 64);
 	buf_puts(b, "{host=");
 	put_clean(b, p->hostname, false, 128);
-	snprintf(pid, sizeof(pid), "%u", it->pid);
-	buf_puts(b, ",pid=");
-	buf_puts(b, pid);
-	buf_puts(b, ",comm=");
-	put_clean(b, it->comm && *it->comm ? it->comm : push_service_of(it), false, 64);
+	buf_init(&name);
+	for (i = 0; i < it->n_labels && sent < PUSH_MAX_LABELS; i++) {
+		if (!push_label_name(it, i, taken, &name))
+			continue;
+		buf_put_u8(b, ',');
+		buf_append(b, name.data, name.len);
+		buf_put_u8(b, '=');
+		put_clean(b, it->labels[i].value, false, 128);
+		sent++;
+	}
+	if (name.failed)
+		b->failed = true;
+	buf_free(&name);
 	buf_puts(b, "}");
 }
 
@@ -124,13 +181,19 @@ const char *push_type_of(const struct push_item *it)
 	return it->type ? it->type : it->ss->type ? it->ss->type : "cpu";
 }
 
+int push_render(const struct push_item *it, struct buf *out)
+{
+	struct pprof_num_label pid = { "pid", it->pid };
+	int err = render_pprof_labeled(it->ss, &pid, it->pid ? 1 : 0, out);
+
+	return !err && out->failed ? -ENOMEM : err;
+}
+
 int push_encode_ingest(const struct push_target *t, const struct push_item *it,
 		       struct push_request *out)
 {
-	int err = render_pprof(it->ss, &out->body);
+	int err = push_render(it, &out->body);
 
-	if (!err && out->body.failed)
-		err = -ENOMEM;
 	if (err)
 		return err;
 	out->url = build_url(t, it);

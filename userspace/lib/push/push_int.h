@@ -5,6 +5,8 @@
 #ifndef PROFD_PUSH_INT_H
 #define PROFD_PUSH_INT_H
 
+#include <stdbool.h>
+
 #include "buf.h"
 #include "push.h"
 
@@ -21,6 +23,7 @@ struct push_request {
 	struct buf body;
 	const char *content_type;   /* static string */
 	const char *content_encoding; /* static string or NULL */
+	const char *header;         /* static "Name: value" or NULL: one more */
 };
 
 /* Each returns 0, or -ENOMEM, -EINVAL, -EIO with nothing to free but
@@ -36,5 +39,21 @@ int push_encode_otlp(const struct push_target *t, const struct push_item *it,
  * basename, "unknown") and its profile type. */
 const char *push_service_of(const struct push_item *it);
 const char *push_type_of(const struct push_item *it);
+
+/* Series labels: at most this many of an item's, names this long. */
+#define PUSH_MAX_LABELS 24
+#define PUSH_LABEL_NAME_MAX 64
+
+/* push_ingest.c: whether it->labels[i] is sent, its name cleaned into
+ * name ([A-Za-z_][A-Za-z0-9_]*, what Prometheus-style label names allow):
+ * not when its name or value is empty, its name is reserved ("__...") or
+ * one of taken[] (NULL-terminated: the encoder's own), or an earlier
+ * label's name cleans to the same (servers refuse a repeated name). */
+bool push_label_name(const struct push_item *it, size_t i, const char *const *taken,
+		     struct buf *name);
+
+/* push_ingest.c: it->ss as gzipped pprof into out, with the pid as a
+ * numeric sample label "pid" (render_pprof.h: it never splits a series). */
+int push_render(const struct push_item *it, struct buf *out);
 
 #endif

@@ -18,7 +18,8 @@ enum { PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE, PROFILE_MAPPING, PROFILE_LOCATIO
        PROFILE_FUNCTION, PROFILE_STRING_TABLE, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS,
        PROFILE_PERIOD_TYPE, PROFILE_PERIOD, PROFILE_COMMENT };
 enum { VALUETYPE_TYPE = 1, VALUETYPE_UNIT };
-enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE };
+enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE, SAMPLE_LABEL };
+enum { LABEL_KEY = 1, LABEL_STR, LABEL_NUM };
 enum { MAPPING_ID = 1, MAPPING_MEMORY_START, MAPPING_MEMORY_LIMIT, MAPPING_FILE_OFFSET,
        MAPPING_FILENAME, MAPPING_BUILD_ID, MAPPING_HAS_FUNCTIONS };
 enum { LOCATION_ID = 1, LOCATION_MAPPING_ID, LOCATION_ADDRESS, LOCATION_LINE };
@@ -65,6 +66,9 @@ struct pprof_ctx {
 	struct buf *msg;
 	struct buf sub; /* one nested message at a time */
 	uint64_t *loc_ids;
+	const struct pprof_num_label *labels;
+	size_t nlabels;
+	struct buf label_fields; /* every sample's Sample.label fields, encoded once */
 	int64_t period;
 	bool cpu_time; /* a second, derived value: count * period ns */
 };
@@ -303,10 +307,38 @@ static int64_t clamp64(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
+/* The labels are the same on every sample: encode them once. */
+static void encode_labels(struct pprof_ctx *c)
+{
+	struct buf one;
+	int64_t key;
+	size_t i;
+
+	buf_init(&one);
+	for (i = 0; i < c->nlabels; i++) {
+		key = strtab_str(&c->st, c->labels[i].key);
+		if (key < 0) {
+			c->label_fields.failed = true;
+			break;
+		}
+		buf_reset(&one);
+		pb_put_int64(&one, LABEL_KEY, key);
+		pb_put_int64(&one, LABEL_NUM, c->labels[i].num);
+		if (one.failed)
+			c->label_fields.failed = true;
+		pb_put_bytes(&c->label_fields, SAMPLE_LABEL, one.data, one.len);
+	}
+	buf_free(&one);
+	if (c->label_fields.failed)
+		c->msg->failed = true;
+}
+
 static void put_samples(struct pprof_ctx *c)
 {
 	size_t k;
 	uint32_t i;
+
+	encode_labels(c);
 
 	for (k = 0; k < c->tree.n; k++) {
 		const struct ss_stack *st = &c->ss->stacks[c->tree.order[k]];
@@ -323,6 +355,7 @@ static void put_samples(struct pprof_ctx *c)
 					    : (int64_t)st->count * c->period;
 		pb_put_packed_uint64(&c->sub, SAMPLE_LOCATION_ID, c->loc_ids, st->depth);
 		pb_put_packed_int64(&c->sub, SAMPLE_VALUE, values, c->cpu_time ? 2 : 1);
+		buf_append(&c->sub, c->label_fields.data, c->label_fields.len);
 		flush_sub(c, PROFILE_SAMPLE);
 	}
 }
@@ -438,9 +471,10 @@ static int encode(struct pprof_ctx *c)
 	return c->msg->failed ? -ENOMEM : 0;
 }
 
-int render_pprof_raw(const struct stackset *ss, struct buf *out)
+int render_pprof_raw_labeled(const struct stackset *ss, const struct pprof_num_label *labels,
+			     size_t nlabels, struct buf *out)
 {
-	struct pprof_ctx c = { .ss = ss, .msg = out };
+	struct pprof_ctx c = { .ss = ss, .msg = out, .labels = labels, .nlabels = nlabels };
 	int err;
 
 	err = render_tree_init(&c.tree, ss, RENDER_ORDER_NAMES);
@@ -456,7 +490,13 @@ int render_pprof_raw(const struct stackset *ss, struct buf *out)
 	hashmap_free(&c.fn_index);
 	hashmap_free(&c.map_index);
 	buf_free(&c.sub);
+	buf_free(&c.label_fields);
 	return err;
+}
+
+int render_pprof_raw(const struct stackset *ss, struct buf *out)
+{
+	return render_pprof_raw_labeled(ss, NULL, 0, out);
 }
 
 int pprof_gzip(const void *in, size_t len, struct buf *out)
@@ -489,15 +529,21 @@ int pprof_gzip(const void *in, size_t len, struct buf *out)
 	return zr == Z_STREAM_END ? 0 : -EIO;
 }
 
-int render_pprof(const struct stackset *ss, struct buf *out)
+int render_pprof_labeled(const struct stackset *ss, const struct pprof_num_label *labels,
+			 size_t nlabels, struct buf *out)
 {
 	struct buf raw;
 	int err;
 
 	buf_init(&raw);
-	err = render_pprof_raw(ss, &raw);
+	err = render_pprof_raw_labeled(ss, labels, nlabels, &raw);
 	if (!err)
 		err = pprof_gzip(raw.data ? raw.data : "", raw.len, out);
 	buf_free(&raw);
 	return err;
+}
+
+int render_pprof(const struct stackset *ss, struct buf *out)
+{
+	return render_pprof_labeled(ss, NULL, 0, out);
 }
