@@ -6,8 +6,9 @@
 # answers the first request 503 (profd must send it again) and then 200, and
 # saves every request.  Each body is gunzipped and decoded with
 # `protoc --decode` and tests/data/otlp/profiles.proto; the decoded request
-# must carry the workload's resource attributes (service.name, host.name,
-# process.pid), the cpu sample and period types, the workload's functions
+# must carry the workload's resource attributes (service.name, host.name;
+# no process.pid: the resource is the workload, the pid is each sample's
+# attribute), the cpu sample and period types, the workload's functions
 # through the dictionary, and sample values that add up to what
 # `profctl dump -f folded` counted.  Loopback only.
 . "$(dirname "$0")/lib.sh"
@@ -113,7 +114,7 @@ attrs = {}
 for kv in all_of(one(rps[0], "resource"), "attributes"):
     v = one(kv, "value")
     attrs[one(kv, "key")] = one(v, "string_value", one(v, "int_value"))
-want = {"service.name": "cpu_split", "host.name": host, "process.pid": pid,
+want = {"service.name": "cpu_split", "host.name": host, "process.pid": None,
         "process.executable.name": "cpu_split"}
 for k, v in want.items():
     if attrs.get(k) != v:
@@ -148,8 +149,19 @@ def names(stack_index):
             out.append(strs[one(fns[one(line, "function_index")], "name_strindex", 0)])
     return out
 
+attr_table = all_of(d, "attribute_table")
+
+def sample_pid(s):
+    for ai in all_of(s, "attribute_indices"):
+        kv = attr_table[ai]
+        if strs[one(kv, "key_strindex", 0)] == "process.pid":
+            return one(one(kv, "value"), "int_value")
+    return None
+
 total = heavy = 0
 for s in all_of(p, "samples"):
+    if sample_pid(s) != pid:
+        fail("sample's process.pid %r, want %d" % (sample_pid(s), pid))
     vals = all_of(s, "values")
     if len(vals) != 1 or vals[0] <= 0:
         fail("sample values %r" % vals)

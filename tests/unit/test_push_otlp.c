@@ -130,7 +130,7 @@ struct dict {
 	} maps[MAXN];
 	size_t nmaps;
 	struct {
-		int64_t key;
+		int64_t key, ival;
 		char value[96];
 	} attrs[MAXN];
 	size_t nattrs;
@@ -147,6 +147,8 @@ struct request {
 	int64_t sample_type[2], period_type[2], period;
 	uint64_t time, duration;
 	int64_t sample_stack[MAXN], sample_value[MAXN];
+	int64_t sample_attrs[MAXN][4];
+	size_t sample_nattrs[MAXN];
 	size_t nsamples, nvalues_max;
 };
 
@@ -250,7 +252,8 @@ static void rd_dict(struct dict *d, struct msg m)
 					d->attrs[d->nattrs].key = (int64_t)g.v;
 				else if (g.num == 2)
 					rd_anyvalue(sub(&g), d->attrs[d->nattrs].value,
-						    sizeof(d->attrs[0].value), NULL);
+						    sizeof(d->attrs[0].value),
+						    &d->attrs[d->nattrs].ival);
 				else
 					fail_msg("KeyValueAndUnit field %u", g.num);
 			}
@@ -299,6 +302,9 @@ static void rd_profile(struct request *r, struct msg m)
 			for (a = sub(&f); next(&a, &g);) {
 				if (g.num == 1) {
 					r->sample_stack[r->nsamples] = (int64_t)g.v;
+				} else if (g.num == 2) {
+					r->sample_nattrs[r->nsamples] =
+					    rd_packed(&g, r->sample_attrs[r->nsamples], 4);
 				} else if (g.num == 4) {
 					n = rd_packed(&g, vals, 4);
 					r->sample_value[r->nsamples] = vals[0];
@@ -603,10 +609,18 @@ static void test_cpu(void **state)
 	/* Resource: who and where. */
 	assert_string_equal(res_attr(r, "service.name"), "app"); /* no it->service */
 	assert_string_equal(res_attr(r, "host.name"), "node-1");
-	assert_non_null(res_attr(r, "process.pid"));
-	for (size_t i = 0; i < r->nres; i++)
-		if (!strcmp(r->res_key[i], "process.pid"))
-			assert_int_equal(r->res_int[i], 4242);
+	/* The pid is each sample's, not the resource's: one series per workload. */
+	assert_null(res_attr(r, "process.pid"));
+	assert_true(r->nsamples > 0);
+	for (size_t i = 0; i < r->nsamples; i++) {
+		int64_t a;
+
+		assert_int_equal(r->sample_nattrs[i], 1);
+		a = r->sample_attrs[i][0];
+		assert_true(a > 0 && (size_t)a < r->d.nattrs);
+		assert_string_equal(str(r, r->d.attrs[a].key), "process.pid");
+		assert_int_equal(r->d.attrs[a].ival, 4242);
+	}
 	assert_string_equal(res_attr(r, "process.executable.name"), "app");
 	assert_string_equal(res_attr(r, "process.executable.path"), "/usr/bin/app");
 	assert_string_equal(res_attr(r, "container.id"), "c0ffee123");

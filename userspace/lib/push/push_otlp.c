@@ -7,8 +7,10 @@
  *   body: ExportProfilesServiceRequest, gzipped
  *
  * One request per window of one workload and profile type: one
- * ResourceProfiles (service.name, host.name, process.*, container.id,
- * k8s.pod.uid and the series labels as resource attributes), one
+ * ResourceProfiles (service.name, host.name, process.executable.*,
+ * container.id, k8s.pod.uid and the series labels as resource
+ * attributes: the workload, so a restart or a worker pool stays one
+ * series; the pid is each sample's attribute process.pid), one
  * ScopeProfiles "profd", one Profile, and the request's dictionary
  * (push_otlp_dict.c).  Sample and period types by unit:
  *   samples      (samples, count), period (cpu, nanoseconds) = 1e9 / rate
@@ -40,7 +42,7 @@ enum { RESOURCE_ATTRIBUTES = 1 };
 enum { SCOPE_PROFILES_SCOPE = 1, SCOPE_PROFILES_PROFILES };
 enum { SCOPE_NAME = 1 };
 enum { KEYVALUE_KEY = 1, KEYVALUE_VALUE };
-enum { ANYVALUE_STRING = 1, ANYVALUE_INT = 3 };
+enum { ANYVALUE_STRING = 1 };
 enum {
 	PROFILE_SAMPLE_TYPE = 1,
 	PROFILE_SAMPLES,
@@ -50,7 +52,7 @@ enum {
 	PROFILE_PERIOD
 };
 enum { VALUETYPE_TYPE = 1, VALUETYPE_UNIT };
-enum { SAMPLE_STACK = 1, SAMPLE_VALUES = 4 };
+enum { SAMPLE_STACK = 1, SAMPLE_ATTRIBUTES, SAMPLE_VALUES = 4 };
 
 #define NS_PER_S 1000000000ull
 
@@ -80,28 +82,20 @@ static void nest(struct buf *to, uint32_t field, struct buf *from)
 	buf_reset(from);
 }
 
-/* A KeyValue with a string or an int AnyValue into c->resource.
- * Protobuf strings are UTF-8: anything else in s is replaced. */
-static void put_attr(struct otlp_ctx *c, const char *key, const char *s, int64_t i)
-{
-	pb_put_string(&c->sub, KEYVALUE_KEY, key);
-	if (s) {
-		buf_reset(&c->text);
-		utf8_put_clean(&c->text, s, strlen(s));
-		if (c->text.failed)
-			c->msg.failed = true;
-		pb_put_bytes(&c->msg, ANYVALUE_STRING, c->text.data ? c->text.data : "",
-			     c->text.len);
-	} else
-		pb_put_int64(&c->msg, ANYVALUE_INT, i);
-	nest(&c->sub, KEYVALUE_VALUE, &c->msg);
-	nest(&c->resource, RESOURCE_ATTRIBUTES, &c->sub);
-}
-
+/* A KeyValue with a string AnyValue into c->resource, if value is not
+ * empty.  Protobuf strings are UTF-8: anything else in it is replaced. */
 static void put_str_attr(struct otlp_ctx *c, const char *key, const char *value)
 {
-	if (value && value[0])
-		put_attr(c, key, value, 0);
+	if (!value || !value[0])
+		return;
+	pb_put_string(&c->sub, KEYVALUE_KEY, key);
+	buf_reset(&c->text);
+	utf8_put_clean(&c->text, value, strlen(value));
+	if (c->text.failed)
+		c->msg.failed = true;
+	pb_put_bytes(&c->msg, ANYVALUE_STRING, c->text.data ? c->text.data : "", c->text.len);
+	nest(&c->sub, KEYVALUE_VALUE, &c->msg);
+	nest(&c->resource, RESOURCE_ATTRIBUTES, &c->sub);
 }
 
 static const char *basename_of(const char *path)
@@ -118,7 +112,6 @@ static void put_resource(struct otlp_ctx *c)
 
 	put_str_attr(c, "service.name", push_service_of(it));
 	put_str_attr(c, "host.name", c->t->hostname);
-	put_attr(c, "process.pid", NULL, it->pid);
 	if (it->exe && it->exe[0]) {
 		put_str_attr(c, "process.executable.name", basename_of(it->exe));
 		put_str_attr(c, "process.executable.path", it->exe);
@@ -189,6 +182,7 @@ static int put_samples(struct otlp_ctx *c)
 {
 	const struct stackset *ss = c->it->ss;
 	bool is_signed = stackset_signed(ss);
+	int32_t pid = otlp_dict_attr_int(c->dict, "process.pid", c->it->pid);
 	int32_t *stack_of = calloc(ss->nstacks ? ss->nstacks : 1, sizeof(*stack_of));
 	/* A new dictionary: at most one stack index per stack, from 1. */
 	int64_t *sum = calloc(ss->nstacks + 1, sizeof(*sum));
@@ -196,7 +190,7 @@ static int put_samples(struct otlp_ctx *c)
 	size_t k;
 	int err = -ENOMEM;
 
-	if (!stack_of || !sum || !done)
+	if (!stack_of || !sum || !done || pid < 0)
 		goto out;
 	err = otlp_dict_add_stacks(c->dict, ss, stack_of);
 	if (err)
@@ -214,6 +208,7 @@ static int put_samples(struct otlp_ctx *c)
 			continue;
 		done[s] = true;
 		pb_put_uint64(&c->msg, SAMPLE_STACK, (uint64_t)s);
+		pb_put_packed_uint64(&c->msg, SAMPLE_ATTRIBUTES, &(uint64_t){(uint64_t)pid}, 1);
 		pb_put_packed_int64(&c->msg, SAMPLE_VALUES, &sum[s], 1);
 		nest(&c->profile, PROFILE_SAMPLES, &c->msg);
 	}

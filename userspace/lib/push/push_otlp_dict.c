@@ -34,7 +34,7 @@ enum { FUNCTION_NAME = 1, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME };
 enum { STACK_LOCATIONS = 1 };
 enum { LINK_TRACE_ID = 1, LINK_SPAN_ID };
 enum { KVU_KEY = 1, KVU_VALUE };
-enum { ANYVALUE_STRING = 1 };
+enum { ANYVALUE_STRING = 1, ANYVALUE_INT = 3 };
 
 #define KERNEL_MAPPING "[kernel.kallsyms]"
 #define ATTR_BUILD_ID "process.executable.build_id.gnu"
@@ -176,23 +176,38 @@ int32_t otlp_dict_string(struct otlp_dict *d, const char *s)
 	return string_n(d, s, strlen(s));
 }
 
-int32_t otlp_dict_attr(struct otlp_dict *d, const char *key, const char *value)
+/* The attribute key = the AnyValue in d->sub. */
+static int32_t attr_add(struct otlp_dict *d, const char *key)
 {
 	int32_t k = otlp_dict_string(d, key);
 
 	if (k < 0)
 		return k;
-	buf_reset(&d->sub);
 	buf_reset(&d->item);
+	pb_put_uint64(&d->item, KVU_KEY, (uint64_t)k);
+	pb_put_bytes(&d->item, KVU_VALUE, d->sub.data ? d->sub.data : "", d->sub.len);
+	if (d->sub.failed)
+		return -ENOMEM;
+	return table_add_buf(&d->attrs, &d->item);
+}
+
+int32_t otlp_dict_attr(struct otlp_dict *d, const char *key, const char *value)
+{
+	buf_reset(&d->sub);
 	buf_reset(&d->scratch);
 	utf8_put_clean(&d->scratch, value, strlen(value));
 	pb_put_bytes(&d->sub, ANYVALUE_STRING, d->scratch.data ? d->scratch.data : "",
 		     d->scratch.len);
-	pb_put_uint64(&d->item, KVU_KEY, (uint64_t)k);
-	pb_put_bytes(&d->item, KVU_VALUE, d->sub.data ? d->sub.data : "", d->sub.len);
-	if (d->sub.failed || d->scratch.failed)
+	if (d->scratch.failed)
 		return -ENOMEM;
-	return table_add_buf(&d->attrs, &d->item);
+	return attr_add(d, key);
+}
+
+int32_t otlp_dict_attr_int(struct otlp_dict *d, const char *key, int64_t value)
+{
+	buf_reset(&d->sub);
+	pb_put_int64(&d->sub, ANYVALUE_INT, value);
+	return attr_add(d, key);
 }
 
 /* Mapping index for (file, build id attribute), its limit raised past

@@ -36,6 +36,9 @@ int32_t otlp_dict_string(struct otlp_dict *d, const char *s);
 /* Index of the attribute key = string value, or -ENOMEM. */
 int32_t otlp_dict_attr(struct otlp_dict *d, const char *key, const char *value);
 
+/* Index of the attribute key = int value, or -ENOMEM. */
+int32_t otlp_dict_attr_int(struct otlp_dict *d, const char *key, int64_t value);
+
 /* The stack table index of every stack of ss, in stack_of[0..nstacks).
  * 0 or -ENOMEM. */
 int otlp_dict_add_stacks(struct otlp_dict *d, const struct stackset *ss, int32_t *stack_of);
