@@ -22,6 +22,7 @@
 #include "buf.h"
 #include "hashmap.h"
 #include "daemon.h"
+#include "identity.h"
 #include "control.h"
 #include "statelock.h"
 #include "log.h"
@@ -113,8 +114,32 @@ struct list_item {
 	uint32_t pid, uid, flags;
 	uint64_t start_time, exit_ns;
 	const char *comm, *exe;
+	const char *ident[PROTO_IDENT_N]; /* NULL: unknown */
 	uint64_t w[AGG_TYPE_MAX]; /* weights by enum agg_type */
 };
+
+/* A workload field by its wire index (enum proto_ident). */
+static const char *wid_ident(const struct workload_id *wid, int i)
+{
+	static const enum wid_field fields[PROTO_IDENT_N] = {
+		[PROTO_IDENT_SERVICE] = WID_SERVICE, [PROTO_IDENT_UNIT] = WID_UNIT,
+		[PROTO_IDENT_RUNTIME] = WID_RUNTIME, [PROTO_IDENT_CONTAINER] = WID_CONTAINER,
+		[PROTO_IDENT_POD] = WID_POD,	     [PROTO_IDENT_QOS] = WID_QOS,
+		[PROTO_IDENT_SCRIPT] = WID_SCRIPT,   [PROTO_IDENT_CGROUP] = WID_CGROUP,
+	};
+
+	return wid ? identity_field(wid, fields[i]) : NULL;
+}
+
+static int copy_ident(struct proto_proc *e, const struct list_item *it)
+{
+	int i;
+
+	for (i = 0; i < PROTO_IDENT_N; i++)
+		if (it->ident[i] && it->ident[i][0] && !(e->ident[i] = strdup(it->ident[i])))
+			return -ENOMEM;
+	return 0;
+}
 
 static uint64_t proc_key(uint32_t pid, uint64_t start_time)
 {
@@ -145,6 +170,7 @@ static int list_types(struct proto_list *l)
 static int list_add(struct list_ctx *x, struct list_item *it)
 {
 	struct proto_proc *e;
+	int t;
 
 	if (hashmap_get(&x->seen, proc_key(it->pid, it->start_time), NULL))
 		return 0;
@@ -159,10 +185,13 @@ static int list_add(struct list_ctx *x, struct list_item *it)
 	e->comm = strdup(it->comm ? it->comm : "");
 	e->exe = strdup(it->exe ? it->exe : "");
 	e->totals = malloc(sizeof(it->w));
-	if (!e->comm || !e->exe || !e->totals) {
+	if (!e->comm || !e->exe || !e->totals || copy_ident(e, it)) {
 		free(e->comm);
 		free(e->exe);
 		free(e->totals);
+		for (t = 0; t < PROTO_IDENT_N; t++)
+			free(e->ident[t]);
+		memset(e, 0, sizeof(*e));
 		return -ENOMEM;
 	}
 	memcpy(e->totals, it->w, sizeof(it->w));
@@ -198,6 +227,8 @@ static int list_memory_proc(struct list_ctx *x, const struct proc *p)
 		it.flags = PROTO_PROC_EXITED;
 		it.exit_ns = p->exit_ns;
 	}
+	for (t = 0; t < PROTO_IDENT_N; t++)
+		it.ident[t] = wid_ident(p->wid, t);
 	for (t = 0; t < AGG_TYPE_MAX; t++)
 		it.w[t] = aggregate_total(p, t);
 	err = list_add(x, &it);
@@ -230,6 +261,19 @@ static bool list_history_skip(const struct history_proc *hp, void *ctx)
 	       hashmap_get(&x->seen, proc_key(hp->pid, hp->start_time), NULL);
 }
 
+/* The stored workload by wire index. */
+static void history_ident(const struct history_proc *hp, const char **out)
+{
+	out[PROTO_IDENT_SERVICE] = hp->ident[HISTORY_ID_SERVICE];
+	out[PROTO_IDENT_UNIT] = hp->ident[HISTORY_ID_UNIT];
+	out[PROTO_IDENT_RUNTIME] = hp->ident[HISTORY_ID_RUNTIME];
+	out[PROTO_IDENT_CONTAINER] = hp->ident[HISTORY_ID_CONTAINER];
+	out[PROTO_IDENT_POD] = hp->ident[HISTORY_ID_POD];
+	out[PROTO_IDENT_QOS] = hp->ident[HISTORY_ID_QOS];
+	out[PROTO_IDENT_SCRIPT] = hp->ident[HISTORY_ID_SCRIPT];
+	out[PROTO_IDENT_CGROUP] = hp->ident[HISTORY_ID_CGROUP];
+}
+
 /* Processes only history remembers (from before a restart, or evicted
  * from memory): its weights are stored per type by name. */
 static int list_history_proc(const struct history_proc *hp, void *ctx)
@@ -247,6 +291,7 @@ static int list_history_proc(const struct history_proc *hp, void *ctx)
 	for (i = 0; i < hp->ntotals; i++)
 		if ((t = aggregate_type_from_name(hp->totals[i].type)) >= 0)
 			it.w[t] += hp->totals[i].count;
+	history_ident(hp, it.ident);
 	err = list_add(x, &it);
 	if (err || x->l->n == n || !hp->nrss)
 		return err;
@@ -376,13 +421,68 @@ static bool exe_matches(const struct proc *p, const char *exe)
 	return !strcmp(p->exe, exe) || (base && !strcmp(base + 1, exe));
 }
 
+/* --unit takes the unit's name with or without ".service". */
+static bool unit_matches(const char *unit, const char *want)
+{
+	size_t n = strlen(want);
+
+	return !strcmp(unit, want) || (!strncmp(unit, want, n) && !strcmp(unit + n, ".service"));
+}
+
+/* --cgroup takes the path or a directory above it. */
+static bool cgroup_matches(const char *cgroup, const char *want)
+{
+	size_t n = strlen(want);
+
+	while (n > 1 && want[n - 1] == '/')
+		n--;
+	return !strncmp(cgroup, want, n) && (cgroup[n] == '\0' || cgroup[n] == '/' || n == 1);
+}
+
+/* The workload selectors (identity.h); an unknown workload matches none. */
+static bool workload_matches(const struct proto_dump_req *r, const struct workload_id *w)
+{
+	if (!w)
+		return false;
+	if (r->service && !strcmp(w->service, r->service))
+		return true;
+	if (r->unit && w->unit[0] && unit_matches(w->unit, r->unit))
+		return true;
+	/* A prefix of the id, as docker ps shows it (12 digits), or whole. */
+	if (r->container && r->container[0] && w->container[0] &&
+	    !strncmp(w->container, r->container, strlen(r->container)))
+		return true;
+	return r->cgroup && w->cgroup[0] && cgroup_matches(w->cgroup, r->cgroup);
+}
+
+static bool by_selector(const struct proto_dump_req *r)
+{
+	return r->comm || r->exe || r->service || r->unit || r->container || r->cgroup;
+}
+
 static bool matches(const struct proto_dump_req *r, const struct proc *p)
 {
 	if (r->flags & PROTO_DUMP_ALL)
 		return true;
 	if (r->comm && strcmp(p->comm, r->comm) == 0)
 		return true;
-	return r->exe && exe_matches(p, r->exe);
+	if (r->exe && exe_matches(p, r->exe))
+		return true;
+	return workload_matches(r, p->wid);
+}
+
+/* "comm x exe y service z" for an error message. */
+static void describe_selectors(const struct proto_dump_req *r, char *out, size_t n)
+{
+	const char *names[] = { "comm", "exe", "service", "unit", "container", "cgroup" };
+	const char *vals[] = { r->comm, r->exe, r->service, r->unit, r->container, r->cgroup };
+	size_t i, len = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]) && len < n; i++)
+		if (vals[i])
+			len += (size_t)snprintf(out + len, n - len, "%s%s %s", len ? " " : "",
+						names[i], vals[i]);
 }
 
 /* --subprocesses: every process descended from the ancestors in anc (pid
@@ -421,14 +521,15 @@ static ssize_t select_procs(struct daemon *d, struct buf *out, const struct call
 	size_t n = 0, i, it;
 	struct proc *p;
 
-	if ((r->flags & PROTO_DUMP_ALL) || r->comm || r->exe) {
+	if ((r->flags & PROTO_DUMP_ALL) || by_selector(r)) {
 		for (it = 0; (p = proctable_next(&d->pt, &it));)
 			if (may_see(c, p) && has_data(p) && matches(r, p))
 				sel[n++] = p;
 		if (!n && !r->npids && !(r->flags & PROTO_DUMP_ALL)) {
-			reply_error(out, ENOENT, "no process with samples matches %s%s%s%s",
-				    r->comm ? "comm " : "", r->comm ? r->comm : "",
-				    r->exe ? " exe " : "", r->exe ? r->exe : "");
+			char what[512];
+
+			describe_selectors(r, what, sizeof(what));
+			reply_error(out, ENOENT, "no process with samples matches %s", what);
 			return -1;
 		}
 		if (!r->npids)
@@ -597,7 +698,7 @@ static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct 
 	if (r->flags & PROTO_DUMP_BY_TASK)
 		dp->q.flags |= VIEW_BY_TASK;
 	if (dp->nsel + dp->nhist > 1 || (r->flags & (PROTO_DUMP_ALL | PROTO_DUMP_SUBPROCESSES)) ||
-	    r->comm || r->exe)
+	    by_selector(r))
 		dp->q.flags |= AGG_PROCESS_ROOT;
 	if (d->hist)
 		dp->q.flags |= AGG_UNFLUSHED;
@@ -623,9 +724,10 @@ static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *
 	if (*type < 0)
 		return reply_error(out, EINVAL, "unknown profile type '%s' (known: %s)", r->type,
 				   aggregate_type_names()) ?: 1;
-	if (!r->npids && !r->comm && !r->exe && !(r->flags & PROTO_DUMP_ALL))
+	if (!r->npids && !by_selector(r) && !(r->flags & PROTO_DUMP_ALL))
 		return reply_error(out, EINVAL,
-				   "no process selected: give --pid, --comm, --exe or --all") ?: 1;
+				   "no process selected: give --pid, --comm, --exe, --service, "
+				   "--unit, --container, --cgroup or --all") ?: 1;
 	return 0;
 }
 
