@@ -380,17 +380,68 @@ static int explain_missing(struct buf *out, uint32_t pid)
 			   pid);
 }
 
-static void set_meta(struct stackset *ss, const struct proto_dump_req *r, struct proc **sel,
-		     size_t nsel, uint32_t rate)
+/* A workload field every selected process shares (those not read yet
+ * aside), or NULL. */
+static const char *shared_field(struct proc **sel, size_t nsel, int f)
 {
-	char title[256];
+	const char *v = NULL, *x;
 	size_t i;
 
-	if (nsel == 1)
+	for (i = 0; i < nsel; i++) {
+		if (!sel[i]->wid)
+			continue;
+		x = wid_ident(sel[i]->wid, f);
+		if (!x[0] || (v && strcmp(v, x)))
+			return NULL;
+		v = x;
+	}
+	return v;
+}
+
+/* "key=value" lines of the fields the selection shares: a pprof's
+ * comments, a JSON profile's workload object. */
+static void set_workload(struct stackset *ss, struct proc **sel, size_t nsel)
+{
+	char text[1024];
+	size_t len = 0;
+	const char *v;
+	int f;
+
+	text[0] = '\0';
+	for (f = 0; f < PROTO_IDENT_N && len < sizeof(text); f++)
+		if ((v = shared_field(sel, nsel, f)))
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%s=%s\n",
+						proto_ident_name(f), v);
+	if (len)
+		stackset_set_str(&ss->workload, text);
+}
+
+/* The title names the workload where it says more than comm: speedscope
+ * shows it as the profile's name, pprof as its first comment. */
+static void set_title(struct stackset *ss, struct proc **sel, size_t nsel)
+{
+	const char *svc = shared_field(sel, nsel, PROTO_IDENT_SERVICE);
+	char title[256];
+
+	if (nsel == 1 && svc && strcmp(svc, sel[0]->comm))
+		snprintf(title, sizeof(title), "%s (%s, pid %u)", svc, sel[0]->comm, sel[0]->pid);
+	else if (nsel == 1)
 		snprintf(title, sizeof(title), "%s (pid %u)", sel[0]->comm, sel[0]->pid);
+	else if (svc)
+		snprintf(title, sizeof(title), "%s (%zu processes)", svc, nsel);
 	else
 		snprintf(title, sizeof(title), "%zu processes", nsel);
 	stackset_set_str(&ss->title, title);
+}
+
+static void set_meta(struct stackset *ss, const struct proto_dump_req *r, struct proc **sel,
+		     size_t nsel, uint32_t rate)
+{
+	size_t i;
+
+	set_title(ss, sel, nsel);
+	if (nsel && !(r->flags & PROTO_DUMP_ALL))
+		set_workload(ss, sel, nsel);
 	ss->rate_hz = rate;
 	ss->start_ns = r->since_ns;
 	ss->end_ns = r->until_ns;

@@ -71,6 +71,7 @@ struct daemon_config {
 	size_t ngpu_devices;
 	const char *push_url;      /* NULL: no push */
 	uint64_t push_interval_ns;
+	const char *push_name;     /* --push-name template; NULL: PUSH_DEFAULT_NAME */
 	bool offcpu;               /* --off-cpu / --no-off-cpu (default) */
 	uint64_t offcpu_min_ns;    /* --off-cpu-threshold */
 	bool memory;               /* --memory / --no-memory (default) */

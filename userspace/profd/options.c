@@ -14,6 +14,7 @@
 #include "duration.h"
 #include "bpfload.h"
 #include "gpu.h"
+#include "identity.h"
 #include "optvalue.h"
 
 static void usage(FILE *out)
@@ -72,6 +73,10 @@ static void usage(FILE *out)
 		"                           mmap profile type; uprobes on the C libraries)\n"
 		"      --push URL           send profiles to a Pyroscope server (URL/ingest)\n"
 		"      --push-interval DUR  how often to send them (default 10s)\n"
+		"      --push-name TEMPLATE each series' application name from the process's\n"
+		"                           workload: {service} (default), {unit}, {container},\n"
+		"                           {pod}, {qos}, {runtime}, {script}, {comm}, {exe},\n"
+		"                           {cgroup}, with text between (\"{service}-{pod}\")\n"
 		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
 		"      --config PATH        settings file (default %s)\n"
 		"      --check              say what this kernel offers and which features\n"
@@ -95,6 +100,7 @@ enum {
 	OPT_CONFIG,
 	OPT_PUSH,
 	OPT_PUSH_INTERVAL,
+	OPT_PUSH_NAME,
 	OPT_MAX_STACKS,
 	OPT_STATE_DIR,
 	OPT_NO_HISTORY,
@@ -153,6 +159,7 @@ static const struct option long_opts[] = {
 	{ "check", no_argument, NULL, OPT_CHECK },
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
+	{ "push-name", required_argument, NULL, OPT_PUSH_NAME },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -237,6 +244,19 @@ static int opt_gpu(struct daemon_config *c, int opt, const char *arg)
 	}
 	fprintf(stderr, "profd: --gpu: '%s' must be auto, on or off\n", arg);
 	return -EINVAL;
+}
+
+/* --push-name TEMPLATE: checked now, so a typo stops the start. */
+static int opt_push_name(struct daemon_config *c, const char *arg)
+{
+	if (identity_check_template(arg) || strlen(arg) >= 128) {
+		fprintf(stderr, "profd: --push-name: '%s' is not a template of {service}, {unit}, "
+				"{container}, {pod}, {qos}, {runtime}, {script}, {comm}, {exe}, "
+				"{cgroup} (under 128 bytes)\n", arg);
+		return -EINVAL;
+	}
+	c->push_name = arg;
+	return 0;
 }
 
 /* One getopt pass over the config file's options, then the command
@@ -344,6 +364,7 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 		case OPT_PUSH_INTERVAL:
 			err = optvalue_duration("push-interval", optarg, &c->push_interval_ns);
 			break;
+		case OPT_PUSH_NAME: err = opt_push_name(c, optarg); break;
 		case 'v': c->verbose++; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -1;

@@ -167,6 +167,7 @@ enum proto_ss_attr {
 	PROTO_SS_A_FRAME = 7,    /* nested proto_frame_attr, repeated */
 	PROTO_SS_A_STACK = 8,    /* nested proto_stack_attr, repeated */
 	PROTO_SS_A_MODULE = 9,   /* nested proto_module_attr, repeated */
+	PROTO_SS_A_WORKLOAD = 10, /* "key=value" lines: stackset.workload */
 };
 
 enum proto_frame_attr {
