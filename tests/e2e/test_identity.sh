@@ -12,7 +12,8 @@
 #  - dump --service, --unit, --container (a prefix), --cgroup (a
 #    directory above) each select that process's stacks and no other's;
 #  - after the unit's process exits and profd restarts on the same state
-#    directory, list --all still names its service (from history).
+#    directory, list --all still names its service and dump --service
+#    still selects its stacks (from history).
 . "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || skip "python3 not found"
@@ -166,4 +167,10 @@ echo "$row" | grep -q ' exited ' || fail "the exited $A is not in list --all aft
 cp "$T/after.txt" "$T/list.txt"
 [ "$(service "$A")" = "$UNIT" ] || fail "after the restart SERVICE of $A is '$(service "$A")'"
 ok "after a restart the exited $A is still $UNIT (from history)"
+ctl dump --service "$UNIT" -f folded >"$T/hist.folded" || fail "dump --service from history failed"
+selects "$T/hist.folded" "--service $UNIT (history)" "$A"
+grep -q 'spin_in_unit' "$T/hist.folded" || fail "dump --service from history: no spin_in_unit"
+ctl dump --unit "$UNIT" -f json | python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["title"])' >"$T/hist.title" ||
+	fail "dump --unit -f json from history failed"
+ok "dump --service after the restart: $(total_samples "$T/hist.folded") samples of $A from history ($(cat "$T/hist.title"))"
 stop_profd

@@ -490,20 +490,30 @@ static bool cgroup_matches(const char *cgroup, const char *want)
 	return !strncmp(cgroup, want, n) && (cgroup[n] == '\0' || cgroup[n] == '/' || n == 1);
 }
 
-/* The workload selectors (identity.h); an unknown workload matches none. */
-static bool workload_matches(const struct proto_dump_req *r, const struct workload_id *w)
+/* The workload selectors over a workload's fields (memory's or
+ * history's); an unknown one ("") matches none. */
+static bool ident_matches(const struct proto_dump_req *r, const char *service, const char *unit,
+			  const char *container, const char *cgroup)
 {
-	if (!w)
-		return false;
-	if (r->service && !strcmp(w->service, r->service))
+	if (r->service && service && service[0] && !strcmp(service, r->service))
 		return true;
-	if (r->unit && w->unit[0] && unit_matches(w->unit, r->unit))
+	if (r->unit && unit && unit[0] && unit_matches(unit, r->unit))
 		return true;
 	/* A prefix of the id, as docker ps shows it (12 digits), or whole. */
-	if (r->container && r->container[0] && w->container[0] &&
-	    !strncmp(w->container, r->container, strlen(r->container)))
+	if (r->container && r->container[0] && container && container[0] &&
+	    !strncmp(container, r->container, strlen(r->container)))
 		return true;
-	return r->cgroup && w->cgroup[0] && cgroup_matches(w->cgroup, r->cgroup);
+	return r->cgroup && cgroup && cgroup[0] && cgroup_matches(cgroup, r->cgroup);
+}
+
+static bool workload_matches(const struct proto_dump_req *r, const struct workload_id *w)
+{
+	return w && ident_matches(r, w->service, w->unit, w->container, w->cgroup);
+}
+
+static bool by_workload(const struct proto_dump_req *r)
+{
+	return r->service || r->unit || r->container || r->cgroup;
 }
 
 static bool by_selector(const struct proto_dump_req *r)
@@ -576,7 +586,10 @@ static ssize_t select_procs(struct daemon *d, struct buf *out, const struct call
 		for (it = 0; (p = proctable_next(&d->pt, &it));)
 			if (may_see(c, p) && has_data(p) && matches(r, p))
 				sel[n++] = p;
-		if (!n && !r->npids && !(r->flags & PROTO_DUMP_ALL)) {
+		/* A workload's exited processes may be in history: the
+		 * error waits for it (build_dump). */
+		if (!n && !r->npids && !(r->flags & PROTO_DUMP_ALL) &&
+		    !(d->hist && by_workload(r))) {
 			char what[512];
 
 			describe_selectors(r, what, sizeof(what));
@@ -628,6 +641,11 @@ struct dump_plan {
 	uint64_t *starts;
 	uint32_t *hist_pids; /* asked for, known only to history */
 	size_t nhist;
+	/* Selected by workload from history (exited before a restart, or
+	 * evicted from memory): each one instance. */
+	uint32_t *wl_pids;
+	uint64_t *wl_starts;
+	size_t nwl, wl_cap;
 	struct agg_query q;
 };
 
@@ -665,6 +683,12 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 	for (i = 0; i < dp->nsel && !err; i++) {
 		hq.pids = &dp->pids[i];
 		hq.start_times = &dp->starts[i];
+		hq.npids = 1;
+		err = history_query(d->hist, &hq, ss);
+	}
+	for (i = 0; i < dp->nwl && !err; i++) {
+		hq.pids = &dp->wl_pids[i];
+		hq.start_times = &dp->wl_starts[i];
 		hq.npids = 1;
 		err = history_query(d->hist, &hq, ss);
 	}
@@ -782,6 +806,65 @@ static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *
 	return 0;
 }
 
+/* "service myapp (3 exited processes)" */
+static void history_title(struct stackset *ss, const struct proto_dump_req *r, size_t n)
+{
+	char what[256], title[320];
+
+	describe_selectors(r, what, sizeof(what));
+	snprintf(title, sizeof(title), "%s (%zu exited process%s)", what, n, n == 1 ? "" : "es");
+	stackset_set_str(&ss->title, title);
+}
+
+struct wl_ctx {
+	const struct proto_dump_req *r;
+	const struct caller *c;
+	struct dump_plan *dp;
+};
+
+/* In memory's part of the selection already, or not the caller's. */
+static bool wl_skip(const struct history_proc *hp, void *arg)
+{
+	const struct wl_ctx *x = arg;
+	size_t i;
+
+	if (x->c->uid != 0 && hp->uid != x->c->uid)
+		return true;
+	if (!ident_matches(x->r, hp->ident[HISTORY_ID_SERVICE], hp->ident[HISTORY_ID_UNIT],
+			   hp->ident[HISTORY_ID_CONTAINER], hp->ident[HISTORY_ID_CGROUP]))
+		return true;
+	for (i = 0; i < x->dp->nsel; i++)
+		if (x->dp->pids[i] == hp->pid && x->dp->starts[i] == hp->start_time)
+			return true;
+	return false;
+}
+
+static int wl_add(const struct history_proc *hp, void *arg)
+{
+	struct dump_plan *dp = ((struct wl_ctx *)arg)->dp;
+	size_t cap = dp->wl_cap; /* the two arrays grow in step */
+
+	if (array_grow((void **)&dp->wl_pids, &dp->wl_cap, dp->nwl + 1, sizeof(*dp->wl_pids)) ||
+	    array_grow((void **)&dp->wl_starts, &cap, dp->nwl + 1, sizeof(*dp->wl_starts)))
+		return -ENOMEM;
+	dp->wl_pids[dp->nwl] = hp->pid;
+	dp->wl_starts[dp->nwl++] = hp->start_time;
+	return 0;
+}
+
+/* --service and the like: the workload's processes only history knows,
+ * by the workload stored with each (history_procs reads no samples for
+ * the ones skipped). */
+static int select_history_workload(struct daemon *d, const struct caller *c,
+				   const struct proto_dump_req *r, struct dump_plan *dp)
+{
+	struct wl_ctx x = { r, c, dp };
+
+	if (!d->hist || !by_workload(r) || (r->flags & PROTO_DUMP_ALL))
+		return 0;
+	return history_procs(d->hist, r->since_ns, wl_skip, wl_add, &x);
+}
+
 /* A dump waits this long at most for ingest to read the rings. */
 #define DUMP_CATCH_UP_MS 200
 
@@ -811,6 +894,8 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	daemon_unlock(d);
 	if (!err && nsel >= 0)
 		err = dump_ongoing(d, dp, ss);
+	if (!err && nsel >= 0)
+		err = select_history_workload(d, c, r, dp);
 	if (!err && nsel >= 0 && d->hist)
 		err = dump_history(d, c, r, dp, ss);
 	pthread_mutex_unlock(&d->hist_lock);
@@ -818,6 +903,14 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 		return reply_error(out, -err, "building the profile failed: %s", strerror(-err));
 	if (nsel < 0)
 		return 1; /* answered already */
+	if (!dp->nsel && !dp->nwl && !r->npids && by_workload(r) && !(r->flags & PROTO_DUMP_ALL)) {
+		char what[512];
+
+		describe_selectors(r, what, sizeof(what));
+		return reply_error(out, ENOENT, "no process with samples matches %s", what) ?: 1;
+	}
+	if (!dp->nsel && dp->nwl) /* all of it from before a restart */
+		history_title(ss, r, dp->nwl);
 	if (!ss->total && dp->nhist && !dp->nsel)
 		return explain_missing(out, dp->hist_pids[0]) ?: 1;
 	return 0;
@@ -862,6 +955,8 @@ out:
 	free(dp.pids);
 	free(dp.starts);
 	free(dp.hist_pids);
+	free(dp.wl_pids);
+	free(dp.wl_starts);
 	proto_dump_req_free(&r);
 	return err > 0 ? 0 : err;
 }
