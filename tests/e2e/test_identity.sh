@@ -11,6 +11,8 @@
 #  - `python3 -m MOD` in no cgroup of ours: SERVICE is the module;
 #  - dump --service, --unit, --container (a prefix), --cgroup (a
 #    directory above) each select that process's stacks and no other's;
+#  - the module's process moved into another unit while it runs is
+#    listed under that unit's name within seconds (the cgroup recheck);
 #  - after the unit's process exits and profd restarts on the same state
 #    directory, list --all still names its service and dump --service
 #    still selects its stacks (from history).
@@ -154,6 +156,20 @@ assert m["workload"]["unit"] == sys.argv[2] + ".service", m
 assert m["title"].startswith(sys.argv[2] + " ("), m
 PYEOF
 ok "dump -f json: metadata.workload and the title name the service"
+
+# A running process moved by its manager: its cgroup is read again
+# within 5 s while it runs (the RSS pass), no exec needed.
+make_cg "/system.slice/${UNIT}m.service"
+echo "$C" >"$CG/system.slice/${UNIT}m.service/cgroup.procs" || fail "cannot move $C"
+t0=$(date +%s.%N)
+moved=
+for _ in $(seq 1 30); do
+	sleep 0.5
+	ctl list >"$T/list.txt" || fail "list failed"
+	[ "$(service "$C")" = "${UNIT}m" ] && { moved=1; break; }
+done
+[ -n "$moved" ] || fail "$C moved to ${UNIT}m.service: SERVICE still '$(service "$C")' after 15 s"
+ok "$C moved into ${UNIT}m.service: listed under ${UNIT}m after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
 
 # The unit's process ends; after a restart history still names it.
 wait "$A" || fail "the unit's workload failed"
