@@ -1,5 +1,5 @@
 /* control.c: what the daemon answers on its control socket (list, dump,
- * stacks; stats in control_stats.c).  Each answer is built into a buffer
+ * stacks; stats in control_stats.c, workloads in control_workload.c).  Each answer is built into a buffer
  * that the control thread (control_server.c) sends without blocking.
  * The profile state is read under d->lock for as short as it takes to
  * copy it; history is queried under its own lock, so a long query never
@@ -22,7 +22,6 @@
 #include "buf.h"
 #include "hashmap.h"
 #include "daemon.h"
-#include "identity.h"
 #include "control.h"
 #include "statelock.h"
 #include "log.h"
@@ -117,19 +116,6 @@ struct list_item {
 	const char *ident[PROTO_IDENT_N]; /* NULL: unknown */
 	uint64_t w[AGG_TYPE_MAX]; /* weights by enum agg_type */
 };
-
-/* A workload field by its wire index (enum proto_ident). */
-static const char *wid_ident(const struct workload_id *wid, int i)
-{
-	static const enum wid_field fields[PROTO_IDENT_N] = {
-		[PROTO_IDENT_SERVICE] = WID_SERVICE, [PROTO_IDENT_UNIT] = WID_UNIT,
-		[PROTO_IDENT_RUNTIME] = WID_RUNTIME, [PROTO_IDENT_CONTAINER] = WID_CONTAINER,
-		[PROTO_IDENT_POD] = WID_POD,	     [PROTO_IDENT_QOS] = WID_QOS,
-		[PROTO_IDENT_SCRIPT] = WID_SCRIPT,   [PROTO_IDENT_CGROUP] = WID_CGROUP,
-	};
-
-	return wid ? identity_field(wid, fields[i]) : NULL;
-}
 
 static int copy_ident(struct proto_proc *e, const struct list_item *it)
 {
@@ -228,7 +214,7 @@ static int list_memory_proc(struct list_ctx *x, const struct proc *p)
 		it.exit_ns = p->exit_ns;
 	}
 	for (t = 0; t < PROTO_IDENT_N; t++)
-		it.ident[t] = wid_ident(p->wid, t);
+		it.ident[t] = control_wid_ident(p->wid, t);
 	for (t = 0; t < AGG_TYPE_MAX; t++)
 		it.w[t] = aggregate_total(p, t);
 	err = list_add(x, &it);
@@ -261,19 +247,6 @@ static bool list_history_skip(const struct history_proc *hp, void *ctx)
 	       hashmap_get(&x->seen, proc_key(hp->pid, hp->start_time), NULL);
 }
 
-/* The stored workload by wire index. */
-static void history_ident(const struct history_proc *hp, const char **out)
-{
-	out[PROTO_IDENT_SERVICE] = hp->ident[HISTORY_ID_SERVICE];
-	out[PROTO_IDENT_UNIT] = hp->ident[HISTORY_ID_UNIT];
-	out[PROTO_IDENT_RUNTIME] = hp->ident[HISTORY_ID_RUNTIME];
-	out[PROTO_IDENT_CONTAINER] = hp->ident[HISTORY_ID_CONTAINER];
-	out[PROTO_IDENT_POD] = hp->ident[HISTORY_ID_POD];
-	out[PROTO_IDENT_QOS] = hp->ident[HISTORY_ID_QOS];
-	out[PROTO_IDENT_SCRIPT] = hp->ident[HISTORY_ID_SCRIPT];
-	out[PROTO_IDENT_CGROUP] = hp->ident[HISTORY_ID_CGROUP];
-}
-
 /* Processes only history remembers (from before a restart, or evicted
  * from memory): its weights are stored per type by name. */
 static int list_history_proc(const struct history_proc *hp, void *ctx)
@@ -291,7 +264,7 @@ static int list_history_proc(const struct history_proc *hp, void *ctx)
 	for (i = 0; i < hp->ntotals; i++)
 		if ((t = aggregate_type_from_name(hp->totals[i].type)) >= 0)
 			it.w[t] += hp->totals[i].count;
-	history_ident(hp, it.ident);
+	control_history_ident(hp, it.ident);
 	err = list_add(x, &it);
 	if (err || x->l->n == n || !hp->nrss)
 		return err;
@@ -380,68 +353,12 @@ static int explain_missing(struct buf *out, uint32_t pid)
 			   pid);
 }
 
-/* A workload field every selected process shares (those not read yet
- * aside), or NULL. */
-static const char *shared_field(struct proc **sel, size_t nsel, int f)
-{
-	const char *v = NULL, *x;
-	size_t i;
-
-	for (i = 0; i < nsel; i++) {
-		if (!sel[i]->wid)
-			continue;
-		x = wid_ident(sel[i]->wid, f);
-		if (!x[0] || (v && strcmp(v, x)))
-			return NULL;
-		v = x;
-	}
-	return v;
-}
-
-/* "key=value" lines of the fields the selection shares: a pprof's
- * comments, a JSON profile's workload object. */
-static void set_workload(struct stackset *ss, struct proc **sel, size_t nsel)
-{
-	char text[1024];
-	size_t len = 0;
-	const char *v;
-	int f;
-
-	text[0] = '\0';
-	for (f = 0; f < PROTO_IDENT_N && len < sizeof(text); f++)
-		if ((v = shared_field(sel, nsel, f)))
-			len += (size_t)snprintf(text + len, sizeof(text) - len, "%s=%s\n",
-						proto_ident_name(f), v);
-	if (len)
-		stackset_set_str(&ss->workload, text);
-}
-
-/* The title names the workload where it says more than comm: speedscope
- * shows it as the profile's name, pprof as its first comment. */
-static void set_title(struct stackset *ss, struct proc **sel, size_t nsel)
-{
-	const char *svc = shared_field(sel, nsel, PROTO_IDENT_SERVICE);
-	char title[256];
-
-	if (nsel == 1 && svc && strcmp(svc, sel[0]->comm))
-		snprintf(title, sizeof(title), "%s (%s, pid %u)", svc, sel[0]->comm, sel[0]->pid);
-	else if (nsel == 1)
-		snprintf(title, sizeof(title), "%s (pid %u)", sel[0]->comm, sel[0]->pid);
-	else if (svc)
-		snprintf(title, sizeof(title), "%s (%zu processes)", svc, nsel);
-	else
-		snprintf(title, sizeof(title), "%zu processes", nsel);
-	stackset_set_str(&ss->title, title);
-}
-
 static void set_meta(struct stackset *ss, const struct proto_dump_req *r, struct proc **sel,
 		     size_t nsel, uint32_t rate)
 {
 	size_t i;
 
-	set_title(ss, sel, nsel);
-	if (nsel && !(r->flags & PROTO_DUMP_ALL))
-		set_workload(ss, sel, nsel);
+	control_workload_meta(ss, sel, nsel, !(r->flags & PROTO_DUMP_ALL));
 	ss->rate_hz = rate;
 	ss->start_ns = r->since_ns;
 	ss->end_ns = r->until_ns;
@@ -472,50 +389,6 @@ static bool exe_matches(const struct proc *p, const char *exe)
 	return !strcmp(p->exe, exe) || (base && !strcmp(base + 1, exe));
 }
 
-/* --unit takes the unit's name with or without ".service". */
-static bool unit_matches(const char *unit, const char *want)
-{
-	size_t n = strlen(want);
-
-	return !strcmp(unit, want) || (!strncmp(unit, want, n) && !strcmp(unit + n, ".service"));
-}
-
-/* --cgroup takes the path or a directory above it. */
-static bool cgroup_matches(const char *cgroup, const char *want)
-{
-	size_t n = strlen(want);
-
-	while (n > 1 && want[n - 1] == '/')
-		n--;
-	return !strncmp(cgroup, want, n) && (cgroup[n] == '\0' || cgroup[n] == '/' || n == 1);
-}
-
-/* The workload selectors over a workload's fields (memory's or
- * history's); an unknown one ("") matches none. */
-static bool ident_matches(const struct proto_dump_req *r, const char *service, const char *unit,
-			  const char *container, const char *cgroup)
-{
-	if (r->service && service && service[0] && !strcmp(service, r->service))
-		return true;
-	if (r->unit && unit && unit[0] && unit_matches(unit, r->unit))
-		return true;
-	/* A prefix of the id, as docker ps shows it (12 digits), or whole. */
-	if (r->container && r->container[0] && container && container[0] &&
-	    !strncmp(container, r->container, strlen(r->container)))
-		return true;
-	return r->cgroup && cgroup && cgroup[0] && cgroup_matches(cgroup, r->cgroup);
-}
-
-static bool workload_matches(const struct proto_dump_req *r, const struct workload_id *w)
-{
-	return w && ident_matches(r, w->service, w->unit, w->container, w->cgroup);
-}
-
-static bool by_workload(const struct proto_dump_req *r)
-{
-	return r->service || r->unit || r->container || r->cgroup;
-}
-
 static bool by_selector(const struct proto_dump_req *r)
 {
 	return r->comm || r->exe || r->service || r->unit || r->container || r->cgroup;
@@ -529,21 +402,7 @@ static bool matches(const struct proto_dump_req *r, const struct proc *p)
 		return true;
 	if (r->exe && exe_matches(p, r->exe))
 		return true;
-	return workload_matches(r, p->wid);
-}
-
-/* "comm x exe y service z" for an error message. */
-static void describe_selectors(const struct proto_dump_req *r, char *out, size_t n)
-{
-	const char *names[] = { "comm", "exe", "service", "unit", "container", "cgroup" };
-	const char *vals[] = { r->comm, r->exe, r->service, r->unit, r->container, r->cgroup };
-	size_t i, len = 0;
-
-	out[0] = '\0';
-	for (i = 0; i < sizeof(names) / sizeof(names[0]) && len < n; i++)
-		if (vals[i])
-			len += (size_t)snprintf(out + len, n - len, "%s%s %s", len ? " " : "",
-						names[i], vals[i]);
+	return control_workload_matches(r, p->wid);
 }
 
 /* --subprocesses: every process descended from the ancestors in anc (pid
@@ -589,10 +448,10 @@ static ssize_t select_procs(struct daemon *d, struct buf *out, const struct call
 		/* A workload's exited processes may be in history: the
 		 * error waits for it (build_dump). */
 		if (!n && !r->npids && !(r->flags & PROTO_DUMP_ALL) &&
-		    !(d->hist && by_workload(r))) {
+		    !(d->hist && control_by_workload(r))) {
 			char what[512];
 
-			describe_selectors(r, what, sizeof(what));
+			control_describe_selectors(r, what, sizeof(what));
 			reply_error(out, ENOENT, "no process with samples matches %s", what);
 			return -1;
 		}
@@ -643,9 +502,7 @@ struct dump_plan {
 	size_t nhist;
 	/* Selected by workload from history (exited before a restart, or
 	 * evicted from memory): each one instance. */
-	uint32_t *wl_pids;
-	uint64_t *wl_starts;
-	size_t nwl, wl_cap;
+	struct control_wl_sel wl;
 	struct agg_query q;
 };
 
@@ -686,9 +543,9 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 		hq.npids = 1;
 		err = history_query(d->hist, &hq, ss);
 	}
-	for (i = 0; i < dp->nwl && !err; i++) {
-		hq.pids = &dp->wl_pids[i];
-		hq.start_times = &dp->wl_starts[i];
+	for (i = 0; i < dp->wl.n && !err; i++) {
+		hq.pids = &dp->wl.pids[i];
+		hq.start_times = &dp->wl.starts[i];
 		hq.npids = 1;
 		err = history_query(d->hist, &hq, ss);
 	}
@@ -806,65 +663,6 @@ static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *
 	return 0;
 }
 
-/* "service myapp (3 exited processes)" */
-static void history_title(struct stackset *ss, const struct proto_dump_req *r, size_t n)
-{
-	char what[256], title[320];
-
-	describe_selectors(r, what, sizeof(what));
-	snprintf(title, sizeof(title), "%s (%zu exited process%s)", what, n, n == 1 ? "" : "es");
-	stackset_set_str(&ss->title, title);
-}
-
-struct wl_ctx {
-	const struct proto_dump_req *r;
-	const struct caller *c;
-	struct dump_plan *dp;
-};
-
-/* In memory's part of the selection already, or not the caller's. */
-static bool wl_skip(const struct history_proc *hp, void *arg)
-{
-	const struct wl_ctx *x = arg;
-	size_t i;
-
-	if (x->c->uid != 0 && hp->uid != x->c->uid)
-		return true;
-	if (!ident_matches(x->r, hp->ident[HISTORY_ID_SERVICE], hp->ident[HISTORY_ID_UNIT],
-			   hp->ident[HISTORY_ID_CONTAINER], hp->ident[HISTORY_ID_CGROUP]))
-		return true;
-	for (i = 0; i < x->dp->nsel; i++)
-		if (x->dp->pids[i] == hp->pid && x->dp->starts[i] == hp->start_time)
-			return true;
-	return false;
-}
-
-static int wl_add(const struct history_proc *hp, void *arg)
-{
-	struct dump_plan *dp = ((struct wl_ctx *)arg)->dp;
-	size_t cap = dp->wl_cap; /* the two arrays grow in step */
-
-	if (array_grow((void **)&dp->wl_pids, &dp->wl_cap, dp->nwl + 1, sizeof(*dp->wl_pids)) ||
-	    array_grow((void **)&dp->wl_starts, &cap, dp->nwl + 1, sizeof(*dp->wl_starts)))
-		return -ENOMEM;
-	dp->wl_pids[dp->nwl] = hp->pid;
-	dp->wl_starts[dp->nwl++] = hp->start_time;
-	return 0;
-}
-
-/* --service and the like: the workload's processes only history knows,
- * by the workload stored with each (history_procs reads no samples for
- * the ones skipped). */
-static int select_history_workload(struct daemon *d, const struct caller *c,
-				   const struct proto_dump_req *r, struct dump_plan *dp)
-{
-	struct wl_ctx x = { r, c, dp };
-
-	if (!d->hist || !by_workload(r) || (r->flags & PROTO_DUMP_ALL))
-		return 0;
-	return history_procs(d->hist, r->since_ns, wl_skip, wl_add, &x);
-}
-
 /* A dump waits this long at most for ingest to read the rings. */
 #define DUMP_CATCH_UP_MS 200
 
@@ -895,7 +693,8 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	if (!err && nsel >= 0)
 		err = dump_ongoing(d, dp, ss);
 	if (!err && nsel >= 0)
-		err = select_history_workload(d, c, r, dp);
+		err = control_workload_history(d, c->uid, r, dp->pids, dp->starts, dp->nsel,
+					       &dp->wl);
 	if (!err && nsel >= 0 && d->hist)
 		err = dump_history(d, c, r, dp, ss);
 	pthread_mutex_unlock(&d->hist_lock);
@@ -903,14 +702,14 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 		return reply_error(out, -err, "building the profile failed: %s", strerror(-err));
 	if (nsel < 0)
 		return 1; /* answered already */
-	if (!dp->nsel && !dp->nwl && !r->npids && by_workload(r) && !(r->flags & PROTO_DUMP_ALL)) {
+	if (!dp->nsel && !dp->wl.n && !r->npids && control_by_workload(r) && !(r->flags & PROTO_DUMP_ALL)) {
 		char what[512];
 
-		describe_selectors(r, what, sizeof(what));
+		control_describe_selectors(r, what, sizeof(what));
 		return reply_error(out, ENOENT, "no process with samples matches %s", what) ?: 1;
 	}
-	if (!dp->nsel && dp->nwl) /* all of it from before a restart */
-		history_title(ss, r, dp->nwl);
+	if (!dp->nsel && dp->wl.n) /* all of it from before a restart */
+		control_history_title(ss, r, dp->wl.n);
 	if (!ss->total && dp->nhist && !dp->nsel)
 		return explain_missing(out, dp->hist_pids[0]) ?: 1;
 	return 0;
@@ -955,8 +754,8 @@ out:
 	free(dp.pids);
 	free(dp.starts);
 	free(dp.hist_pids);
-	free(dp.wl_pids);
-	free(dp.wl_starts);
+	free(dp.wl.pids);
+	free(dp.wl.starts);
 	proto_dump_req_free(&r);
 	return err > 0 ? 0 : err;
 }
