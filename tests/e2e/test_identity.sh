@@ -11,6 +11,7 @@
 #  - `python3 -m MOD` in no cgroup of ours: SERVICE is the module;
 #  - dump --service, --unit, --container (a prefix), --cgroup (a
 #    directory above) each select that process's stacks and no other's;
+#  - record --container (a prefix) records that process for its duration;
 #  - the module's process moved into another unit while it runs is
 #    listed under that unit's name within seconds (the cgroup recheck);
 #  - after the unit's process exits and profd restarts on the same state
@@ -146,6 +147,12 @@ if ctl dump --service no-such-service$$ -f folded >/dev/null 2>"$T/none.err"; th
 fi
 grep -q 'no process with samples matches service' "$T/none.err" || fail "no match: $(cat "$T/none.err")"
 ok "dump --service, --unit, --container (prefix), --cgroup (above) select one process each"
+
+ctl record --container "${KUBE_ID:0:8}" --duration 2s -f folded -o "$T/rec.folded" 2>"$T/rec.err" ||
+	fail "record --container failed: $(cat "$T/rec.err")"
+selects "$T/rec.folded" "record --container ${KUBE_ID:0:8}" "$K"
+grep -q 'leaf_heavy' "$T/rec.folded" || fail "record --container: no leaf_heavy frame"
+ok "record --container: $(total_samples "$T/rec.folded") samples in 2 s, all of $K"
 
 ctl dump --service "$UNIT" -f json >"$T/svc.json" || fail "dump -f json failed"
 python3 - "$T/svc.json" "$UNIT" <<'PYEOF' || fail "the JSON profile's workload (above)"
