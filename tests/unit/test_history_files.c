@@ -194,8 +194,52 @@ static void test_upgrade_v1(void **state)
 	assert_int_equal(ss->nstacks, 2);
 	stackset_free(ss);
 	history_close(h);
-	assert_int_equal(file_int("PRAGMA user_version"), 3);
+	assert_int_equal(file_int("PRAGMA user_version"), 4);
 	assert_int_equal(file_int("SELECT count(*) FROM frames WHERE module = 0"), 2);
+}
+
+/* The service history_procs() hands for pid 100. */
+static int grab_service(const struct history_proc *p, void *ctx)
+{
+	char *out = ctx;
+
+	if (p->pid == 100)
+		snprintf(out, 64, "%s|%s|%s", p->ident[HISTORY_ID_SERVICE],
+			 p->ident[HISTORY_ID_UNIT], p->ident[HISTORY_ID_CGROUP]);
+	return 0;
+}
+
+/* An old file's processes gain workload columns, read '' (unknown); a
+ * write that knows the workload fills them, one that does not (read not
+ * back yet) keeps them, and the next open finds them. */
+static void test_upgrade_workload(void **state)
+{
+	static const uint32_t kind[] = { FRAME_NATIVE };
+	static const char *const name[] = { "memcpy" };
+	const struct history_row r = ROW(T0, 100, "t", kind, name, 1);
+	struct history_proc known = proc_a;
+	char got[64] = "";
+	struct history *h;
+
+	(void)state;
+	make_sqlite(v1_file);
+	h = open_hist(NULL);
+	assert_int_equal(history_procs(h, 0, NULL, grab_service, got), 0);
+	assert_string_equal(got, "||");
+	known.ident[HISTORY_ID_SERVICE] = "myapp";
+	known.ident[HISTORY_ID_UNIT] = "myapp.service";
+	known.ident[HISTORY_ID_CGROUP] = "/system.slice/myapp.service";
+	assert_int_equal(history_begin(h), 0);
+	add(h, &known, r);
+	assert_int_equal(history_commit(h), 0);
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_a, (struct history_row)ROW(T0 + W, 100, "t", kind, name, 1));
+	assert_int_equal(history_commit(h), 0);
+	history_close(h);
+	h = open_hist(NULL);
+	assert_int_equal(history_procs(h, 0, NULL, grab_service, got), 0);
+	assert_string_equal(got, "myapp|myapp.service|/system.slice/myapp.service");
+	history_close(h);
 }
 
 /* Pages after the header overwritten: the file opens, the first read
@@ -340,6 +384,7 @@ int main(void)
 		HISTTEST(test_garbage_file),
 		HISTTEST(test_foreign_and_newer_file),
 		HISTTEST(test_upgrade_v1),
+		HISTTEST(test_upgrade_workload),
 		HISTTEST(test_corrupt_pages),
 		HISTTEST(test_dangling_ids),
 		HISTTEST(test_readonly_dir),

@@ -31,6 +31,10 @@ static void test_dump_req_roundtrip(void **state)
 	in.comm = "python3";
 	in.exe = repeat_char('x', 4000);
 	in.type = "gpu-driver";
+	in.service = "myapp";
+	in.unit = "myapp.service";
+	in.container = "3f4e5a6b7c8d";
+	in.cgroup = "/kubepods/burstable";
 	in.since_ns = 1;
 	in.until_ns = UINT64_MAX;
 	in.flags = PROTO_DUMP_PYTHON_ONLY | PROTO_DUMP_ALL | (1u << 31);
@@ -42,6 +46,10 @@ static void test_dump_req_roundtrip(void **state)
 	assert_string_equal(out.comm, in.comm);
 	assert_string_equal(out.exe, in.exe);
 	assert_string_equal(out.type, in.type);
+	assert_string_equal(out.service, in.service);
+	assert_string_equal(out.unit, in.unit);
+	assert_string_equal(out.container, in.container);
+	assert_string_equal(out.cgroup, in.cgroup);
 	assert_true(out.since_ns == 1 && out.until_ns == UINT64_MAX);
 	assert_int_equal(out.flags, in.flags); /* unknown bits kept for the daemon */
 	proto_dump_req_free(&out);
@@ -83,6 +91,7 @@ static void test_list_roundtrip(void **state)
 	char *exe = repeat_char('/', PROTO_MAX_STRING);
 	struct buf b;
 	size_t i;
+	int k;
 
 	(void)state;
 	buf_init(&b);
@@ -101,6 +110,11 @@ static void test_list_roundtrip(void **state)
 						   .samples = i * 1000 };
 		in.procs[i].comm = i % 3 ? "worker" : NULL;
 		in.procs[i].exe = i == 5 ? exe : i % 2 ? "/bin/sh" : NULL;
+		/* A workload on some: every field, or the service alone. */
+		for (k = 0; i % 4 == 1 && k < PROTO_IDENT_N; k++)
+			in.procs[i].ident[k] = (char *)proto_ident_name(k);
+		if (i % 4 == 2)
+			in.procs[i].ident[PROTO_IDENT_SERVICE] = "svc";
 	}
 	/* RSS points: none, one, and the most a decoder takes. */
 	uint64_t *hist = calloc(2 * PROTO_RSS_POINTS_MAX, sizeof(*hist));
@@ -124,6 +138,8 @@ static void test_list_roundtrip(void **state)
 		assert_true(o->start_time == a->start_time && o->samples == a->samples);
 		assert_str_or_null(o->comm, a->comm);
 		assert_str_or_null(o->exe, a->exe);
+		for (k = 0; k < PROTO_IDENT_N; k++)
+			assert_str_or_null(o->ident[k], a->ident[k]);
 		assert_int_equal(o->nrss, a->nrss);
 		if (a->nrss)
 			assert_memory_equal(o->rss_history, a->rss_history,
@@ -393,12 +409,14 @@ static void test_stackset_roundtrip(void **state)
 	(void)state;
 	buf_init(&b);
 	assert_int_equal(in->nstacks, 10000);
+	assert_int_equal(stackset_set_str(&in->workload, "service=myapp\nunit=myapp.service\n"), 0);
 	assert_int_equal(proto_encode_stackset(&b, in), 0);
 	assert_true(b.len <= PROTO_MAX_RESPONSE);
 	out = proto_decode_stackset(b.data, b.len, &err);
 	assert_non_null(out);
 	assert_int_equal(err, 0);
 	assert_stacksets_equal(in, out);
+	assert_string_equal(out->workload, in->workload);
 	/* leaf_0 in three binaries (none, the program, the library): three
 	 * frames, kept apart on the way. */
 	assert_int_equal(in->nmodules, 2);

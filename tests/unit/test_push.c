@@ -26,6 +26,7 @@
 #include "aggregate.h"
 #include "buf.h"
 #include "proctable.h"
+#include "identity.h"
 #include "push.h"
 #include "stackset.h"
 
@@ -803,6 +804,60 @@ static void test_window(void **state)
 	server_stop(s);
 }
 
+/* --push-name: the series is named from the process's workload, through
+ * the template; a process whose workload is not known yet by its comm. */
+static void test_window_name(void **state)
+{
+	struct server *s = server_start(NULL, 0, false);
+	const uint64_t sec = 1000000000ull;
+	uint64_t t = 1700000005ull * sec;
+	struct workload_id *wid = calloc(1, sizeof(*wid));
+	struct push_window *w;
+	struct push_opts o;
+	struct push_stats st;
+	struct proctable pt;
+	struct aggregate a;
+	struct pusher *p;
+	struct proc *pr;
+	uint32_t ids[1];
+	int64_t idx;
+	char v[512];
+
+	(void)state;
+	push_opts_init(&o);
+	p = pusher_for(s, &o);
+	proctable_init(&pt, 16, "/proc");
+	assert_int_equal(aggregate_own_procs(&pt), 0);
+	assert_int_equal(aggregate_init(&a, 10 * sec), 0);
+	pr = proctable_get(&pt, (uint32_t)getpid(), "tester");
+	assert_non_null(pr);
+	ids[0] = (uint32_t)aggregate_frame(&a, FRAME_NATIVE, "main");
+	idx = aggregate_stack(&a, pr, ids, 1);
+	w = push_window_new(5 * sec);
+	assert_non_null(w);
+	assert_int_equal(push_window_set_name(w, "{nope}"), -EINVAL);
+	assert_int_equal(push_window_set_name(w, "{service}-{pod}"), 0);
+
+	assert_int_equal(aggregate_count(&a, pr, (uint32_t)idx, 1, "t", t, 5), 0);
+	assert_int_equal(push_window_flush(w, p, &a, &pt, t + sec, 99), 1); /* no workload yet */
+	assert_non_null(wid);
+	identity_parse_cgroup("0::/system.slice/myapp.service\n", wid);
+	identity_derive(wid, pr->comm, "/usr/bin/tester");
+	proctable_set_workload(pr, wid);
+	assert_int_equal(aggregate_count(&a, pr, (uint32_t)idx, 1, "t", t + 1500000000ull, 3), 0);
+	assert_int_equal(push_window_flush(w, p, &a, &pt, t + 2 * sec, 99), 1);
+	WAIT_STATS(p, st, st.sent == 2);
+	push_free(p);
+	assert_true(query_get(s->reqs[0].line, "name", v, sizeof(v)));
+	assert_true(!strncmp(v, pr->comm, strlen(pr->comm))); /* as /proc names it */
+	assert_true(query_get(s->reqs[1].line, "name", v, sizeof(v)));
+	assert_true(!strncmp(v, "myapp.cpu{", 10)); /* the empty pod and its '-' dropped */
+	push_window_free(w);
+	proctable_free(&pt);
+	aggregate_free(&a);
+	server_stop(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -817,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_shutdown_stuck_server),
 		cmocka_unit_test(test_bad_url),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_window_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

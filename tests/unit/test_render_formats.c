@@ -18,6 +18,7 @@
 #include "framename.h"
 #include "render.h"
 #include "render_json.h"
+#include "render_pprof.h"
 #include "render_pstats.h"
 #include "stackset.h"
 #include "utf8.h"
@@ -309,6 +310,34 @@ static void test_special_chars(void **state)
 
 /* One symbol in two binaries: two json frames, each naming its binary;
  * a frame without a build-id has no build_id key. */
+/* The workload a profile is of: JSON's metadata.workload (escaped like
+ * any string), a pprof comment per field, none where none is said. */
+static void test_workload(void **state)
+{
+	struct stackset *ss = hostile_profile();
+	struct buf out;
+
+	(void)state;
+	assert_int_equal(stackset_set_str(&ss->workload, "service=my\"app\nunit=my.service\n"
+							 "junk-without-equals\n"), 0);
+	render_ok("json", ss, &out);
+	assert_non_null(buf_cstr(&out));
+	assert_non_null(strstr(out.data, "\"workload\": {\"service\": \"my\\\"app\", "
+					 "\"unit\": \"my.service\"}"));
+	buf_free(&out);
+	buf_init(&out);
+	assert_int_equal(render_pprof_raw(ss, &out), 0);
+	assert_non_null(memmem(out.data, out.len, "service=my\"app", 14));
+	assert_non_null(memmem(out.data, out.len, "unit=my.service", 15));
+	buf_free(&out);
+	assert_int_equal(stackset_set_str(&ss->workload, NULL), 0);
+	render_ok("json", ss, &out);
+	assert_non_null(buf_cstr(&out));
+	assert_null(strstr(out.data, "\"workload\""));
+	buf_free(&out);
+	stackset_free(ss);
+}
+
 static void test_json_modules(void **state)
 {
 	struct stackset *ss = stackset_new();
@@ -429,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_golden_folded), cmocka_unit_test(test_golden_json),
 		cmocka_unit_test(test_json_stable),   cmocka_unit_test(test_dispatch),
 		cmocka_unit_test(test_framename),     cmocka_unit_test(test_special_chars),
+		cmocka_unit_test(test_workload),
 		cmocka_unit_test(test_empty),	      cmocka_unit_test(test_random),
 		cmocka_unit_test(test_json_modules),  cmocka_unit_test(test_golden_speedscope),
 	};

@@ -36,6 +36,10 @@ static const struct cli_opt specs[OPT_END] = {
 	[OPT_BY_TASK] = { "by-task", 0, false, PROTO_DUMP_BY_TASK },
 	[OPT_PYTHON_ONLY] = { "python-only", 0, false, PROTO_DUMP_PYTHON_ONLY },
 	[OPT_SUBPROCESSES] = { "subprocesses", 0, false, PROTO_DUMP_SUBPROCESSES },
+	[OPT_SERVICE] = { "service", 0, true, 0 },
+	[OPT_UNIT] = { "unit", 0, true, 0 },
+	[OPT_CONTAINER] = { "container", 0, true, 0 },
+	[OPT_CGROUP] = { "cgroup", 0, true, 0 },
 	[OPT_FORMAT] = { "format", 'f', true, 0 },
 	[OPT_OUTPUT] = { "output", 'o', true, 0 },
 	[OPT_INPUT] = { "input", 'i', true, 0 },
@@ -72,6 +76,32 @@ int cli_usage_error(const struct ctl *ctl, const char *fmt, ...)
 	client_error(ctl, "%s (try 'profctl%s%s --help')", msg, ctl->cmd ? " " : "",
 		     ctl->cmd ? ctl->cmd : "");
 	return 2;
+}
+
+bool cli_selects(const struct proto_dump_req *r)
+{
+	return r->npids || r->comm || r->exe || r->service || r->unit || r->container ||
+	       r->cgroup;
+}
+
+void cli_selection(const struct proto_dump_req *r, char *out, size_t size)
+{
+	const char *names[] = { "comm", "exe", "service", "unit", "container", "cgroup" };
+	const char *vals[] = { r->comm, r->exe, r->service, r->unit, r->container, r->cgroup };
+	size_t i, n = r->npids;
+	const char *name = NULL, *val = NULL;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (vals[i] && !n++) {
+			name = names[i];
+			val = vals[i];
+		}
+	if (n == 1 && r->npids)
+		snprintf(out, size, "pid %u", r->pids[0]);
+	else if (n == 1)
+		snprintf(out, size, "%s %s", name, val);
+	else
+		snprintf(out, size, "%s", n ? "selected processes" : "whole machine");
 }
 
 static int add_pid(const struct ctl *ctl, struct proto_dump_req *r, const char *arg)
@@ -135,6 +165,10 @@ static void set_plain(struct ctl *ctl, struct cli_args *a, enum cli_opt_id id, c
 	switch (id) {
 	case OPT_COMM: a->req.comm = arg; break;
 	case OPT_EXE: a->req.exe = arg; break;
+	case OPT_SERVICE: a->req.service = arg; break;
+	case OPT_UNIT: a->req.unit = arg; break;
+	case OPT_CONTAINER: a->req.container = arg; break;
+	case OPT_CGROUP: a->req.cgroup = arg; break;
 	case OPT_TYPE: a->req.type = arg; break;
 	case OPT_FORMAT: a->format = arg; break;
 	case OPT_OUTPUT: a->output = arg; break;

@@ -19,6 +19,7 @@ enum cli_opt_id {
 	/* which processes and samples */
 	OPT_PID, OPT_ALL, OPT_COMM, OPT_EXE, OPT_TYPE, OPT_SINCE, OPT_UNTIL,
 	OPT_BY_THREAD, OPT_BY_TASK, OPT_PYTHON_ONLY, OPT_SUBPROCESSES,
+	OPT_SERVICE, OPT_UNIT, OPT_CONTAINER, OPT_CGROUP,
 	/* where the output goes and how it looks */
 	OPT_FORMAT, OPT_OUTPUT, OPT_INPUT, OPT_TITLE, OPT_TITLE_T, OPT_SUBTITLE,
 	OPT_INVERTED, OPT_FLAME, OPT_WIDTH, OPT_MIN_WIDTH, OPT_RATE,
@@ -33,7 +34,8 @@ enum cli_opt_id {
 /* Every option's value as the command line gave it (checked, not yet
  * defaulted: zero or NULL when not given). */
 struct cli_args {
-	/* --pid (repeatable), --comm, --exe, --type, --since, --until, and
+	/* --pid (repeatable), --comm, --exe, the workload's --service,
+	 * --unit, --container, --cgroup, --type, --since, --until, and
 	 * --all, --by-thread, --by-task, --python-only, --subprocesses as
 	 * PROTO_DUMP_* flags: the request dump, record, top and diff send. */
 	struct proto_dump_req req;
@@ -68,6 +70,12 @@ int cli_parse(const struct command *c, struct ctl *ctl, int argc, char **argv,
 	      struct cli_args *a);
 /* Parse, check --json against the command, run: its exit code. */
 int cli_run(const struct command *c, struct ctl *ctl, int argc, char **argv);
+/* Whether the request names processes (--pid, --comm, --exe or a
+ * workload selector), --all aside. */
+bool cli_selects(const struct proto_dump_req *r);
+/* "pid 42", "service myapp", "2 selectors": what a request selects, for
+ * titles and progress lines. */
+void cli_selection(const struct proto_dump_req *r, char *out, size_t size);
 /* Report a usage error with a pointer to the command's help; returns 2. */
 int cli_usage_error(const struct ctl *ctl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -10,12 +10,17 @@
 
 void dump_usage(FILE *out)
 {
-	fputs("usage: profctl dump (--pid PID ... | --comm NAME | --exe PATH | --all) [options]\n"
+	fputs("usage: profctl dump (--pid PID ... | --comm NAME | --exe PATH | --service NAME |\n"
+	      "                     --unit NAME | --container ID | --cgroup PATH | --all) [options]\n"
 	      "  -p, --pid PID        process to dump (repeatable)\n"
 	      "  -a, --all            every process, one root frame each\n"
 	      "  -f, --format FMT     folded (default), svg, pprof, speedscope, pstats, json\n"
 	      "  -c, --comm NAME      processes with this command name\n"
 	      "  -e, --exe PATH       processes running this executable (path or file name)\n"
+	      "      --service NAME   processes of this workload (SERVICE in profctl list)\n"
+	      "      --unit NAME      processes in this systemd unit (.service may be left out)\n"
+	      "      --container ID   processes in this container (its id or a prefix)\n"
+	      "      --cgroup PATH    processes in this cgroup or one below it\n"
 	      "  -o, --output FILE    write there instead of stdout\n"
 	      "  -t, --type TYPE      cpu (default), off-cpu, wall, gil, memory, gpu-driver,\n"
 	      "                       gpu-driver-calls, cuda, cuda-calls; memory in bytes,\n"
@@ -59,8 +64,10 @@ static int check(const struct ctl *ctl, struct cli_args *a)
 {
 	const struct proto_dump_req *r = &a->req;
 
-	if (!r->npids && !r->comm && !r->exe && !(r->flags & PROTO_DUMP_ALL))
-		return cli_usage_error(ctl, "say which process: --pid PID, --comm NAME, --exe PATH or --all");
+	if (!cli_selects(r) && !(r->flags & PROTO_DUMP_ALL))
+		return cli_usage_error(ctl, "say which process: --pid PID, --comm NAME, --exe PATH, "
+					    "--service NAME, --unit NAME, --container ID, "
+					    "--cgroup PATH or --all");
 	return check_format(ctl, a);
 }
 

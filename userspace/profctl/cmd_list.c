@@ -131,6 +131,7 @@ static int print_json(const struct ctl *ctl, const struct proto_list *l,
 	struct jsonw w;
 	size_t i;
 	uint32_t j;
+	int k;
 
 	jsonw_init(&w, 1);
 	jsonw_array(&w);
@@ -148,6 +149,8 @@ static int print_json(const struct ctl *ctl, const struct proto_list *l,
 		jsonw_key_u64(&w, "exit_ns", p->exit_ns);
 		jsonw_key_str(&w, "comm", p->comm);
 		jsonw_key_str(&w, "exe", p->exe);
+		for (k = 0; k < PROTO_IDENT_N; k++)
+			jsonw_key_str(&w, proto_ident_name(k), p->ident[k] ? p->ident[k] : "");
 		jsonw_key(&w, "rss_history");
 		jsonw_array(&w);
 		for (j = 0; j < p->nrss; j++) {
@@ -180,6 +183,14 @@ static void rss_change(const struct proto_proc *p, char *out, size_t size)
 		 duration_format(s * 1000000000ull, span, sizeof(span)));
 }
 
+/* SERVICE: a word, so the columns stay split by blanks ("-" unknown). */
+static const char *service_of(const struct proto_proc *p)
+{
+	const char *s = p->ident[PROTO_IDENT_SERVICE];
+
+	return s && s[0] && !strpbrk(s, " \t\n") ? s : "-";
+}
+
 /* -t's column: its heading, how its figures read, how wide. */
 struct type_col {
 	char name[96];
@@ -201,7 +212,8 @@ static void print_table(const struct proto_list *l, const struct list_view *v,
 	printf("%8s %10s", "PID", "SAMPLES");
 	if (v->col >= 0)
 		printf(" %*s", tc.width, tc.name);
-	printf(" %9s %13s  %-16s %-7s %s\n", "RSS_MIB", "RSS_CHANGE", "COMM", "STATE", "EXE");
+	printf(" %9s %13s  %-16s %-7s %-20s %s\n", "RSS_MIB", "RSS_CHANGE", "COMM", "STATE",
+	       "SERVICE", "EXE");
 	for (i = 0; i < n; i++) {
 		const struct proto_proc *p = rows[i];
 		char rss[32] = "-", change[48]; /* exited, or not readable */
@@ -213,8 +225,9 @@ static void print_table(const struct proto_list *l, const struct list_view *v,
 		if (v->col >= 0)
 			printf(" %*.*f", tc.width, tc.unit.decimals,
 			       (double)weight_of(p, v->col) / tc.unit.scale);
-		printf(" %9s %13s  %-16s %-7s %s\n", rss, change, p->comm ? p->comm : "",
-		       p->flags & PROTO_PROC_EXITED ? "exited" : "running", p->exe ? p->exe : "");
+		printf(" %9s %13s  %-16s %-7s %-20s %s\n", rss, change, p->comm ? p->comm : "",
+		       p->flags & PROTO_PROC_EXITED ? "exited" : "running", service_of(p),
+		       p->exe ? p->exe : "");
 	}
 }
 
@@ -227,7 +240,9 @@ void list_usage(FILE *out)
 	      "or --since.  Each live one's resident memory now (RSS_MIB; rss_bytes in\n"
 	      "--json) and how it moved over the points profd kept, one per bucket\n"
 	      "while the process ran (RSS_CHANGE, MiB over that span; rss_history in\n"
-	      "--json: [realtime ns, bytes] pairs, oldest first).\n"
+	      "--json: [realtime ns, bytes] pairs, oldest first).  SERVICE is its\n"
+	      "workload: a systemd service's name, else the script or module an\n"
+	      "interpreter runs, else the container's short id, else comm.\n"
 	      "  -a, --all          exited processes too (those profd still keeps)\n"
 	      "      --since DUR    exited processes that ended in the last DUR too\n"
 	      "  -t, --type TYPE    TYPE's weights in a column of their unit: off-cpu,\n"
@@ -236,7 +251,8 @@ void list_usage(FILE *out)
 	      "--json gives every type's weights, whole, under its name and unit:\n"
 	      "cpu_samples, off_cpu_ns, wall_ns, memory_bytes, mmap_bytes (negative\n"
 	      "when more was unmapped), gil_samples, cuda_ns, cuda_calls, ...; and\n"
-	      "exit_ns (CLOCK_REALTIME; 0 while running).\n",
+	      "exit_ns (CLOCK_REALTIME; 0 while running); the workload's service,\n"
+	      "unit, runtime, container, pod, qos, script and cgroup (\"\" unknown).\n",
 	      out);
 }
 

@@ -34,7 +34,8 @@ static void on_sigint(int sig)
 /* One recording: the options, and the process it is of. */
 struct record {
 	const struct cli_args *a;
-	uint32_t pid; /* --pid, or CMD's once started */
+	uint32_t pid; /* --pid, or CMD's once started; 0 with by_workload */
+	bool by_workload; /* --service, --unit, --container or --cgroup */
 	char **cmd;   /* record -- CMD ARGS: the command to start */
 	uint64_t duration_ns;
 	bool duration_set; /* with a command: stop recording early */
@@ -44,8 +45,12 @@ struct record {
 void record_usage(FILE *out)
 {
 	fprintf(out, "usage: profctl record --pid PID [--duration 30s] [-o FILE] [--format FMT]\n"
+		     "       profctl record --service NAME [--duration 30s] [-o FILE]\n"
 		     "       profctl record [options] -- CMD [ARGS...]\n"
 		     "  -p, --pid PID        process to record (profd must be running)\n"
+		     "      --service NAME   the processes of a workload instead, a root frame\n"
+		     "                       each; also --unit NAME, --container ID,\n"
+		     "                       --cgroup PATH (as in profctl dump)\n"
 		     "  -- CMD ARGS          start CMD (as the user who ran profctl, also under\n"
 		     "                       sudo) and record it from its first instruction until\n"
 		     "                       it exits; profctl exits with CMD's status\n"
@@ -74,10 +79,14 @@ static int check(const struct ctl *ctl, const struct cli_args *a, struct record 
 	r->duration_ns = a->duration_ns ? a->duration_ns : 10ull * 1000000000ull;
 	r->duration_set = a->duration_ns != 0;
 	r->format = a->format ? a->format : "svg";
-	if (r->pid && r->cmd)
-		return cli_usage_error(ctl, "--pid or a command, not both");
-	if (!r->pid && !r->cmd)
-		return cli_usage_error(ctl, "say what to record: --pid PID or -- CMD [ARGS]");
+	r->by_workload = cli_selects(&a->req) && !r->pid;
+	if ((r->pid || r->by_workload) && r->cmd)
+		return cli_usage_error(ctl, "--pid (or a workload) or a command, not both");
+	if (r->pid && r->by_workload)
+		return cli_usage_error(ctl, "--pid or a workload selector, not both");
+	if (!r->pid && !r->cmd && !r->by_workload)
+		return cli_usage_error(ctl, "say what to record: --pid PID, --service NAME or "
+					    "-- CMD [ARGS]");
 	if (!render_format_known(r->format))
 		return cli_usage_error(ctl, "unknown format '%s' (%s)", r->format, render_formats());
 	if (ctl->json && a->output && fileio_is_stdout(a->output))
@@ -92,10 +101,12 @@ static int snapshot(const struct ctl *ctl, const struct proto_dump_req *req, str
 	char path[32];
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%u", req->pids[0]);
+	snprintf(path, sizeof(path), "/proc/%u", req->npids ? req->pids[0] : 0);
 	quiet.quiet = true;
 	err = client_dump(&quiet, req, ss);
-	if (err == -ENODATA || (err == -ESRCH && access(path, F_OK) == 0)) {
+	/* A workload with no samples yet (ENOENT) may get them meanwhile. */
+	if (err == -ENODATA || (err == -ESRCH && access(path, F_OK) == 0) ||
+	    (err == -ENOENT && !req->npids)) {
 		*ss = stackset_new();
 		return *ss ? 0 : -ENOMEM;
 	}
@@ -104,12 +115,19 @@ static int snapshot(const struct ctl *ctl, const struct proto_dump_req *req, str
 	return err;
 }
 
-static void progress(uint32_t pid, uint64_t done, uint64_t total, bool alive)
+static void progress(const struct record *o, uint64_t done, bool alive)
 {
+	char what[300];
+
 	if (!isatty(STDERR_FILENO))
 		return;
-	fprintf(stderr, "\rprofctl: recording pid %u: %llus of %llus%s ", pid,
-		(unsigned long long)(done / 1000000000ull), (unsigned long long)(total / 1000000000ull),
+	if (o->by_workload)
+		cli_selection(&o->a->req, what, sizeof(what));
+	else
+		snprintf(what, sizeof(what), "pid %u", o->pid);
+	fprintf(stderr, "\rprofctl: recording %s: %llus of %llus%s ", what,
+		(unsigned long long)(done / 1000000000ull),
+		(unsigned long long)(o->duration_ns / 1000000000ull),
 		alive ? "" : " (process exited)");
 }
 
@@ -123,16 +141,32 @@ static void wait_window(const struct record *o)
 	snprintf(path, sizeof(path), "/proc/%u", o->pid);
 	signal(SIGINT, on_sigint);
 	while (!interrupted && alive && (now = clock_mono_ns()) - start < o->duration_ns) {
-		progress(o->pid, now - start, o->duration_ns, alive);
+		progress(o, now - start, alive);
 		usleep(200000);
-		alive = access(path, F_OK) == 0;
+		alive = o->by_workload || access(path, F_OK) == 0; /* a workload may come back */
 	}
-	progress(o->pid, clock_mono_ns() - start, o->duration_ns, alive);
+	progress(o, clock_mono_ns() - start, alive);
 	if (isatty(STDERR_FILENO))
 		fputc('\n', stderr);
 	signal(SIGINT, SIG_DFL);
 	if (!alive)
 		usleep(300000); /* let profd take in the last samples */
+}
+
+/* The selector's value, as a file name part ('/' of a cgroup as '_'). */
+static const char *workload_name(const struct record *o)
+{
+	const struct proto_dump_req *r = &o->a->req;
+	static char name[64];
+	const char *v = r->service ? r->service : r->unit ? r->unit : r->container ? r->container
+				     : r->cgroup ? r->cgroup : r->comm ? r->comm : "workload";
+	size_t i;
+
+	snprintf(name, sizeof(name), "%s", v[0] == '/' && v[1] ? v + 1 : v);
+	for (i = 0; name[i]; i++)
+		if (name[i] == '/')
+			name[i] = '_';
+	return name;
 }
 
 /* Render window and write it to --output (default profile-PID.EXT). */
@@ -143,10 +177,12 @@ static int write_window(const struct ctl *ctl, const struct record *o, const str
 	struct buf out;
 	int rc;
 
-	if (!path) {
+	if (!path && o->by_workload)
+		snprintf(defpath, sizeof(defpath), "profile-%.40s%s", workload_name(o),
+			 render_format_ext(o->format));
+	else if (!path)
 		snprintf(defpath, sizeof(defpath), "profile-%u%s", o->pid, render_format_ext(o->format));
-		path = defpath;
-	}
+	path = path ? path : defpath;
 	buf_init(&out);
 	rc = fileio_render(ctl, o->format, window, &o->a->ro, &out);
 	if (!rc)
@@ -159,14 +195,24 @@ static int write_window(const struct ctl *ctl, const struct record *o, const str
 
 static void dump_req(struct record *o, struct proto_dump_req *req)
 {
+	const struct proto_dump_req *given = &o->a->req;
+
 	memset(req, 0, sizeof(*req));
+	req->flags = given->flags;
+	req->type = given->type;
+	if (o->by_workload) {
+		req->service = given->service;
+		req->unit = given->unit;
+		req->container = given->container;
+		req->cgroup = given->cgroup;
+		return;
+	}
 	req->pids = &o->pid;
 	req->npids = 1;
-	req->flags = o->a->req.flags;
-	req->type = o->a->req.type;
 }
 
-/* record --pid: the profile at the end minus the profile at the start. */
+/* record --pid (or a workload): the profile at the end minus the profile
+ * at the start. */
 static int record_pid(const struct ctl *ctl, struct record *o)
 {
 	struct stackset *before = NULL, *after = NULL, *window = NULL;
@@ -176,7 +222,7 @@ static int record_pid(const struct ctl *ctl, struct record *o)
 
 	dump_req(o, &req);
 	snprintf(path, sizeof(path), "/proc/%u", o->pid);
-	if (access(path, F_OK)) {
+	if (!o->by_workload && access(path, F_OK)) {
 		client_error(ctl, "no such process: %u", o->pid);
 		return 1;
 	}

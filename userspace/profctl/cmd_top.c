@@ -32,6 +32,8 @@ void top_usage(FILE *out)
 {
 	fputs("usage: profctl top [--pid PID ... | --all] [--interval 1s] [--once] [-n ROWS]\n"
 	      "  -p, --pid PID        one process (repeatable); default: the whole machine\n"
+	      "      --service NAME   the processes of a workload; also --unit NAME,\n"
+	      "                       --container ID, --cgroup PATH (as in profctl dump)\n"
 	      "  -i, --interval DUR   refresh period (default 1s)\n"
 	      "      --once           print once and exit (the default when not on a terminal)\n"
 	      "      --python-only    Python frames only\n"
@@ -254,15 +256,12 @@ int cmd_top(const struct ctl *ctl, struct cli_args *a)
 	char what[64];
 	int rc;
 
-	/* No --pid (--all, or nothing): the whole machine. */
-	if (r->npids)
+	/* No --pid nor selector (--all, or nothing): the whole machine. */
+	if (cli_selects(r))
 		r->flags &= ~PROTO_DUMP_ALL;
 	else
 		r->flags |= PROTO_DUMP_ALL;
-	if (r->npids == 1)
-		snprintf(what, sizeof(what), "pid %u", r->pids[0]);
-	else
-		snprintf(what, sizeof(what), "%s", r->npids ? "selected processes" : "whole machine");
+	cli_selection(r, what, sizeof(what));
 	/* A live view only for a person at a terminal: JSON is a snapshot. */
 	if (a->once || ctl->json || !isatty(STDOUT_FILENO)) {
 		rc = client_dump(ctl, r, &ss) ? 1 : 0;

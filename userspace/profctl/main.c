@@ -8,19 +8,22 @@
 
 /* Option groups more than one command takes. */
 #define PROFILE_OPTS OPT_TYPE, OPT_BY_THREAD, OPT_BY_TASK, OPT_PYTHON_ONLY, OPT_SUBPROCESSES
+#define WORKLOAD_OPTS OPT_SERVICE, OPT_UNIT, OPT_CONTAINER, OPT_CGROUP
 #define SVG_OPTS OPT_TITLE_T, OPT_SUBTITLE, OPT_WIDTH, OPT_MIN_WIDTH
 
 static const enum cli_opt_id no_opts[] = { OPT_END };
 static const enum cli_opt_id list_opt_ids[] = { OPT_ALL, OPT_SINCE, OPT_TYPE, OPT_END };
 static const enum cli_opt_id dump_opt_ids[] = {
-	OPT_PID, OPT_ALL, OPT_COMM, OPT_EXE, OPT_SINCE, OPT_UNTIL, PROFILE_OPTS,
+	OPT_PID, OPT_ALL, OPT_COMM, OPT_EXE, WORKLOAD_OPTS, OPT_SINCE, OPT_UNTIL, PROFILE_OPTS,
 	OPT_FORMAT, OPT_OUTPUT, OPT_TITLE, OPT_INVERTED, OPT_FLAME, OPT_END
 };
 static const enum cli_opt_id record_opt_ids[] = {
-	OPT_PID, OPT_DURATION, PROFILE_OPTS, OPT_FORMAT, OPT_OUTPUT, OPT_TITLE, OPT_END
+	OPT_PID, WORKLOAD_OPTS, OPT_DURATION, PROFILE_OPTS, OPT_FORMAT, OPT_OUTPUT, OPT_TITLE,
+	OPT_END
 };
 static const enum cli_opt_id top_opt_ids[] = {
-	OPT_PID, OPT_ALL, OPT_INTERVAL, OPT_ONCE, OPT_PYTHON_ONLY, OPT_ROWS, OPT_TYPE, OPT_END
+	OPT_PID, OPT_ALL, WORKLOAD_OPTS, OPT_INTERVAL, OPT_ONCE, OPT_PYTHON_ONLY, OPT_ROWS,
+	OPT_TYPE, OPT_END
 };
 static const enum cli_opt_id render_opt_ids[] = {
 	OPT_INPUT, OPT_FORMAT, OPT_OUTPUT, OPT_RATE, OPT_INVERTED, OPT_FLAME, SVG_OPTS, OPT_END
@@ -39,7 +42,8 @@ static const struct command commands[] = {
 	{ .name = "stats", .usage = stats_usage, .opts = no_opts, .run = cmd_stats,
 	  .overview = "  stats                     profd's counters: samples, drops, memory, CPU\n" },
 	{ .name = "dump", .usage = dump_usage, .opts = dump_opt_ids, .run = cmd_dump,
-	  .overview = "  dump (--pid N | --comm NAME | --exe PATH | --all) [--format FMT] [-o FILE]\n"
+	  .overview = "  dump (--pid N | --comm NAME | --exe PATH | --service NAME | --all)\n"
+		      "       [--format FMT] [-o FILE]\n"
 		      "                            a profile; FMT: folded, svg, pprof, speedscope,\n"
 		      "                            pstats, json; --since/--until for a time window\n" },
 	{ .name = "record", .usage = record_usage, .opts = record_opt_ids, .run = cmd_record,
@@ -47,7 +51,8 @@ static const struct command commands[] = {
 	  .overview = "  record --pid N --duration 30s -o out.svg\n"
 		      "                            record from now for a while, then write the file\n" },
 	{ .name = "top", .usage = top_usage, .opts = top_opt_ids, .run = cmd_top,
-	  .overview = "  top [--pid N]             live view of the hottest functions\n" },
+	  .overview = "  top [--pid N | --service NAME]\n"
+		      "                            live view of the hottest functions\n" },
 	{ .name = "render", .usage = render_usage, .opts = render_opt_ids, .run = cmd_render,
 	  .max_operands = 1, /* the input, as -i gives it */
 	  .no_json = "it only writes the rendered profile (--format json writes profd's JSON)",

@@ -38,6 +38,12 @@ static void be_identify(void *ctx, uint32_t pid, uint64_t start_time, uint32_t r
 	worker_identify(((struct daemon *)ctx)->worker, pid, start_time, req);
 }
 
+static void be_workload(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req,
+			bool cgroup_only)
+{
+	worker_workload(((struct daemon *)ctx)->worker, pid, start_time, req, cgroup_only);
+}
+
 static void be_rss(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req)
 {
 	worker_rss(((struct daemon *)ctx)->worker, pid, start_time, req);
@@ -98,7 +104,7 @@ void daemon_ingest_backend(struct daemon *d, struct ingest_backend *be)
 		.stack_gen = be_stack_gen, .py_add = be_py_add, .py_del = be_py_del,
 		.py_detect = be_py_detect, .py_name = be_py_name, .identify = be_identify,
 		.maps = be_maps,
-		.rss = be_rss,
+		.rss = be_rss, .workload = be_workload,
 		.proc_event = be_proc_event, .ctx = d,
 	};
 }

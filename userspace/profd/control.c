@@ -1,5 +1,5 @@
 /* control.c: what the daemon answers on its control socket (list, dump,
- * stacks; stats in control_stats.c).  Each answer is built into a buffer
+ * stacks; stats in control_stats.c, workloads in control_workload.c).  Each answer is built into a buffer
  * that the control thread (control_server.c) sends without blocking.
  * The profile state is read under d->lock for as short as it takes to
  * copy it; history is queried under its own lock, so a long query never
@@ -113,8 +113,19 @@ struct list_item {
 	uint32_t pid, uid, flags;
 	uint64_t start_time, exit_ns;
 	const char *comm, *exe;
+	const char *ident[PROTO_IDENT_N]; /* NULL: unknown */
 	uint64_t w[AGG_TYPE_MAX]; /* weights by enum agg_type */
 };
+
+static int copy_ident(struct proto_proc *e, const struct list_item *it)
+{
+	int i;
+
+	for (i = 0; i < PROTO_IDENT_N; i++)
+		if (it->ident[i] && it->ident[i][0] && !(e->ident[i] = strdup(it->ident[i])))
+			return -ENOMEM;
+	return 0;
+}
 
 static uint64_t proc_key(uint32_t pid, uint64_t start_time)
 {
@@ -145,6 +156,7 @@ static int list_types(struct proto_list *l)
 static int list_add(struct list_ctx *x, struct list_item *it)
 {
 	struct proto_proc *e;
+	int t;
 
 	if (hashmap_get(&x->seen, proc_key(it->pid, it->start_time), NULL))
 		return 0;
@@ -159,10 +171,13 @@ static int list_add(struct list_ctx *x, struct list_item *it)
 	e->comm = strdup(it->comm ? it->comm : "");
 	e->exe = strdup(it->exe ? it->exe : "");
 	e->totals = malloc(sizeof(it->w));
-	if (!e->comm || !e->exe || !e->totals) {
+	if (!e->comm || !e->exe || !e->totals || copy_ident(e, it)) {
 		free(e->comm);
 		free(e->exe);
 		free(e->totals);
+		for (t = 0; t < PROTO_IDENT_N; t++)
+			free(e->ident[t]);
+		memset(e, 0, sizeof(*e));
 		return -ENOMEM;
 	}
 	memcpy(e->totals, it->w, sizeof(it->w));
@@ -198,6 +213,8 @@ static int list_memory_proc(struct list_ctx *x, const struct proc *p)
 		it.flags = PROTO_PROC_EXITED;
 		it.exit_ns = p->exit_ns;
 	}
+	for (t = 0; t < PROTO_IDENT_N; t++)
+		it.ident[t] = control_wid_ident(p->wid, t);
 	for (t = 0; t < AGG_TYPE_MAX; t++)
 		it.w[t] = aggregate_total(p, t);
 	err = list_add(x, &it);
@@ -247,6 +264,7 @@ static int list_history_proc(const struct history_proc *hp, void *ctx)
 	for (i = 0; i < hp->ntotals; i++)
 		if ((t = aggregate_type_from_name(hp->totals[i].type)) >= 0)
 			it.w[t] += hp->totals[i].count;
+	control_history_ident(hp, it.ident);
 	err = list_add(x, &it);
 	if (err || x->l->n == n || !hp->nrss)
 		return err;
@@ -338,14 +356,9 @@ static int explain_missing(struct buf *out, uint32_t pid)
 static void set_meta(struct stackset *ss, const struct proto_dump_req *r, struct proc **sel,
 		     size_t nsel, uint32_t rate)
 {
-	char title[256];
 	size_t i;
 
-	if (nsel == 1)
-		snprintf(title, sizeof(title), "%s (pid %u)", sel[0]->comm, sel[0]->pid);
-	else
-		snprintf(title, sizeof(title), "%zu processes", nsel);
-	stackset_set_str(&ss->title, title);
+	control_workload_meta(ss, sel, nsel, !(r->flags & PROTO_DUMP_ALL));
 	ss->rate_hz = rate;
 	ss->start_ns = r->since_ns;
 	ss->end_ns = r->until_ns;
@@ -376,13 +389,20 @@ static bool exe_matches(const struct proc *p, const char *exe)
 	return !strcmp(p->exe, exe) || (base && !strcmp(base + 1, exe));
 }
 
+static bool by_selector(const struct proto_dump_req *r)
+{
+	return r->comm || r->exe || r->service || r->unit || r->container || r->cgroup;
+}
+
 static bool matches(const struct proto_dump_req *r, const struct proc *p)
 {
 	if (r->flags & PROTO_DUMP_ALL)
 		return true;
 	if (r->comm && strcmp(p->comm, r->comm) == 0)
 		return true;
-	return r->exe && exe_matches(p, r->exe);
+	if (r->exe && exe_matches(p, r->exe))
+		return true;
+	return control_workload_matches(r, p->wid);
 }
 
 /* --subprocesses: every process descended from the ancestors in anc (pid
@@ -421,14 +441,18 @@ static ssize_t select_procs(struct daemon *d, struct buf *out, const struct call
 	size_t n = 0, i, it;
 	struct proc *p;
 
-	if ((r->flags & PROTO_DUMP_ALL) || r->comm || r->exe) {
+	if ((r->flags & PROTO_DUMP_ALL) || by_selector(r)) {
 		for (it = 0; (p = proctable_next(&d->pt, &it));)
 			if (may_see(c, p) && has_data(p) && matches(r, p))
 				sel[n++] = p;
-		if (!n && !r->npids && !(r->flags & PROTO_DUMP_ALL)) {
-			reply_error(out, ENOENT, "no process with samples matches %s%s%s%s",
-				    r->comm ? "comm " : "", r->comm ? r->comm : "",
-				    r->exe ? " exe " : "", r->exe ? r->exe : "");
+		/* A workload's exited processes may be in history: the
+		 * error waits for it (build_dump). */
+		if (!n && !r->npids && !(r->flags & PROTO_DUMP_ALL) &&
+		    !(d->hist && control_by_workload(r))) {
+			char what[512];
+
+			control_describe_selectors(r, what, sizeof(what));
+			reply_error(out, ENOENT, "no process with samples matches %s", what);
 			return -1;
 		}
 		if (!r->npids)
@@ -476,6 +500,9 @@ struct dump_plan {
 	uint64_t *starts;
 	uint32_t *hist_pids; /* asked for, known only to history */
 	size_t nhist;
+	/* Selected by workload from history (exited before a restart, or
+	 * evicted from memory): each one instance. */
+	struct control_wl_sel wl;
 	struct agg_query q;
 };
 
@@ -513,6 +540,12 @@ static int dump_history(struct daemon *d, const struct caller *c, const struct p
 	for (i = 0; i < dp->nsel && !err; i++) {
 		hq.pids = &dp->pids[i];
 		hq.start_times = &dp->starts[i];
+		hq.npids = 1;
+		err = history_query(d->hist, &hq, ss);
+	}
+	for (i = 0; i < dp->wl.n && !err; i++) {
+		hq.pids = &dp->wl.pids[i];
+		hq.start_times = &dp->wl.starts[i];
 		hq.npids = 1;
 		err = history_query(d->hist, &hq, ss);
 	}
@@ -597,7 +630,7 @@ static int dump_memory(struct daemon *d, const struct proto_dump_req *r, struct 
 	if (r->flags & PROTO_DUMP_BY_TASK)
 		dp->q.flags |= VIEW_BY_TASK;
 	if (dp->nsel + dp->nhist > 1 || (r->flags & (PROTO_DUMP_ALL | PROTO_DUMP_SUBPROCESSES)) ||
-	    r->comm || r->exe)
+	    by_selector(r))
 		dp->q.flags |= AGG_PROCESS_ROOT;
 	if (d->hist)
 		dp->q.flags |= AGG_UNFLUSHED;
@@ -623,9 +656,10 @@ static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *
 	if (*type < 0)
 		return reply_error(out, EINVAL, "unknown profile type '%s' (known: %s)", r->type,
 				   aggregate_type_names()) ?: 1;
-	if (!r->npids && !r->comm && !r->exe && !(r->flags & PROTO_DUMP_ALL))
+	if (!r->npids && !by_selector(r) && !(r->flags & PROTO_DUMP_ALL))
 		return reply_error(out, EINVAL,
-				   "no process selected: give --pid, --comm, --exe or --all") ?: 1;
+				   "no process selected: give --pid, --comm, --exe, --service, "
+				   "--unit, --container, --cgroup or --all") ?: 1;
 	return 0;
 }
 
@@ -658,6 +692,9 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	daemon_unlock(d);
 	if (!err && nsel >= 0)
 		err = dump_ongoing(d, dp, ss);
+	if (!err && nsel >= 0)
+		err = control_workload_history(d, c->uid, r, dp->pids, dp->starts, dp->nsel,
+					       &dp->wl);
 	if (!err && nsel >= 0 && d->hist)
 		err = dump_history(d, c, r, dp, ss);
 	pthread_mutex_unlock(&d->hist_lock);
@@ -665,6 +702,14 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 		return reply_error(out, -err, "building the profile failed: %s", strerror(-err));
 	if (nsel < 0)
 		return 1; /* answered already */
+	if (!dp->nsel && !dp->wl.n && !r->npids && control_by_workload(r) && !(r->flags & PROTO_DUMP_ALL)) {
+		char what[512];
+
+		control_describe_selectors(r, what, sizeof(what));
+		return reply_error(out, ENOENT, "no process with samples matches %s", what) ?: 1;
+	}
+	if (!dp->nsel && dp->wl.n) /* all of it from before a restart */
+		control_history_title(ss, r, dp->wl.n);
 	if (!ss->total && dp->nhist && !dp->nsel)
 		return explain_missing(out, dp->hist_pids[0]) ?: 1;
 	return 0;
@@ -709,6 +754,8 @@ out:
 	free(dp.pids);
 	free(dp.starts);
 	free(dp.hist_pids);
+	free(dp.wl.pids);
+	free(dp.wl.starts);
 	proto_dump_req_free(&r);
 	return err > 0 ? 0 : err;
 }

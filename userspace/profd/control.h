@@ -5,6 +5,7 @@
 #define PROFD_CONTROL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,6 +31,38 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
  * takes d->lock only to check uid.  0, -EACCES, -ESRCH, -ENOENT (no
  * CPython, or asyncio not imported), -EPROTONOSUPPORT (before 3.14). */
 int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out);
+
+/* control_workload.c: workloads in answers (identity.h) */
+struct workload_id;
+struct history_proc;
+struct proto_dump_req;
+/* A field of p's workload by wire index (enum proto_ident); NULL when
+ * wid is. */
+const char *control_wid_ident(const struct workload_id *wid, int i);
+/* History's stored fields by wire index into out[PROTO_IDENT_N]. */
+void control_history_ident(const struct history_proc *hp, const char **out);
+/* Whether r selects by workload, and whether wid is selected (NULL:
+ * not read yet, never). */
+bool control_by_workload(const struct proto_dump_req *r);
+bool control_workload_matches(const struct proto_dump_req *r, const struct workload_id *wid);
+/* "comm x service y" for messages and titles. */
+void control_describe_selectors(const struct proto_dump_req *r, char *out, size_t n);
+/* A dump's title (its service where that says more than comm) and, with
+ * fields, the workload fields every selected process shares. */
+void control_workload_meta(struct stackset *ss, struct proc **sel, size_t nsel, bool fields);
+/* The title of a dump made only of history's processes. */
+void control_history_title(struct stackset *ss, const struct proto_dump_req *r, size_t n);
+/* Processes history knows whose stored workload r selects, uid's (0:
+ * any), but for the n (pid, start time) pairs memory selected: appended
+ * to out (freed by the caller).  0 or -errno. */
+struct control_wl_sel {
+	uint32_t *pids;
+	uint64_t *starts;
+	size_t n, cap;
+};
+int control_workload_history(struct daemon *d, uint32_t uid, const struct proto_dump_req *r,
+			     const uint32_t *pids, const uint64_t *starts, size_t n,
+			     struct control_wl_sel *out);
 
 /* control_server.c: the control thread */
 /* Before the slow start: 0 if path can become the socket, -EADDRINUSE

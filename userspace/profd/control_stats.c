@@ -163,6 +163,7 @@ static const struct stat_row stat_rows[] = {
 	INGEST(proc_exits, "proc_exits"),
 	INGEST(proc_forks, "proc_forks"),
 	INGEST(forks_inherited, "proc_forks_inherited"),
+	INGEST(workloads, "proc_workloads_read"),
 	INGEST(maps_reloads, "maps_reloads"),
 	INGEST(user_frames, "user_frames_symbolized"),
 	INGEST(user_frames_unknown, "user_frames_unknown"),

@@ -72,6 +72,7 @@ struct daemon_config {
 	const char *push_url;      /* NULL: no push */
 	enum push_protocol push_protocol; /* --push-protocol; AUTO: from the URL */
 	uint64_t push_interval_ns;
+	const char *push_name;     /* --push-name template; NULL: PUSH_DEFAULT_NAME */
 	bool offcpu;               /* --off-cpu / --no-off-cpu (default) */
 	uint64_t offcpu_min_ns;    /* --off-cpu-threshold */
 	bool memory;               /* --memory / --no-memory (default) */

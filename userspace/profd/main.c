@@ -264,6 +264,8 @@ static int daemon_start(struct daemon *d)
 		d->push_win = d->pusher ? push_window_new(0) : NULL;
 		if (!d->push_win)
 			return d->pusher ? -ENOMEM : -errno;
+		if (d->cfg.push_name && push_window_set_name(d->push_win, d->cfg.push_name))
+			return -EINVAL; /* checked with the options already */
 		d->push_next_mono_ns = clock_mono_ns() + d->cfg.push_interval_ns;
 	}
 	/* Another daemon on the socket is said before the slow BPF load; the
@@ -509,6 +511,8 @@ static void daemon_reload(struct daemon *d)
 				     (nc.push_url && strcmp(nc.push_url, c->push_url)));
 	keep_setting("push-interval", nc.push_interval_ns != c->push_interval_ns);
 	keep_setting("push-protocol", nc.push_protocol != c->push_protocol);
+	keep_setting("push-name", (nc.push_name == NULL) != (c->push_name == NULL) ||
+					  (nc.push_name && strcmp(nc.push_name, c->push_name)));
 	keep_setting("gpu-syscall-hook", nc.gpu_hook != c->gpu_hook);
 	keep_setting("off-cpu", nc.offcpu != c->offcpu);
 	keep_setting("off-cpu-threshold", nc.offcpu_min_ns != c->offcpu_min_ns);

@@ -14,6 +14,7 @@
 #include "duration.h"
 #include "bpfload.h"
 #include "gpu.h"
+#include "identity.h"
 #include "optvalue.h"
 
 static void usage(FILE *out)
@@ -78,6 +79,10 @@ static void usage(FILE *out)
 		"                           Pyroscope), push the push.v1 API (Pyroscope\n"
 		"                           1.0+), otlp OTLP profiles over HTTP\n"
 		"      --push-interval DUR  how often to send them (default 10s)\n"
+		"      --push-name TEMPLATE each series' application name from the process's\n"
+		"                           workload: {service} (default), {unit}, {container},\n"
+		"                           {pod}, {qos}, {runtime}, {script}, {comm}, {exe},\n"
+		"                           {cgroup}, with text between (\"{service}-{pod}\")\n"
 		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
 		"      --config PATH        settings file (default %s)\n"
 		"      --check              say what this kernel offers and which features\n"
@@ -102,6 +107,7 @@ enum {
 	OPT_PUSH,
 	OPT_PUSH_INTERVAL,
 	OPT_PUSH_PROTOCOL,
+	OPT_PUSH_NAME,
 	OPT_MAX_STACKS,
 	OPT_STATE_DIR,
 	OPT_NO_HISTORY,
@@ -161,6 +167,7 @@ static const struct option long_opts[] = {
 	{ "push", required_argument, NULL, OPT_PUSH },
 	{ "push-interval", required_argument, NULL, OPT_PUSH_INTERVAL },
 	{ "push-protocol", required_argument, NULL, OPT_PUSH_PROTOCOL },
+	{ "push-name", required_argument, NULL, OPT_PUSH_NAME },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -265,6 +272,19 @@ static int opt_push_protocol(struct daemon_config *c, const char *arg)
 	}
 	fprintf(stderr, "profd: --push-protocol: '%s' must be auto, ingest, push or otlp\n", arg);
 	return -EINVAL;
+}
+
+/* --push-name TEMPLATE: checked now, so a typo stops the start. */
+static int opt_push_name(struct daemon_config *c, const char *arg)
+{
+	if (identity_check_template(arg) || strlen(arg) >= 128) {
+		fprintf(stderr, "profd: --push-name: '%s' is not a template of {service}, {unit}, "
+				"{container}, {pod}, {qos}, {runtime}, {script}, {comm}, {exe}, "
+				"{cgroup} (under 128 bytes)\n", arg);
+		return -EINVAL;
+	}
+	c->push_name = arg;
+	return 0;
 }
 
 /* One getopt pass over the config file's options, then the command
@@ -373,6 +393,7 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 			err = optvalue_duration("push-interval", optarg, &c->push_interval_ns);
 			break;
 		case OPT_PUSH_PROTOCOL: err = opt_push_protocol(c, optarg); break;
+		case OPT_PUSH_NAME: err = opt_push_name(c, optarg); break;
 		case 'v': c->verbose++; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -1;

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "debuginfod.h"
 #include "elfsym.h"
+#include "identity.h"
 #include "kallsyms.h"
 #include "perfmap.h"
 #include "pyasync.h"
@@ -39,6 +40,7 @@ enum job_kind {
 	JOB_TABLES_FORGET,
 	JOB_TABLES_TICK, /* note which processes were sampled (unwinder_note_sampling) */
 	JOB_IDENTITY,
+	JOB_WORKLOAD, /* a process's workload (identity.h): argv and cgroup, or cgroup */
 	JOB_MAPS,
 	JOB_SYMBOLS, /* a file's symbols, for the symbolizer's cache */
 	JOB_KALLSYMS, /* kallsyms again (map.path: the file) */
@@ -52,6 +54,7 @@ enum job_kind {
 struct job {
 	uint32_t kind, pid, req;
 	uint64_t start_time;
+	bool cgroup_only; /* JOB_WORKLOAD: a recheck */
 	struct procmap map; /* JOB_SYMBOLS: the mapping (path owned by the job) */
 	struct perfmap_stamp pm_prev; /* JOB_PERFMAP: what the symbolizer has */
 	struct ingest_py_ask ask;     /* JOB_PY_NAME */
@@ -67,6 +70,8 @@ struct result {
 	struct job job;
 	struct pyruntime *rt;
 	struct ingest_identity id;
+	struct workload_id *wid;
+	int wid_err;
 	struct procmaps maps;
 	int maps_err;
 	struct symcache_loaded syms;
@@ -246,6 +251,15 @@ void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32
 	enqueue(w, job(JOB_IDENTITY, pid, req, start_time));
 }
 
+void worker_workload(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req,
+		     bool cgroup_only)
+{
+	struct job j = job(JOB_WORKLOAD, pid, req, start_time);
+
+	j.cgroup_only = cgroup_only;
+	enqueue(w, j);
+}
+
 void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req)
 {
 	enqueue(w, job(JOB_MAPS, pid, req, start_time));
@@ -326,6 +340,7 @@ static void result_free(struct result *r)
 {
 	free(r->rt);
 	free(r->id.exe);
+	free(r->wid);
 	procmaps_free(&r->maps);
 	elfsym_free(r->syms.es);
 	kallsyms_free(r->ks);
@@ -435,6 +450,25 @@ static void fetch_debuginfo(struct worker *w, const struct job *j, struct result
 	add_result(w, r);
 }
 
+/* A start time read after the files proves they were this process's:
+ * the pid may be another's by now. */
+static void read_workload(const struct job *j, struct result *r)
+{
+	uint64_t rss;
+
+	r->wid = calloc(1, sizeof(*r->wid));
+	if (!r->wid) {
+		r->wid_err = -ENOMEM;
+		return;
+	}
+	if (j->cgroup_only)
+		r->wid_err = identity_reread_cgroup("/proc", j->pid, r->wid);
+	else
+		r->wid_err = identity_read("/proc", j->pid, NULL, NULL, r->wid);
+	if (!r->wid_err && proc_read_rss("/proc", j->pid, j->start_time, &rss))
+		r->wid_err = -ESRCH;
+}
+
 static void run_job(struct worker *w, const struct job *j)
 {
 	struct result r = { .job = *j };
@@ -448,6 +482,10 @@ static void run_job(struct worker *w, const struct job *j)
 	case JOB_IDENTITY:
 		r.id.err = proc_read_identity("/proc", j->pid, &r.id.read_start, &r.id.uid, &r.id.ppid, comm,
 					      &r.id.exe);
+		add_result(w, &r);
+		break;
+	case JOB_WORKLOAD:
+		read_workload(j, &r);
 		add_result(w, &r);
 		break;
 	case JOB_MAPS:
@@ -657,6 +695,9 @@ void worker_publish(struct worker *w, struct ingest *in)
 
 		if (j->kind == JOB_IDENTITY)
 			ingest_identity_found(in, j->pid, j->start_time, j->req, &res[i].id);
+		else if (j->kind == JOB_WORKLOAD)
+			ingest_workload_found(in, j->pid, j->start_time, j->req, res[i].wid_err,
+					      j->cgroup_only, res[i].wid);
 		else if (j->kind == JOB_MAPS)
 			ingest_maps_found(in, j->pid, j->start_time, j->req, res[i].maps_err,
 					  &res[i].maps);

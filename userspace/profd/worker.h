@@ -3,6 +3,7 @@
 #ifndef PROFD_WORKER_H
 #define PROFD_WORKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct daemon;
@@ -24,6 +25,8 @@ int worker_new(struct unwinder *u, struct worker **out);
 void worker_free(struct worker *w);
 void worker_py_detect(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 void worker_identify(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
+void worker_workload(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req,
+		     bool cgroup_only);
 void worker_rss(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 void worker_maps(struct worker *w, uint32_t pid, uint64_t start_time, uint32_t req);
 struct procmap;

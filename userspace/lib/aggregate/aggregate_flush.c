@@ -10,7 +10,22 @@
 #include "aggregate.h"
 #include "aggregate_int.h"
 #include "history.h"
+#include "identity.h"
 #include "log.h"
+
+static void fill_workload(const struct workload_id *w, struct history_proc *hp)
+{
+	if (!w)
+		return; /* not read yet: history keeps what it has */
+	hp->ident[HISTORY_ID_SERVICE] = w->service;
+	hp->ident[HISTORY_ID_UNIT] = w->unit;
+	hp->ident[HISTORY_ID_RUNTIME] = w->runtime;
+	hp->ident[HISTORY_ID_CONTAINER] = w->container;
+	hp->ident[HISTORY_ID_POD] = w->pod;
+	hp->ident[HISTORY_ID_QOS] = w->qos;
+	hp->ident[HISTORY_ID_SCRIPT] = w->script;
+	hp->ident[HISTORY_ID_CGROUP] = w->cgroup;
+}
 
 static void fill_proc(const struct proc *p, struct history_proc *hp)
 {
@@ -23,6 +38,7 @@ static void fill_proc(const struct proc *p, struct history_proc *hp)
 	hp->first_ns = p->first_ns;
 	hp->last_ns = p->last_ns;
 	hp->exited_ns = p->exited ? p->exit_ns : 0;
+	fill_workload(p->wid, hp);
 }
 
 /* p's RSS points history does not hold yet; the last one written is

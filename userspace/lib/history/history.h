@@ -49,11 +49,26 @@ struct history_total {
 };
 #define HISTORY_TOTALS_MAX 32 /* types handed per process at most */
 
+/* A process's workload (lib/proc/identity.h), a column each. */
+enum history_ident {
+	HISTORY_ID_SERVICE,
+	HISTORY_ID_UNIT,
+	HISTORY_ID_RUNTIME,
+	HISTORY_ID_CONTAINER,
+	HISTORY_ID_POD,
+	HISTORY_ID_QOS,
+	HISTORY_ID_SCRIPT,
+	HISTORY_ID_CGROUP,
+	HISTORY_IDENT_N
+};
+
 /* A process instance.  Strings may be NULL (stored as ""). */
 struct history_proc {
 	uint32_t pid, uid;
 	uint64_t start_time;		/* as proc->start_time; with pid the key */
 	const char *comm, *exe;
+	/* Its workload; "" or NULL: not known (the stored one is kept). */
+	const char *ident[HISTORY_IDENT_N];
 	uint64_t first_ns, last_ns;	/* first/last sample, CLOCK_REALTIME */
 	uint64_t exited_ns;		/* 0 = running */
 	/* history_procs() only: its RSS points, (CLOCK_REALTIME ns, bytes)

@@ -510,7 +510,10 @@ static int proc_row(struct history *h, sqlite3_stmt *s, struct proc_scratch *sc,
 		.last_ns = (uint64_t)sqlite3_column_int64(s, 6),
 		.exited_ns = (uint64_t)sqlite3_column_int64(s, 7),
 	};
+	int i;
 
+	for (i = 0; i < HISTORY_IDENT_N; i++)
+		p.ident[i] = (const char *)sqlite3_column_text(s, 9 + i);
 	if (w->skip && w->skip(&p, w->ctx))
 		return 0;
 	p.rss = sc->rss;

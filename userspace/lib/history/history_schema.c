@@ -20,7 +20,10 @@
  * rewritten.  frames.hash stays hash(kind, name), so v1 rows still match
  * and module is compared alongside name.
  * Version 3: each process's resident set over time, a point per bucket
- * while it ran (pruned with the samples: by age, and with its process). */
+ * while it ran (pruned with the samples: by age, and with its process).
+ * Version 4: each process's workload (service, unit, container ...), so
+ * an exited one is still known by its service after a restart; rows of
+ * v3 read '' (unknown) and are filled when their process writes again. */
 const char *const hist_migrations[HIST_SCHEMA_VERSION + 1] = {
 	[1] = "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
 	      "INSERT INTO meta VALUES('sample_rows', 0), ('samples', 0);"
@@ -46,6 +49,14 @@ const char *const hist_migrations[HIST_SCHEMA_VERSION + 1] = {
 	      "ALTER TABLE frames ADD COLUMN module INTEGER NOT NULL DEFAULT 0;",
 	[3] = "CREATE TABLE rss(proc INTEGER NOT NULL, t INTEGER NOT NULL,"
 	      " bytes INTEGER NOT NULL, PRIMARY KEY(proc, t)) WITHOUT ROWID;",
+	[4] = "ALTER TABLE procs ADD COLUMN service TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN unit TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN runtime TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN container TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN pod TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN qos TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN script TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN cgroup TEXT NOT NULL DEFAULT '';",
 };
 
 const char *const hist_sql[HS_NSTMT] = {
@@ -67,16 +78,30 @@ const char *const hist_sql[HS_NSTMT] = {
 	[HS_STACK_INSERT] = "INSERT INTO stacks(hash, frames, last_ns) VALUES(?1, ?2, ?3)",
 	[HS_STACK_TOUCH] = "UPDATE stacks SET last_ns = ?2 WHERE id = ?1",
 	[HS_STACK_GET] = "SELECT frames FROM stacks WHERE id = ?1",
+	/* A workload field read as '' (not known yet, or a v3 row) keeps
+	 * what the row has; a known one replaces it (a cgroup move). */
 	[HS_PROC_UPSERT] =
-		"INSERT INTO procs(pid, start_time, uid, comm, exe, first_ns, last_ns, exited_ns)"
-		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(pid, start_time) DO UPDATE SET"
+		"INSERT INTO procs(pid, start_time, uid, comm, exe, first_ns, last_ns, exited_ns,"
+		" service, unit, runtime, container, pod, qos, script, cgroup)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+		" ON CONFLICT(pid, start_time) DO UPDATE SET"
 		" uid = excluded.uid,"
 		" comm = CASE WHEN excluded.comm <> '' THEN excluded.comm ELSE comm END,"
 		" exe = CASE WHEN excluded.exe <> '' THEN excluded.exe ELSE exe END,"
 		" first_ns = CASE WHEN first_ns = 0 OR (excluded.first_ns <> 0 AND"
 		" excluded.first_ns < first_ns) THEN excluded.first_ns ELSE first_ns END,"
 		" last_ns = max(last_ns, excluded.last_ns),"
-		" exited_ns = max(exited_ns, excluded.exited_ns) RETURNING id",
+		" exited_ns = max(exited_ns, excluded.exited_ns),"
+		" service = CASE WHEN excluded.service <> '' THEN excluded.service ELSE service END,"
+		" unit = CASE WHEN excluded.cgroup <> '' THEN excluded.unit ELSE unit END,"
+		" runtime = CASE WHEN excluded.cgroup <> '' THEN excluded.runtime ELSE runtime END,"
+		" container = CASE WHEN excluded.cgroup <> '' THEN excluded.container"
+		" ELSE container END,"
+		" pod = CASE WHEN excluded.cgroup <> '' THEN excluded.pod ELSE pod END,"
+		" qos = CASE WHEN excluded.cgroup <> '' THEN excluded.qos ELSE qos END,"
+		" script = CASE WHEN excluded.service <> '' THEN excluded.script ELSE script END,"
+		" cgroup = CASE WHEN excluded.cgroup <> '' THEN excluded.cgroup ELSE cgroup END"
+		" RETURNING id",
 	/* procs.samples adds up every type's weights, so nothing here reads
 	 * it (list wants each type in its unit: HS_PROC_TOTALS); it is kept
 	 * up to date for an older profd opening the same file. */
@@ -84,7 +109,8 @@ const char *const hist_sql[HS_NSTMT] = {
 	[HS_PROC_BY_PID] = "SELECT id, pid, comm, uid, start_time FROM procs WHERE pid = ?1",
 	[HS_PROC_ALL] = "SELECT id, pid, comm, uid, start_time FROM procs",
 	[HS_PROC_LIST] = "SELECT pid, uid, start_time, comm, exe, first_ns, last_ns, exited_ns,"
-			 " id FROM procs WHERE last_ns >= ?1 ORDER BY last_ns DESC",
+			 " id, service, unit, runtime, container, pod, qos, script, cgroup"
+			 " FROM procs WHERE last_ns >= ?1 ORDER BY last_ns DESC",
 	[HS_SERIES_FIND] = "SELECT id FROM series WHERE type = ?1 AND bucket_ns = ?2",
 	[HS_SERIES_INSERT] = "INSERT INTO series(type, bucket_ns) VALUES(?1, ?2)",
 	[HS_SERIES_BY_TYPE] = "SELECT id, bucket_ns FROM series WHERE type = ?1",

@@ -422,7 +422,7 @@ static int64_t proc_upsert(struct history *h, const struct history_proc *p)
 {
 	sqlite3_stmt *s = hist_stmt(h, HS_PROC_UPSERT);
 	int64_t id;
-	int rc;
+	int rc, i;
 
 	sqlite3_bind_int64(s, 1, p->pid);
 	sqlite3_bind_int64(s, 2, (int64_t)p->start_time);
@@ -432,6 +432,8 @@ static int64_t proc_upsert(struct history *h, const struct history_proc *p)
 	sqlite3_bind_int64(s, 6, (int64_t)p->first_ns);
 	sqlite3_bind_int64(s, 7, (int64_t)p->last_ns);
 	sqlite3_bind_int64(s, 8, (int64_t)p->exited_ns);
+	for (i = 0; i < HISTORY_IDENT_N; i++)
+		sqlite3_bind_text(s, 9 + i, p->ident[i] ? p->ident[i] : "", -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
 	sqlite3_reset(s);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "identity.h"
 #include "log.h"
 #include "pycode.h"
 #include "symbolize.h"
@@ -361,6 +362,8 @@ static void request_identity(struct ingest *in, struct proc *p)
 {
 	in->c.requests++;
 	ask_identity(in, p);
+	if (!p->exited) /* an inline answer may have ended it */
+		ingest_ask_workload(in, p, clock_mono_ns());
 }
 
 /* The live entry of pid, or a new one for the process that started at
@@ -401,6 +404,8 @@ void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time,
 		return;
 	}
 	proctable_set_identity(p, id->uid, id->exe);
+	if (p->wid)
+		identity_derive(p->wid, NULL, p->exe ? p->exe : ""); /* its exe, at last */
 	if (id->ppid && !p->ppid)
 		p->ppid = id->ppid; /* the exec event's is the one at exec */
 }
@@ -573,6 +578,7 @@ static void inherit(struct ingest *in, struct proc *p, const struct proc *parent
 	}
 	if (p->identity_pending && !parent->identity_pending)
 		proctable_set_identity(p, parent->uid, parent->exe ? strdup(parent->exe) : NULL);
+	ingest_inherit_workload(p, parent);
 	if (parent->ing->py->rt && !p->ing->py->rt &&
 	    !pyproc_inherit(p->ing->py, parent->ing->py, (int)p->pid, mono_ns))
 		in->c.py_processes++;

@@ -71,6 +71,11 @@ struct ingest_backend {
 	/* Read a process's uid and exe off the sample path; the answer comes
 	 * back through ingest_identity_found().  NULL: read inline (tests). */
 	void (*identify)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
+	/* Read a process's workload (identity.h) off the sample path: argv
+	 * and cgroup, or the cgroup alone; the answer comes back through
+	 * ingest_workload_found().  NULL: read inline (tests). */
+	void (*workload)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req,
+			 bool cgroup_only);
 	/* Read a process's maps off the sample path; the answer comes back
 	 * through ingest_maps_found().  NULL: read inline (tests). */
 	void (*maps)(void *ctx, uint32_t pid, uint64_t start_time, uint32_t req);
@@ -103,6 +108,7 @@ struct ingest_counters {
 	uint64_t forks_inherited; /* ... that took their parent's maps (and Python) */
 	uint64_t proc_exits_repaired; /* exits found from a reused pid's samples */
 	uint64_t identities;     /* processes' uid and exe read off the sample path */
+	uint64_t workloads;      /* processes' workloads read (first, exec, cgroup rechecks) */
 	uint64_t requests;       /* slow-path work asked of the backend (any kind) */
 	uint64_t bad_events;     /* malformed ringbuf records */
 	uint64_t maps_reloads;
@@ -230,6 +236,12 @@ struct ingest_identity {
 };
 void ingest_identity_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
 			   struct ingest_identity *id);
+/* ingest_workload.c: err 0 with wid (owned by ingest from here; comm,
+ * exe and service are filled here), or -errno.  cgroup_only: the script
+ * is the one read before. */
+struct workload_id;
+void ingest_workload_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
+			   int err, bool cgroup_only, struct workload_id *wid);
 /* ingest_maps.c: err 0 with maps (moved from *m), or -errno. */
 void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
 		       struct procmaps *m);
@@ -244,7 +256,8 @@ void ingest_py_named(struct ingest *in, const struct ingest_py_ask *a, int err, 
 /* ingest_rss.c: RSS over time.  A step of the pass that asks, for each
  * live process active since its last point and at least every_ns after
  * it, its resident set; budget entries looked at per step.  Answers come
- * back through ingest_rss_found() and become the process's points. */
+ * back through ingest_rss_found() and become the process's points.  The
+ * same walk rechecks workloads (ingest_workload.c). */
 void ingest_rss_step(struct ingest *in, uint64_t mono_ns, uint64_t every_ns, size_t budget);
 void ingest_rss_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req, int err,
 		      uint64_t bytes);

@@ -31,6 +31,13 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n,
 			bool *stable);
 
+/* ingest_workload.c: have p's workload read whole (new, fork, exec), and
+ * on the RSS pass read its cgroup again when due (WID_RECHECK_NS). */
+void ingest_ask_workload(struct ingest *in, struct proc *p, uint64_t mono_ns);
+void ingest_recheck_workload(struct ingest *in, struct proc *p, uint64_t mono_ns);
+/* The parent's workload for a forked child until its own is read. */
+void ingest_inherit_workload(struct proc *p, const struct proc *parent);
+
 /* ingest_maps.c: have p's maps read (off the sample path when the
  * backend can), for the address ip (0: none in particular). */
 void ingest_request_maps(struct ingest *in, struct proc *p, uint64_t ip, uint64_t mono_ns);

@@ -46,6 +46,7 @@ void ingest_rss_step(struct ingest *in, uint64_t mono_ns, uint64_t every_ns, siz
 
 		if (rss_due(p, mono_ns, every_ns))
 			ask_rss(in, p, mono_ns);
+		ingest_recheck_workload(in, p, mono_ns); /* the same walk, its own pace */
 	}
 }
 

@@ -38,6 +38,7 @@ void stackset_free(struct stackset *ss)
 	free(ss->frames);
 	free(ss->stacks);
 	free(ss->title);
+	free(ss->workload);
 	free(ss->unit);
 	free(ss->type);
 	hashmap_free(&ss->frame_index);
@@ -317,7 +318,8 @@ struct stackset *stackset_subtract(const struct stackset *after, const struct st
 	if (!out)
 		return NULL;
 	if (stackset_set_str(&out->title, after->title) || stackset_set_str(&out->unit, after->unit) ||
-	    stackset_set_str(&out->type, after->type))
+	    stackset_set_str(&out->type, after->type) ||
+	    stackset_set_str(&out->workload, after->workload))
 		goto fail;
 	out->rate_hz = after->rate_hz;
 	out->start_ns = before->end_ns ? before->end_ns : after->start_ns;

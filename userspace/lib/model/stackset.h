@@ -55,6 +55,11 @@ struct stackset {
 	char *title;      /* e.g. "python3 (pid 1234)" */
 	char *unit;       /* "samples", "nanoseconds", "calls" */
 	char *type;       /* "cpu", "gpu-driver", "cuda" */
+	/* The workload the profile is of, "key=value" lines ("service=myapp\n
+	 * unit=myapp.service\n"): the fields every process in it shares.
+	 * NULL or "": none said.  pprof carries them as comments, JSON as an
+	 * object. */
+	char *workload;
 	uint64_t start_ns, end_ns; /* wall-clock window, CLOCK_REALTIME */
 	uint32_t rate_hz;
 	/* Set by stackset_split_signs: a signed profile's stacks under
@@ -85,7 +90,7 @@ int stackset_add(struct stackset *ss, const uint32_t *frames, uint32_t depth, ui
 /* Convenience: intern each (kind,name) pair then add. */
 int stackset_add_named(struct stackset *ss, const uint32_t *kinds, const char *const *names,
 		       uint32_t depth, uint64_t count);
-/* Replace a metadata string (title/unit/type); 0 or -ENOMEM. */
+/* Replace a metadata string (title/unit/type/workload); 0 or -ENOMEM. */
 int stackset_set_str(char **field, const char *value);
 /* The counts of `after` minus those of the same stacks (by frame kinds,
  * names and modules) in `before`, as a new stackset with after's metadata; stacks

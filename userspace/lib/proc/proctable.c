@@ -31,6 +31,7 @@ static void proc_destroy(struct proctable *pt, struct proc *p)
 	procmaps_free(&p->maps);
 	free(p->rss);
 	free(p->exe);
+	free(p->wid);
 	free(p);
 }
 
@@ -350,6 +351,12 @@ void proctable_set_identity(struct proc *p, uint32_t uid, char *exe)
 	p->identity_pending = false;
 }
 
+void proctable_set_workload(struct proc *p, struct workload_id *wid)
+{
+	free(p->wid);
+	p->wid = wid;
+}
+
 int proctable_add_rss(struct proc *p, uint64_t t_ns, uint64_t bytes)
 {
 	struct proc_rss *r = p->rss;
@@ -434,6 +441,7 @@ void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm)
 	if (!p)
 		return;
 	p->identity_pending = true; /* a new exe; a setuid program, a new uid */
+	p->wid_req++; /* a new argv: the old program's answer is dropped */
 	if (comm)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	procmaps_free(&p->maps);

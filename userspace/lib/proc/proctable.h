@@ -13,6 +13,7 @@
 
 struct proc_profile;
 struct proc_ingest;
+struct workload_id;
 
 #define PROC_UID_UNKNOWN UINT32_MAX
 
@@ -44,6 +45,13 @@ struct proc {
 	 * the answer comes, uid is PROC_UID_UNKNOWN (only root sees it). */
 	bool identity_pending;
 	uint32_t identity_req; /* requests made: an old answer is ignored */
+	/* Its workload (identity.h: unit, container, pod, script, service),
+	 * read off the sample path: NULL until the first answer, then
+	 * replaced whole by each (an exec's, a cgroup recheck's). */
+	struct workload_id *wid;
+	uint32_t wid_req;	   /* requests made: an old answer is ignored */
+	uint64_t wid_asked_mono_ns; /* the last request */
+	uint64_t wid_activity;	   /* samples + events then: idle ones wait */
 	bool exited;
 	uint64_t exit_ns;    /* CLOCK_REALTIME */
 	uint64_t first_ns, last_ns; /* first and last sample, CLOCK_REALTIME */
@@ -125,6 +133,8 @@ struct proc *proctable_add(struct proctable *pt, uint32_t pid, uint64_t start_ti
 			   const char *comm);
 /* uid and exe (owned by p from here) as read from /proc. */
 void proctable_set_identity(struct proc *p, uint32_t uid, char *exe);
+/* p's workload is wid from here (owned; the old one is freed). */
+void proctable_set_workload(struct proc *p, struct workload_id *wid);
 /* One more RSS point (t_ns: CLOCK_REALTIME): 0 or -ENOMEM. */
 int proctable_add_rss(struct proc *p, uint64_t t_ns, uint64_t bytes);
 /* Its i-th point, oldest first (i < p->rss->n). */

@@ -84,6 +84,11 @@ enum proto_dump_attr {
 	PROTO_DUMP_A_SINCE = 5, /* u64 */
 	PROTO_DUMP_A_UNTIL = 6, /* u64 */
 	PROTO_DUMP_A_FLAGS = 7, /* u32 */
+	/* Workload selectors (each process's identity, as listed): */
+	PROTO_DUMP_A_SERVICE = 8,
+	PROTO_DUMP_A_UNIT = 9,
+	PROTO_DUMP_A_CONTAINER = 10, /* the id or a prefix of it */
+	PROTO_DUMP_A_CGROUP = 11,    /* the path, or a directory above it */
 };
 
 enum proto_list_attr {
@@ -108,7 +113,26 @@ enum proto_proc_attr {
 	 * PROTO_LIST_A_TYPE, in that type's unit and order; missing ones
 	 * are 0.  Two's complement where weights can be negative (mmap). */
 	PROTO_PROC_A_TOTALS = 11,
+	/* Its workload, strings absent when unknown: PROTO_PROC_A_IDENT +
+	 * enum proto_ident (service, unit, ... as proto_ident_name says). */
+	PROTO_PROC_A_IDENT = 12, /* 12..19 */
 };
+
+/* A process's workload fields on the wire, in tag order. */
+enum proto_ident {
+	PROTO_IDENT_SERVICE,
+	PROTO_IDENT_UNIT,
+	PROTO_IDENT_RUNTIME,
+	PROTO_IDENT_CONTAINER,
+	PROTO_IDENT_POD,
+	PROTO_IDENT_QOS,
+	PROTO_IDENT_SCRIPT,
+	PROTO_IDENT_CGROUP,
+	PROTO_IDENT_N
+};
+/* "service", "unit", "runtime", "container", "pod", "qos", "script",
+ * "cgroup" (JSON keys, labels); NULL past the end. */
+const char *proto_ident_name(int i);
 
 enum proto_type_attr {
 	PROTO_TYPE_A_NAME = 1, /* "cpu", "off-cpu", ... as a dump's type, required */
@@ -143,6 +167,7 @@ enum proto_ss_attr {
 	PROTO_SS_A_FRAME = 7,    /* nested proto_frame_attr, repeated */
 	PROTO_SS_A_STACK = 8,    /* nested proto_stack_attr, repeated */
 	PROTO_SS_A_MODULE = 9,   /* nested proto_module_attr, repeated */
+	PROTO_SS_A_WORKLOAD = 10, /* "key=value" lines: stackset.workload */
 };
 
 enum proto_frame_attr {
@@ -218,6 +243,7 @@ struct proto_dump_req {
 	char *type; /* "cpu" when absent on the wire */
 	uint64_t since_ns, until_ns; /* CLOCK_REALTIME ns, 0 = open */
 	uint32_t flags;
+	char *service, *unit, *container, *cgroup; /* workload selectors; NULL: none */
 };
 
 int proto_encode_dump_req(struct buf *b, const struct proto_dump_req *r);
@@ -243,6 +269,7 @@ struct proto_proc {
 	uint32_t nrss;
 	char *comm; /* NULL when unknown */
 	char *exe;  /* NULL when unknown */
+	char *ident[PROTO_IDENT_N]; /* the workload's fields; NULL when unknown */
 };
 
 #define PROTO_RSS_POINTS_MAX 1024 /* a decoder refuses more per process */

@@ -26,6 +26,14 @@ int proto_encode_dump_req(struct buf *b, const struct proto_dump_req *r)
 		err = proto_tlv_put_str(b, PROTO_DUMP_A_EXE, r->exe);
 	if (!err)
 		err = proto_tlv_put_str(b, PROTO_DUMP_A_TYPE, r->type);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_DUMP_A_SERVICE, r->service);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_DUMP_A_UNIT, r->unit);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_DUMP_A_CONTAINER, r->container);
+	if (!err)
+		err = proto_tlv_put_str(b, PROTO_DUMP_A_CGROUP, r->cgroup);
 	/* 0 means an open end, which is also what absence means. */
 	if (r->since_ns)
 		proto_tlv_put_u64(b, PROTO_DUMP_A_SINCE, r->since_ns);
@@ -64,6 +72,14 @@ static int dump_req_attr(const struct proto_attr *a, void *arg)
 		return proto_tlv_get_u64(a, &ctx->seen, &r->until_ns);
 	case PROTO_DUMP_A_FLAGS:
 		return proto_tlv_get_u32(a, &ctx->seen, &r->flags);
+	case PROTO_DUMP_A_SERVICE:
+		return proto_tlv_get_str(a, &ctx->seen, &r->service);
+	case PROTO_DUMP_A_UNIT:
+		return proto_tlv_get_str(a, &ctx->seen, &r->unit);
+	case PROTO_DUMP_A_CONTAINER:
+		return proto_tlv_get_str(a, &ctx->seen, &r->container);
+	case PROTO_DUMP_A_CGROUP:
+		return proto_tlv_get_str(a, &ctx->seen, &r->cgroup);
 	default:
 		return 0; /* a newer profctl's field */
 	}
@@ -98,14 +114,27 @@ void proto_dump_req_free(struct proto_dump_req *r)
 	free(r->comm);
 	free(r->exe);
 	free(r->type);
+	free(r->service);
+	free(r->unit);
+	free(r->container);
+	free(r->cgroup);
 	memset(r, 0, sizeof(*r));
 }
 
 /* ---- process list ---- */
 
+const char *proto_ident_name(int i)
+{
+	static const char *const names[PROTO_IDENT_N] = {
+		"service", "unit", "runtime", "container", "pod", "qos", "script", "cgroup",
+	};
+
+	return i >= 0 && i < PROTO_IDENT_N ? names[i] : NULL;
+}
+
 static int encode_proc(struct buf *b, const struct proto_proc *p, size_t ntypes)
 {
-	size_t nest;
+	size_t nest, i;
 	int err;
 
 	if (p->ntotals > ntypes || (p->ntotals && !p->totals))
@@ -127,6 +156,9 @@ static int encode_proc(struct buf *b, const struct proto_proc *p, size_t ntypes)
 	err = proto_tlv_put_str(b, PROTO_PROC_A_COMM, p->comm);
 	if (!err)
 		err = proto_tlv_put_str(b, PROTO_PROC_A_EXE, p->exe);
+	for (i = 0; i < PROTO_IDENT_N && !err; i++)
+		if (p->ident[i] && p->ident[i][0])
+			err = proto_tlv_put_str(b, (uint16_t)(PROTO_PROC_A_IDENT + i), p->ident[i]);
 	return err ? err : proto_tlv_nest_end(b, nest);
 }
 
@@ -241,6 +273,9 @@ static int proc_attr(const struct proto_attr *a, void *arg)
 	case PROTO_PROC_A_EXE:
 		return proto_tlv_get_str(a, &ctx->seen, &p->exe);
 	default:
+		if (a->tag >= PROTO_PROC_A_IDENT && a->tag < PROTO_PROC_A_IDENT + PROTO_IDENT_N)
+			return proto_tlv_get_str(a, &ctx->seen,
+						 &p->ident[a->tag - PROTO_PROC_A_IDENT]);
 		return 0;
 	}
 }
@@ -340,13 +375,15 @@ int proto_decode_list(const void *data, size_t len, struct proto_list *l)
 
 void proto_list_free(struct proto_list *l)
 {
-	size_t i;
+	size_t i, k;
 
 	if (!l)
 		return;
 	for (i = 0; i < l->n; i++) {
 		free(l->procs[i].comm);
 		free(l->procs[i].exe);
+		for (k = 0; k < PROTO_IDENT_N; k++)
+			free(l->procs[i].ident[k]);
 		free(l->procs[i].rss_history);
 		free(l->procs[i].totals);
 	}

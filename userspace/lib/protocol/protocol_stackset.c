@@ -105,6 +105,8 @@ int proto_encode_stackset(struct buf *b, const struct stackset *ss)
 		err = proto_tlv_put_str(b, PROTO_SS_A_UNIT, ss->unit);
 	if (!err)
 		err = proto_tlv_put_str(b, PROTO_SS_A_TYPE, ss->type);
+	if (!err && ss->workload && ss->workload[0])
+		err = proto_tlv_put_str(b, PROTO_SS_A_WORKLOAD, ss->workload);
 	proto_tlv_put_u64(b, PROTO_SS_A_START_NS, ss->start_ns);
 	proto_tlv_put_u64(b, PROTO_SS_A_END_NS, ss->end_ns);
 	proto_tlv_put_u32(b, PROTO_SS_A_RATE_HZ, ss->rate_hz);
@@ -247,6 +249,8 @@ static int meta_attr(const struct proto_attr *a, void *arg)
 		return proto_tlv_get_str(a, &d->seen, &ss->unit);
 	case PROTO_SS_A_TYPE:
 		return proto_tlv_get_str(a, &d->seen, &ss->type);
+	case PROTO_SS_A_WORKLOAD:
+		return proto_tlv_get_str(a, &d->seen, &ss->workload);
 	case PROTO_SS_A_START_NS:
 		return proto_tlv_get_u64(a, &d->seen, &ss->start_ns);
 	case PROTO_SS_A_END_NS:

@@ -149,6 +149,11 @@ struct push_window;
 /* slack_ns: how late a sample may be counted after its timestamp (ringbuf
  * and symbolization delay); 0: 10 s. */
 struct push_window *push_window_new(uint64_t slack_ns);
+/* The series' application name, a template over the process's workload
+ * (identity.h: "{service}", the default, "{unit}", "{container}" ...).
+ * Copied.  0, or -EINVAL for an unknown field (nothing changed). */
+#define PUSH_DEFAULT_NAME "{service}"
+int push_window_set_name(struct push_window *w, const char *tmpl);
 void push_window_free(struct push_window *w);
 
 /* Enqueue to p, for every process in pt with samples since the previous

@@ -14,6 +14,7 @@
 #include "aggregate.h"
 #include "array.h"
 #include "hashmap.h"
+#include "identity.h"
 #include "log.h"
 #include "proctable.h"
 #include "push.h"
@@ -28,7 +29,14 @@ struct pw_entry {
 	struct stackset *prev; /* buckets >= since, at the last flush */
 };
 
+/* Series labels from the workload, those known: service_name and the
+ * fields a fleet filters by.  Not the pid: a label value per process
+ * would make a series per process, unbounded. */
+#define PW_LABELS_MAX 7
+#define PW_NAME_MAX 128
+
 struct push_window {
+	char name_tmpl[PW_NAME_MAX]; /* --push-name */
 	uint64_t slack_ns;
 	uint64_t since_ns; /* S_k: buckets compared at the next flush */
 	uint64_t last_ns;  /* T_k-1: the next window's start */
@@ -45,8 +53,46 @@ struct push_window *push_window_new(uint64_t slack_ns)
 	if (!w)
 		return NULL;
 	w->slack_ns = slack_ns ? slack_ns : DEFAULT_SLACK_NS;
+	snprintf(w->name_tmpl, sizeof(w->name_tmpl), "%s", PUSH_DEFAULT_NAME);
 	hashmap_init(&w->index);
 	return w;
+}
+
+int push_window_set_name(struct push_window *w, const char *tmpl)
+{
+	if (!tmpl || strlen(tmpl) >= sizeof(w->name_tmpl) || identity_check_template(tmpl))
+		return -EINVAL;
+	snprintf(w->name_tmpl, sizeof(w->name_tmpl), "%s", tmpl);
+	return 0;
+}
+
+/* What a push item says of p's workload: its name (into name) and its
+ * labels (into l, pointing into p's workload and name).  Unknown (not
+ * read yet): neither, and the encoders name it by comm. */
+static size_t workload_labels(const struct push_window *w, const struct proc *p, char *name,
+			      size_t size, struct push_label *l)
+{
+	static const struct {
+		const char *label;
+		enum wid_field f;
+	} fields[] = {
+		{ "unit", WID_UNIT },	{ "container", WID_CONTAINER }, { "pod", WID_POD },
+		{ "qos", WID_QOS },	{ "script", WID_SCRIPT },	{ "cgroup", WID_CGROUP },
+	};
+	size_t i, n = 0;
+
+	name[0] = '\0';
+	if (!p->wid)
+		return 0;
+	if (identity_format(p->wid, w->name_tmpl, name, size) > 0)
+		l[n++] = (struct push_label){ "service_name", name };
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *v = identity_field(p->wid, fields[i].f);
+
+		if (v && v[0])
+			l[n++] = (struct push_label){ fields[i].label, v };
+	}
+	return n;
 }
 
 void push_window_free(struct push_window *w)
@@ -140,7 +186,8 @@ static int flush_one(struct push_window *w, struct pusher *pu, struct aggregate 
 {
 	struct pw_entry *e = entry_find(w, p, type);
 	struct stackset *cur, *win, *next;
-	char title[64];
+	struct push_label labels[PW_LABELS_MAX];
+	char title[PW_NAME_MAX + 32], name[PW_NAME_MAX];
 	int queued = 0, err;
 
 	cur = dump(a, p, type, w->since_ns);
@@ -160,9 +207,12 @@ static int flush_one(struct push_window *w, struct pusher *pu, struct aggregate 
 			.type = aggregate_type_name(type),
 			.from_ns = w->last_ns ? w->last_ns : p->first_ns,
 			.until_ns = now_ns,
+			.labels = labels,
 		};
 
-		snprintf(title, sizeof(title), "%s (pid %u)", p->comm, p->pid);
+		it.n_labels = workload_labels(w, p, name, sizeof(name), labels);
+		it.service = name[0] ? name : NULL;
+		snprintf(title, sizeof(title), "%s (pid %u)", name[0] ? name : p->comm, p->pid);
 		stackset_set_str(&win->title, title);
 		stackset_set_str(&win->type, aggregate_type_name(type));
 		stackset_set_str(&win->unit, aggregate_type_unit(type));

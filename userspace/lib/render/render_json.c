@@ -1,5 +1,7 @@
 #include "render_json.h"
 
+#include <string.h>
+
 #include "framename.h"
 #include "jsonw.h"
 #include "render_tree.h"
@@ -31,6 +33,30 @@ static void key_count(struct jsonw *w, const struct stackset *ss, const char *ke
 		jsonw_u64(w, v);
 }
 
+/* "workload": {"service": "myapp", ...} from its "key=value" lines;
+ * absent when none is said. */
+static void put_workload(struct jsonw *w, const char *lines)
+{
+	const char *line = lines, *end, *eq;
+	char key[64];
+
+	if (!lines || !lines[0])
+		return;
+	jsonw_key(w, "workload");
+	jsonw_object(w);
+	for (; *line; line = *end ? end + 1 : end) {
+		end = strchrnul(line, '\n');
+		eq = memchr(line, '=', (size_t)(end - line));
+		if (!eq || (size_t)(eq - line) >= sizeof(key))
+			continue;
+		memcpy(key, line, (size_t)(eq - line));
+		key[eq - line] = '\0';
+		jsonw_key(w, key);
+		jsonw_str_n(w, eq + 1, (size_t)(end - eq - 1));
+	}
+	jsonw_end(w);
+}
+
 static void put_metadata(struct json_ctx *c)
 {
 	const struct stackset *ss = c->ss;
@@ -47,6 +73,7 @@ static void put_metadata(struct json_ctx *c)
 	jsonw_key_u64(w, "end_ns", ss->end_ns);
 	jsonw_key_u64(w, "rate_hz", ss->rate_hz);
 	key_count(w, ss, "total", c->tree.total);
+	put_workload(w, ss->workload);
 	jsonw_end(w);
 }
 

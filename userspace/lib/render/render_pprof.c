@@ -419,6 +419,28 @@ static void put_functions(struct pprof_ctx *c)
 	}
 }
 
+/* The workload's "key=value" lines, a comment each after the title
+ * (`pprof -comments` lists them; pprof has no profile-wide labels). */
+static void put_workload(struct pprof_ctx *c)
+{
+	const char *line = c->ss->workload, *end;
+	char buf[512];
+	int64_t s;
+
+	for (; line && *line; line = *end ? end + 1 : end) {
+		end = strchrnul(line, '\n');
+		if (end == line || (size_t)(end - line) >= sizeof(buf))
+			continue;
+		memcpy(buf, line, (size_t)(end - line));
+		buf[end - line] = '\0';
+		s = strtab_str(&c->st, buf);
+		if (s < 0)
+			c->msg->failed = true;
+		else
+			pb_put_packed_int64(c->msg, PROFILE_COMMENT, &s, 1);
+	}
+}
+
 static void put_metadata(struct pprof_ctx *c)
 {
 	const struct stackset *ss = c->ss;
@@ -437,6 +459,7 @@ static void put_metadata(struct pprof_ctx *c)
 		else
 			pb_put_packed_int64(c->msg, PROFILE_COMMENT, &s, 1);
 	}
+	put_workload(c);
 }
 
 /* Last, so every string the fields above added is in it. */

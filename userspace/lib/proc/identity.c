@@ -1,0 +1,376 @@
+/* identity.c: a workload from its cgroup path (units, containers, pods),
+ * the derived service name, and the bounded /proc reads.  argv is read in
+ * identity_cmdline.c, templates expanded in identity_format.c. */
+#include "identity.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Copy at most len bytes of s into a field of size n, cut to fit. */
+static void set_field(char *dst, size_t n, const char *s, size_t len)
+{
+	if (len >= n)
+		len = n - 1;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+}
+
+#define SET(field, s, len) set_field(field, sizeof(field), s, len)
+
+static bool has_prefix(const char *s, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && !memcmp(s, prefix, n);
+}
+
+static bool has_suffix(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && !memcmp(s + len - n, suffix, n);
+}
+
+static bool is_hex_id(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len != 64)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Scopes that runtimes name "<prefix><64 hex>.scope" (systemd cgroup
+ * driver) or "<prefix><64 hex>" (cgroupfs, podman's libpod_parent).  The
+ * conmon monitors beside them ("crio-conmon-", "libpod-conmon-") are not
+ * the container: their id does not match. */
+static const struct {
+	const char *prefix, *runtime;
+} scopes[] = {
+	{ "docker-", "docker" },
+	{ "cri-containerd-", "containerd" },
+	{ "crio-", "cri-o" },
+	{ "libpod-", "podman" },
+};
+
+/* A container named by one path component: true when it was. */
+static bool container_component(const char *c, size_t len, const char *prev, size_t plen,
+				struct workload_id *id)
+{
+	size_t i, k, n;
+
+	for (i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
+		k = strlen(scopes[i].prefix);
+		n = has_suffix(c, len, ".scope") ? len - 6 : len;
+		if (has_prefix(c, n, scopes[i].prefix) && is_hex_id(c + k, n - k)) {
+			SET(id->runtime, scopes[i].runtime, strlen(scopes[i].runtime));
+			SET(id->container, c + k, n - k);
+			return true;
+		}
+	}
+	if (!is_hex_id(c, len))
+		return false;
+	/* A bare id: docker's cgroupfs driver ("/docker/<id>"), or a
+	 * kubelet's cgroupfs layout whose runtime the path does not say. */
+	if (plen == 6 && !memcmp(prev, "docker", 6))
+		SET(id->runtime, "docker", 6);
+	else if (!id->runtime[0])
+		SET(id->runtime, "cri", 3);
+	SET(id->container, c, len);
+	return true;
+}
+
+static void set_qos(struct workload_id *id, const char *q, size_t len)
+{
+	if (len == 9 && !memcmp(q, "burstable", 9))
+		SET(id->qos, q, len);
+	else if (len == 10 && !memcmp(q, "besteffort", 10))
+		SET(id->qos, q, len);
+}
+
+/* A pod uid: "pod<uid>" (cgroupfs) or, from the systemd driver's slice,
+ * with '_' where the uid has '-'. */
+static void set_pod(struct workload_id *id, const char *uid, size_t len)
+{
+	size_t i;
+
+	SET(id->pod, uid, len);
+	for (i = 0; id->pod[i]; i++)
+		if (id->pod[i] == '_')
+			id->pod[i] = '-';
+}
+
+/* kubepods components: "kubepods" (cgroupfs) then "burstable" or
+ * "besteffort" (guaranteed pods sit right under it) then "pod<uid>"; or
+ * the systemd driver's "kubepods.slice", "kubepods-burstable.slice",
+ * "kubepods-burstable-pod<uid>.slice" ("kubepods-pod<uid>.slice" when
+ * guaranteed). */
+static void kube_component(const char *c, size_t len, struct workload_id *id)
+{
+	const char *dash;
+	size_t n = has_suffix(c, len, ".slice") ? len - 6 : len;
+
+	if (n == 8 && !memcmp(c, "kubepods", 8)) {
+		SET(id->qos, "guaranteed", 10);
+		return;
+	}
+	if (!id->qos[0])
+		return; /* not under kubepods */
+	if (has_prefix(c, n, "kubepods-")) {
+		c += 9;
+		n -= 9;
+	}
+	dash = memchr(c, '-', n);
+	if (!has_prefix(c, n, "pod") && dash) {
+		set_qos(id, c, (size_t)(dash - c));
+		n -= (size_t)(dash + 1 - c);
+		c = dash + 1;
+	}
+	if (has_prefix(c, n, "pod") && n > 3)
+		set_pod(id, c + 3, n - 3);
+	else
+		set_qos(id, c, n);
+}
+
+/* A unit is a component ending in .service or .scope; the innermost one
+ * names the process (user@1000.service/app.slice/foo.service is foo). */
+static void unit_component(const char *c, size_t len, struct workload_id *id)
+{
+	if (has_suffix(c, len, ".service") || has_suffix(c, len, ".scope"))
+		SET(id->unit, c, len);
+}
+
+/* The path is parsed whole even where the cgroup field cuts it: the
+ * container is its last component. */
+static void parse_path(const char *path, size_t plen_all, struct workload_id *id)
+{
+	const char *c = path, *stop = path + plen_all, *prev = "", *end;
+	size_t len, plen = 0;
+
+	id->unit[0] = id->runtime[0] = id->container[0] = id->pod[0] = id->qos[0] = '\0';
+	SET(id->cgroup, path, plen_all);
+	for (; c < stop; c = end + 1) {
+		end = memchr(c, '/', (size_t)(stop - c));
+		if (!end)
+			end = stop;
+		len = (size_t)(end - c);
+		if (!len)
+			continue;
+		unit_component(c, len, id);
+		kube_component(c, len, id);
+		container_component(c, len, prev, plen, id);
+		prev = c;
+		plen = len;
+	}
+}
+
+void identity_parse_cgroup_path(const char *path, struct workload_id *id)
+{
+	parse_path(path, strlen(path), id);
+}
+
+/* One line of /proc/PID/cgroup: "hierarchy-id:controllers:path". */
+struct cg_line {
+	const char *controllers, *path;
+	size_t clen, plen;
+};
+
+static bool split_line(const char *line, const char *end, struct cg_line *l)
+{
+	const char *a = memchr(line, ':', (size_t)(end - line)), *b;
+
+	if (!a || !(b = memchr(a + 1, ':', (size_t)(end - a - 1))))
+		return false;
+	l->controllers = a + 1;
+	l->clen = (size_t)(b - a - 1);
+	l->path = b + 1;
+	l->plen = (size_t)(end - b - 1);
+	return l->plen > 0 && l->path[0] == '/';
+}
+
+static bool has_controller(const struct cg_line *l, const char *name)
+{
+	const char *c = l->controllers, *end = c + l->clen, *comma;
+	size_t n = strlen(name);
+
+	for (; c < end; c = comma + 1) {
+		comma = memchr(c, ',', (size_t)(end - c));
+		if (!comma)
+			comma = end;
+		if ((size_t)(comma - c) == n && !memcmp(c, name, n))
+			return true;
+	}
+	return false;
+}
+
+/* Which line names the workload, best first: systemd's own hierarchy
+ * (v1), the unified one (v2, or hybrid), cpu or cpuacct (where runtimes
+ * put containers on v1 without systemd), then any.  A line at "/" says
+ * nothing, so it ranks below every other. */
+static int line_rank(const struct cg_line *l)
+{
+	int rank = l->plen == 1 ? 10 : 0;
+
+	if (has_controller(l, "name=systemd"))
+		return rank + 1;
+	if (l->clen == 0)
+		return rank + 2;
+	if (has_controller(l, "cpu") || has_controller(l, "cpuacct"))
+		return rank + 3;
+	return rank + 4;
+}
+
+int identity_parse_cgroup(const char *text, struct workload_id *id)
+{
+	struct cg_line l, best = { 0 };
+	const char *line, *end;
+	int rank, best_rank = 100;
+
+	for (line = text; *line; line = *end ? end + 1 : end) {
+		end = strchrnul(line, '\n');
+		if (!split_line(line, end, &l))
+			continue;
+		rank = line_rank(&l);
+		if (rank < best_rank) {
+			best = l;
+			best_rank = rank;
+		}
+	}
+	if (!best.path)
+		return -ENOENT;
+	parse_path(best.path, best.plen, id);
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* A service unit's stem: "myapp.service" -> "myapp".  Not a user's
+ * service manager (user@1000.service holds a whole login) nor a scope
+ * (sessions, containers: processes started from outside). */
+static size_t service_stem(const char *unit)
+{
+	size_t len = strlen(unit);
+
+	if (!has_suffix(unit, len, ".service") || has_prefix(unit, len, "user@"))
+		return 0;
+	return len - 8;
+}
+
+void identity_derive(struct workload_id *id, const char *comm, const char *exe)
+{
+	size_t stem = service_stem(id->unit);
+
+	if (comm)
+		SET(id->comm, comm, strlen(comm));
+	if (exe)
+		SET(id->exe, exe, strlen(exe));
+	if (stem)
+		SET(id->service, id->unit, stem);
+	else if (id->script[0])
+		SET(id->service, id->script, strlen(id->script));
+	else if (id->container[0])
+		SET(id->service, id->container, 12);
+	else if (id->comm[0])
+		SET(id->service, id->comm, strlen(id->comm));
+	else
+		SET(id->service, base_name(id->exe), strlen(base_name(id->exe)));
+}
+
+/* Up to size - 1 bytes of a /proc file, NUL-terminated: a few reads at
+ * most, since procfs hands a page or so per read. */
+static ssize_t read_capped(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t got = 0;
+	ssize_t n = 1;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (got < size - 1 && n > 0) {
+		n = read(fd, buf + got, size - 1 - got);
+		if (n > 0)
+			got += (size_t)n;
+	}
+	close(fd);
+	if (n < 0 && !got)
+		return errno == ESRCH ? -ESRCH : -EIO;
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+int identity_reread_cgroup(const char *proc_root, uint32_t pid, struct workload_id *id)
+{
+	char path[PATH_MAX], text[WID_CGROUP_READ_MAX];
+	struct workload_id fresh = *id;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/cgroup", proc_root, pid);
+	n = read_capped(path, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	if (identity_parse_cgroup(text, &fresh))
+		identity_parse_cgroup_path("/", &fresh);
+	identity_derive(&fresh, NULL, NULL);
+	*id = fresh;
+	return 0;
+}
+
+int identity_read(const char *proc_root, uint32_t pid, const char *comm, const char *exe,
+		  struct workload_id *id)
+{
+	char path[PATH_MAX], argv[WID_CMDLINE_READ_MAX];
+	ssize_t n;
+	int err;
+
+	memset(id, 0, sizeof(*id));
+	snprintf(path, sizeof(path), "%s/%u/cmdline", proc_root, pid);
+	n = read_capped(path, argv, sizeof(argv));
+	if (n < 0)
+		return (int)n;
+	identity_parse_cmdline(argv, (size_t)n, id);
+	identity_derive(id, comm, exe);
+	err = identity_reread_cgroup(proc_root, pid, id);
+	return err == -ENOENT ? -ESRCH : err;
+}
+
+static const char *const field_names[WID_NFIELDS] = {
+	[WID_SERVICE] = "service", [WID_UNIT] = "unit",	      [WID_CONTAINER] = "container",
+	[WID_POD] = "pod",	   [WID_QOS] = "qos",	      [WID_RUNTIME] = "runtime",
+	[WID_SCRIPT] = "script",   [WID_COMM] = "comm",	      [WID_EXE] = "exe",
+	[WID_CGROUP] = "cgroup",
+};
+
+const char *identity_field_name(enum wid_field f)
+{
+	return (unsigned)f < WID_NFIELDS ? field_names[f] : NULL;
+}
+
+const char *identity_field(const struct workload_id *id, enum wid_field f)
+{
+	switch (f) {
+	case WID_SERVICE: return id->service;
+	case WID_UNIT: return id->unit;
+	case WID_CONTAINER: return id->container;
+	case WID_POD: return id->pod;
+	case WID_QOS: return id->qos;
+	case WID_RUNTIME: return id->runtime;
+	case WID_SCRIPT: return id->script;
+	case WID_COMM: return id->comm;
+	case WID_EXE: return id->exe;
+	case WID_CGROUP: return id->cgroup;
+	default: return NULL;
+	}
+}

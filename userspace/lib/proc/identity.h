@@ -1,0 +1,94 @@
+/* identity: what a process is to the people who run it, its workload.
+ * A fleet sees services, not `python3.11`: the systemd unit or scope,
+ * the container (runtime and id) and Kubernetes pod (uid and QoS class)
+ * from the cgroup path that those managers name, the script or module an
+ * interpreter runs from its argv, and a service name derived from them.
+ *
+ * The parsers are pure (they take /proc text and argv bytes) so tests can
+ * feed every layout; identity_read() does the bounded /proc reads and is
+ * a slow path (the process controls its argv: a read is capped, and runs
+ * on a worker in the daemon).  Every field is a bounded, NUL-terminated
+ * array: a longer value is cut, never overflows, and "" means unknown. */
+#ifndef PROFD_IDENTITY_H
+#define PROFD_IDENTITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WID_CGROUP_MAX 256
+#define WID_NAME_MAX 128
+#define WID_CONTAINER_MAX 65 /* 64 hex digits */
+#define WID_POD_MAX 40	     /* a uuid, 36 characters */
+/* Caps on what identity_read() reads of a process's files: the whole
+ * cgroup file of a v1 machine with a dozen controllers fits, argv is
+ * only needed up to the script. */
+#define WID_CGROUP_READ_MAX 8192
+#define WID_CMDLINE_READ_MAX 4096
+
+struct workload_id {
+	char cgroup[WID_CGROUP_MAX];	 /* the path identity came from, "/" root */
+	char unit[WID_NAME_MAX];	 /* myapp.service, session-3.scope */
+	char runtime[16];		 /* docker, containerd, cri-o, podman, cri */
+	char container[WID_CONTAINER_MAX]; /* full hex id */
+	char pod[WID_POD_MAX];		 /* Kubernetes pod uid, with dashes */
+	char qos[12];			 /* guaranteed, burstable, besteffort */
+	char script[WID_NAME_MAX];	 /* an interpreter's script or module */
+	char comm[16];
+	char exe[WID_CGROUP_MAX];	 /* the executable's path (cut when long) */
+	char service[WID_NAME_MAX];	 /* derived: identity_derive() */
+};
+
+/* The template fields, for callers that take a field by name
+ * (selectors, push labels): "service", "unit", ... as in templates. */
+enum wid_field {
+	WID_SERVICE,
+	WID_UNIT,
+	WID_CONTAINER,
+	WID_POD,
+	WID_QOS,
+	WID_RUNTIME,
+	WID_SCRIPT,
+	WID_COMM,
+	WID_EXE,
+	WID_CGROUP,
+	WID_NFIELDS
+};
+const char *identity_field_name(enum wid_field f);
+/* The field's value ("" when unknown); NULL for a bad f. */
+const char *identity_field(const struct workload_id *id, enum wid_field f);
+
+/* The text of /proc/PID/cgroup, v2 ("0::/path") or v1 (one line per
+ * hierarchy: name=systemd's first, else cpu's, else the first line): fills
+ * cgroup and what its path names (unit, runtime, container, pod, qos),
+ * clearing those first.  0, or -ENOENT when no line has a path. */
+int identity_parse_cgroup(const char *text, struct workload_id *id);
+/* The same from a path alone. */
+void identity_parse_cgroup_path(const char *path, struct workload_id *id);
+/* argv as /proc/PID/cmdline has it (NUL-separated, len bytes, the last
+ * argument maybe cut): the script or module when argv[0] is an
+ * interpreter (python*, node, ruby, java -jar), else script is "". */
+void identity_parse_cmdline(const char *argv, size_t len, struct workload_id *id);
+/* Set comm and exe (either may be NULL: kept) and derive service: a
+ * service unit's stem (not a user@ manager's, not a scope), else the
+ * script, else the container id's first 12 digits, else comm. */
+void identity_derive(struct workload_id *id, const char *comm, const char *exe);
+
+/* Read pid's cgroup and cmdline under proc_root, bounded as above, and
+ * derive.  0, -ESRCH when the process is gone, -errno. */
+int identity_read(const char *proc_root, uint32_t pid, const char *comm, const char *exe,
+		  struct workload_id *id);
+/* Only the cgroup again (a process moved by its manager): cheap, one
+ * small read.  0 or -errno, id unchanged on error. */
+int identity_reread_cgroup(const char *proc_root, uint32_t pid, struct workload_id *id);
+
+/* Expand a template such as "{service}" or "{unit}/{container}" into out
+ * (n bytes, NUL-terminated, cut when long).  An empty field drops the
+ * literal text before it back to the previous field, so "{service}-{pod}"
+ * is "myapp" outside Kubernetes (and the text after a leading empty field
+ * goes); an empty result falls back to service.
+ * Returns the length written, or -EINVAL for an unknown or unclosed field. */
+int identity_format(const struct workload_id *id, const char *tmpl, char *out, size_t n);
+/* Whether a template is valid (for option checking): 0 or -EINVAL. */
+int identity_check_template(const char *tmpl);
+
+#endif
