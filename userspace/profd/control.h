@@ -5,6 +5,7 @@
 #define PROFD_CONTROL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,6 +31,16 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
  * takes d->lock only to check uid.  0, -EACCES, -ESRCH, -ENOENT (no
  * CPython, or asyncio not imported), -EPROTONOSUPPORT (before 3.14). */
 int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out);
+
+/* control_timeline.c: under d->lock, the timelines of the nsel processes
+ * in sel within q's window (q's view flags apply) into out; then, without
+ * the lock, out sorted by time and encoded as PROTO_RESP_TIMELINE's
+ * payload.  0 or -errno. */
+struct tlset;
+struct buf;
+int control_timeline_collect(struct daemon *d, struct proc **sel, size_t nsel,
+			     const struct agg_query *q, struct tlset *out);
+int control_timeline_encode(struct tlset *t, struct buf *payload);
 
 /* control_server.c: the control thread */
 /* Before the slow start: 0 if path can become the socket, -EADDRINUSE
