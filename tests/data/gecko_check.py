@@ -71,9 +71,15 @@ def check_thread(th):
         d = m[ms["data"]]
         if m[ms["phase"]] == 1 and m[ms["endTime"]] < m[ms["startTime"]]:
             fail("thread %s: marker ends before it starts" % tid)
-        c = d.get("cause")
-        if c is not None and not 0 <= c["stack"] < len(stacks):
-            fail("thread %s: marker cause stack out of range" % tid)
+        c = None
+        if "stack" in d:  # a one-sample SyncProfile indexing this stackTable
+            sp = d["stack"]
+            if sp.get("name") != "SyncProfile" or sp.get("tid") != tid:
+                fail("thread %s: marker stack is not this thread's SyncProfile" % tid)
+            row = sp["samples"]["data"][0]
+            c = {"stack": row[sp["samples"]["schema"]["stack"]]}
+            if not 0 <= c["stack"] < len(stacks):
+                fail("thread %s: marker stack out of range" % tid)
         ent = types.setdefault(d["type"], {"n": 0, "ms": 0.0, "frames": {}})
         ent["n"] += 1
         if m[ms["phase"]] == 1:

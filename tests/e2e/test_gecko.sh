@@ -117,6 +117,52 @@ print("  recorded %d tracks; alpha %d samples; sleeper %d intervals" % (
 PYEOF
 ok "record --format gecko -- CMD: every thread of the command"
 
+# The real viewer's code: the Firefox Profiler's own import and
+# processing (npm's @firefox-devtools/profiler-cli, the profiler's code in
+# a CLI) loads the recorded file and shows each thread as a track, the
+# sleeper's off-CPU markers with their stacks through sleeper_wait.
+# Installed once into a cache dir (packaging/setup.sh does it for CI).
+# speedscope is not asked: its Firefox importer reads only the DevTools
+# panel's single-thread recordings, not this format.
+viewer_check() {
+	local dir=${PROFD_TEST_CACHE:-/var/cache/profd-tests}/profiler-cli pq sl t
+	pq=$dir/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js
+	if [ ! -f "$pq" ]; then
+		command -v npm >/dev/null 2>&1 || { echo "note: viewer check not run: npm absent"; return 0; }
+		mkdir -p "$dir" && npm install --silent --prefix "$dir" @firefox-devtools/profiler-cli \
+			>"$T/npm.log" 2>&1 || fail "npm install @firefox-devtools/profiler-cli: $(tail -3 "$T/npm.log")"
+	fi
+	command -v node >/dev/null 2>&1 || fail "npm without node"
+	export HOME=$T/home # its session files
+	mkdir -p "$HOME"
+	pq() { timeout 60 node "$pq" "$@"; }
+	pq load "$T/rec.gecko.json" >"$T/pq.load" 2>&1 || fail "the Firefox Profiler refused the file: $(cat "$T/pq.load")"
+	pq profile info >"$T/pq.info" 2>&1 || fail "profiler-cli profile info: $(cat "$T/pq.info")"
+	for role in alpha beta sleeper main; do
+		t=$(awk -v r=$role '$1 == r { print $2 }' "$T/rec.out")
+		grep -qE "t-[0-9]+: .* \[tid $t\]" "$T/pq.info" ||
+			{ cat "$T/pq.info" >&2; fail "the Firefox Profiler shows no track for $role (tid $t)"; }
+	done
+	sl=$(awk '$1 == "sleeper" { print $2 }' "$T/rec.out")
+	t=$(grep -E "\[tid $sl\]" "$T/pq.info" | grep -oE 't-[0-9]+' | head -1)
+	pq thread select "$t" >/dev/null 2>&1 || fail "profiler-cli thread select $t"
+	pq thread markers >"$T/pq.markers" 2>&1 || fail "profiler-cli thread markers failed"
+	grep -qE '^ +off-CPU +[0-9]+ markers +\(interval' "$T/pq.markers" ||
+		{ cat "$T/pq.markers" >&2; fail "the sleeper's track has no off-CPU interval markers"; }
+	pq marker stack m-1 >"$T/pq.stack" 2>&1 || fail "profiler-cli marker stack m-1 failed"
+	grep -q "py_timeline.py!sleeper_wait" "$T/pq.stack" ||
+		{ cat "$T/pq.stack" >&2; fail "the sleeper's off-CPU marker has no stack through sleeper_wait"; }
+	a=$(awk '$1 == "alpha" { print $2 }' "$T/rec.out")
+	t=$(grep -E "\[tid $a\]" "$T/pq.info" | grep -oE 't-[0-9]+' | head -1)
+	pq thread select "$t" >/dev/null 2>&1 && pq thread samples >"$T/pq.samples" 2>&1 ||
+		fail "profiler-cli thread samples failed"
+	grep -q "py_timeline.py!alpha_work" "$T/pq.samples" ||
+		{ cat "$T/pq.samples" >&2; fail "the alpha track's samples do not name alpha_work"; }
+	pq stop >/dev/null 2>&1
+	ok "the Firefox Profiler's own import shows every thread, the samples and the off-CPU markers with stacks"
+}
+viewer_check
+
 if [ "$cuda" = yes ]; then
 	build_cuda_stubs "$T/lib" || fail "building the stub libraries failed"
 	GPU=$SRC/tests/workloads/gpu

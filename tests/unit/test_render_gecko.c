@@ -73,7 +73,8 @@ static struct tlset *sample_timeline(void)
 	assert_int_equal(tlset_thread(t, 7, 7, "python3"), 0);
 	assert_int_equal(tlset_thread(t, 7, 8, "worker"), 1);
 	assert_int_equal(tlset_thread(t, 7, 9, "sleeper"), 2);
-	assert_int_equal(tlset_thread(t, 7, 8, "other"), 1); /* known: same index */
+	assert_int_equal(tlset_thread(t, 7, 8, "old"), 1); /* known: same index, renamed */
+	assert_int_equal(tlset_thread(t, 7, 8, "worker"), 1);
 	a = stack_of(t, kp, np, 3);
 	b = stack_of(t, kn, nn, 2);
 	s = stack_of(t, ks, ns, 3);

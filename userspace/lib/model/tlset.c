@@ -60,7 +60,7 @@ int64_t tlset_thread(struct tlset *t, uint32_t pid, uint32_t tid, const char *na
 		th = &t->threads[i];
 		if (th->pid != pid || th->tid != tid)
 			continue;
-		if (name && *name && !*th->name && stackset_set_str(&th->name, name))
+		if (name && *name && strcmp(th->name, name) && stackset_set_str(&th->name, name))
 			return -ENOMEM;
 		return (int64_t)i;
 	}

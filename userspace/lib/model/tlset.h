@@ -47,8 +47,9 @@ struct tlset *tlset_new(void);
 void tlset_free(struct tlset *t);
 /* Index of a type name (added on first use), or -ENOSPC / -ENOMEM. */
 int tlset_type(struct tlset *t, const char *name);
-/* Index of thread (pid, tid), added with name on first use; a later name
- * replaces an empty one.  -ENOMEM on failure. */
+/* Index of thread (pid, tid), added with name on first use; a later
+ * non-empty name replaces it (events come oldest first: the thread is
+ * named as it is now, after an exec or a rename).  -ENOMEM on failure. */
 int64_t tlset_thread(struct tlset *t, uint32_t pid, uint32_t tid, const char *name);
 /* Append an event (indices already valid). 0 or -ENOMEM / -EINVAL. */
 int tlset_add(struct tlset *t, const struct tl_event *e);

@@ -264,6 +264,45 @@ static const char *leaf_name(const struct gk_ctx *c, const struct tl_event *e)
 	return st->depth ? c->t->ss->frames[st->frames[st->depth - 1]].name : "";
 }
 
+/* The event's stack as the format carries a marker's: a one-sample
+ * "SyncProfile" whose stack indexes the thread's stackTable (the profiler
+ * moves it into the shared table it builds, and names it the cause). */
+static void put_marker_stack(struct gk_ctx *c, const struct tl_event *e, uint32_t stack)
+{
+	static const char *const mcols[] = {"name",  "startTime", "endTime",
+					    "phase", "category",  "data"};
+	static const char *const scols[] = {"stack", "time", "eventDelay"};
+	const struct tl_thread *th = &c->t->threads[e->thread];
+	struct jsonw *w = &c->w;
+
+	jsonw_key(w, "stack");
+	jsonw_object(w);
+	jsonw_key_str(w, "name", "SyncProfile");
+	jsonw_key(w, "registerTime");
+	jsonw_null(w);
+	jsonw_key(w, "unregisterTime");
+	jsonw_null(w);
+	jsonw_key_str(w, "processType", "default");
+	jsonw_key_u64(w, "tid", th->tid);
+	jsonw_key_u64(w, "pid", th->pid);
+	jsonw_key(w, "markers");
+	jsonw_object(w);
+	put_schema(w, mcols, 6);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_key(w, "samples");
+	jsonw_object(w);
+	put_schema(w, scols, 3);
+	jsonw_array(w);
+	jsonw_u64(w, stack - 1);
+	jsonw_double(w, ms_after(c, e->start_ns));
+	jsonw_u64(w, 0);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_end(w);
+}
+
 static void put_marker_data(struct gk_ctx *c, const struct tl_event *e, int m, uint32_t stack)
 {
 	struct jsonw *w = &c->w;
@@ -272,14 +311,8 @@ static void put_marker_data(struct gk_ctx *c, const struct tl_event *e, int m, u
 	jsonw_key_str(w, "type", marker_kinds[m].data_type);
 	jsonw_key_str(w, "leaf", leaf_name(c, e));
 	jsonw_key_u64(w, marker_kinds[m].interval ? "durationNs" : "bytes", e->weight);
-	if (stack) {
-		jsonw_key(w, "cause");
-		jsonw_object(w);
-		jsonw_key(w, "time");
-		jsonw_double(w, ms_after(c, e->start_ns));
-		jsonw_key_u64(w, "stack", stack - 1);
-		jsonw_end(w);
-	}
+	if (stack)
+		put_marker_stack(c, e, stack);
 	jsonw_end(w);
 }
 

@@ -20,8 +20,10 @@
  *                  0 instant), category, data]; data.type "OffCPU",
  *                  "CUDA", "GPUDriver" or "Memory", data.leaf the
  *                  stack's last frame, data.durationNs or data.bytes, and
- *                  data.cause {time, stack}: the event's whole stack as an
- *                  index into the thread's stackTable
+ *                  data.stack: the event's whole stack as the format
+ *                  gives a marker's, a one-sample "SyncProfile" thread
+ *                  whose sample indexes this thread's stackTable (the
+ *                  profiler turns it into the marker's cause)
  *     stringTable frame names ("qualname (path:line)" for Python, which
  *                  the profiler shows as function and file), then marker
  *                  names
