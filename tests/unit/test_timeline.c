@@ -1,6 +1,7 @@
 /* aggregate's timeline rings (timeline.h): events kept oldest first, the
- * per-process and global bounds with eviction counted, off-CPU blocks
- * moved to their start, and aggregate_timeline's window and stacks. */
+ * per-ring and global bounds with eviction counted, samples and other
+ * events in rings of their own, off-CPU blocks moved to their start,
+ * and aggregate_timeline's window and stacks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,7 +39,7 @@ static void test_ring_bounds(void **state)
 		timeline_add(&b, &tl, &e);
 	}
 	/* The newest 1000, oldest first; the rest counted as evicted. */
-	assert_int_equal(tl->n, 1000);
+	assert_int_equal(timeline_count(tl), 1000);
 	assert_int_equal(timeline_at(tl, 0)->start_ns, 1500);
 	assert_int_equal(timeline_at(tl, 999)->start_ns, 2499);
 	assert_int_equal(tl->evicted, 1500);
@@ -51,7 +52,7 @@ static void test_ring_bounds(void **state)
 		e = ev(i);
 		timeline_add(&b, &other, &e);
 	}
-	assert_int_equal(other->n, 256);
+	assert_int_equal(timeline_count(other), 256);
 	assert_true(b.bytes <= b.max_bytes);
 	assert_int_equal(timeline_at(other, 255)->start_ns, 599);
 	timeline_free(tl);
@@ -62,6 +63,36 @@ static void test_ring_bounds(void **state)
 	tl = NULL;
 	timeline_add(&b, &tl, &e);
 	assert_null(tl);
+}
+
+/* A flood of CUDA calls leaves the samples alone, and the reverse. */
+static void test_two_rings(void **state)
+{
+	struct timeline_budget b;
+	struct timeline *tl = NULL;
+	struct timeline_event e;
+	uint32_t i;
+
+	(void)state;
+	timeline_budget_init(&b);
+	b.per_proc_max = 300;
+	for (i = 0; i < 10; i++) {
+		e = ev(i);
+		timeline_add(&b, &tl, &e);
+	}
+	for (i = 0; i < 1000; i++) {
+		e = ev(100 + i);
+		e.type = AGG_CUDA;
+		timeline_add(&b, &tl, &e);
+	}
+	assert_int_equal(timeline_count(tl), 310);
+	assert_int_equal(timeline_at(tl, 0)->start_ns, 0); /* samples first, all there */
+	assert_int_equal(timeline_at(tl, 9)->start_ns, 9);
+	assert_int_equal(timeline_at(tl, 10)->start_ns, 800); /* the newest 300 calls */
+	assert_int_equal(timeline_at(tl, 309)->start_ns, 1099);
+	assert_int_equal(tl->evicted, 700);
+	timeline_free(tl);
+	assert_int_equal(b.bytes, 0);
 }
 
 static void test_types(void **state)
@@ -135,6 +166,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ring_bounds),
+	    cmocka_unit_test(test_two_rings),
 	    cmocka_unit_test(test_types),
 	    cmocka_unit_test(test_aggregate),
 	};

@@ -128,7 +128,7 @@ int aggregate_timeline(struct aggregate *a, const struct proc *p, const struct a
 	hashmap_init(&x.frames);
 	hashmap_init(&x.stacks);
 	out->dropped += tl->evicted;
-	for (i = 0; i < tl->n && !err; i++) {
+	for (i = 0; i < timeline_count(tl) && !err; i++) {
 		const struct timeline_event *e = timeline_at(tl, i);
 
 		if (in_window(q, e))

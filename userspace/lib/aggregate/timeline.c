@@ -26,9 +26,9 @@ uint64_t timeline_start(int type, uint64_t realtime_ns, uint64_t weight)
 	return realtime_ns;
 }
 
-static uint32_t next_cap(const struct timeline_budget *b, const struct timeline *tl)
+static uint32_t next_cap(const struct timeline_budget *b, const struct timeline_ring *r)
 {
-	uint64_t have = tl->cap, want = have ? 2 * have : TIMELINE_FIRST_CAP;
+	uint64_t have = r->cap, want = have ? 2 * have : TIMELINE_FIRST_CAP;
 
 	if (want > b->per_proc_max)
 		want = b->per_proc_max;
@@ -39,28 +39,36 @@ static uint32_t next_cap(const struct timeline_budget *b, const struct timeline 
 	return (uint32_t)want;
 }
 
-/* A bigger ring, the events copied oldest first.  False when the bounds
- * or the allocator say no: the ring then wraps at its size. */
-static bool grow(struct timeline_budget *b, struct timeline *tl, uint32_t cap)
+static const struct timeline_event *ring_at(const struct timeline_ring *r, uint32_t i)
+{
+	uint32_t oldest = (r->head + r->cap - r->n) % r->cap;
+
+	return &r->ev[(oldest + i) % r->cap];
+}
+
+/* A bigger ring, the events copied oldest first.  False when the
+ * allocator says no: the ring then wraps at its size. */
+static bool grow(struct timeline_budget *b, struct timeline_ring *r, uint32_t cap)
 {
 	struct timeline_event *ev = malloc((size_t)cap * sizeof(*ev));
 	uint32_t i;
 
 	if (!ev)
 		return false;
-	for (i = 0; i < tl->n; i++)
-		ev[i] = *timeline_at(tl, i);
-	free(tl->ev);
-	b->bytes += (uint64_t)(cap - tl->cap) * sizeof(*ev);
-	tl->ev = ev;
-	tl->cap = cap;
-	tl->head = tl->n;
+	for (i = 0; i < r->n; i++)
+		ev[i] = *ring_at(r, i);
+	free(r->ev);
+	b->bytes += (uint64_t)(cap - r->cap) * sizeof(*ev);
+	r->ev = ev;
+	r->cap = cap;
+	r->head = r->n;
 	return true;
 }
 
 void timeline_add(struct timeline_budget *b, struct timeline **tlp, const struct timeline_event *e)
 {
 	struct timeline *tl = *tlp;
+	struct timeline_ring *r;
 	uint32_t cap;
 
 	if (!b->per_proc_max)
@@ -74,35 +82,47 @@ void timeline_add(struct timeline_budget *b, struct timeline **tlp, const struct
 		tl->budget = b;
 		*tlp = tl;
 	}
-	if (tl->n == tl->cap && (cap = next_cap(b, tl)))
-		grow(b, tl, cap);
-	if (!tl->cap) {
+	r = &tl->ring[e->type == AGG_CPU ? TIMELINE_SAMPLES : TIMELINE_EVENTS];
+	if (r->n == r->cap && (cap = next_cap(b, r)))
+		grow(b, r, cap);
+	if (!r->cap) {
 		b->lost++;
 		return;
 	}
-	if (tl->n == tl->cap) {
+	if (r->n == r->cap) {
 		tl->evicted++;
 		b->evicted++;
 	} else {
-		tl->n++;
+		r->n++;
 	}
-	tl->ev[tl->head] = *e;
-	tl->head = (tl->head + 1) % tl->cap;
+	r->ev[r->head] = *e;
+	r->head = (r->head + 1) % r->cap;
 	b->events++;
 }
 
 void timeline_free(struct timeline *tl)
 {
+	int i;
+
 	if (!tl)
 		return;
-	tl->budget->bytes -= (uint64_t)tl->cap * sizeof(*tl->ev);
-	free(tl->ev);
+	for (i = 0; i < TIMELINE_RINGS; i++) {
+		tl->budget->bytes -= (uint64_t)tl->ring[i].cap * sizeof(struct timeline_event);
+		free(tl->ring[i].ev);
+	}
 	free(tl);
+}
+
+uint32_t timeline_count(const struct timeline *tl)
+{
+	return tl->ring[TIMELINE_SAMPLES].n + tl->ring[TIMELINE_EVENTS].n;
 }
 
 const struct timeline_event *timeline_at(const struct timeline *tl, uint32_t i)
 {
-	uint32_t oldest = (tl->head + tl->cap - tl->n) % tl->cap;
+	const struct timeline_ring *samples = &tl->ring[TIMELINE_SAMPLES];
 
-	return &tl->ev[(oldest + i) % tl->cap];
+	if (i < samples->n)
+		return ring_at(samples, i);
+	return ring_at(&tl->ring[TIMELINE_EVENTS], i - samples->n);
 }
