@@ -635,12 +635,16 @@ static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *
 
 /* build_dump's end for a timeline: 0 when there is one to send, 1 when
  * answered already (an error). */
-static int timeline_answer(struct buf *out, int err, ssize_t nsel, const struct tlset *tl)
+static int timeline_answer(struct buf *out, int err, ssize_t nsel, const struct dump_plan *dp,
+			   const struct tlset *tl)
 {
 	if (err)
 		return reply_error(out, -err, "timeline failed: %s", strerror(-err)) ?: 1;
 	if (nsel < 0)
 		return 1;
+	/* Asked for only processes memory does not hold: say what a dump says. */
+	if (!nsel && dp->nhist)
+		return explain_missing(out, dp->hist_pids[0]) ?: 1;
 	if (!tl->nevents)
 		return reply_error(out, ENODATA, "no timeline kept for the selection (its events "
 						 "are past profd's bound, or from before a restart)") ?: 1;
@@ -676,7 +680,7 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	daemon_unlock(d);
 	if (tl) {
 		pthread_mutex_unlock(&d->hist_lock);
-		return timeline_answer(out, err, nsel, tl);
+		return timeline_answer(out, err, nsel, dp, tl);
 	}
 	if (!err && nsel >= 0)
 		err = dump_ongoing(d, dp, ss);
