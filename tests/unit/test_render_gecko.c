@@ -203,6 +203,9 @@ static void test_render(void **state)
 	assert_non_null(strstr(summary, "\"work_a (/w/app.py:3)\": 10"));
 	assert_non_null(strstr(summary, "\"first\": 0,"));
 	assert_non_null(strstr(out.data, "\"version\":27"));
+	/* Every thread of pid 7 in the process its main thread names. */
+	assert_non_null(strstr(out.data, "\"name\":\"worker (8)\",\"processType\":\"default\","
+					 "\"processName\":\"python3\""));
 	scratch_teardown(NULL);
 	buf_free(&out);
 	tlset_free(t);

@@ -54,6 +54,7 @@ struct gk_ctx {
 	size_t *order;			/* events grouped by thread, in time order */
 	size_t *first;			/* thread i's events: order[first[i]..first[i+1]) */
 	uint64_t start_ns;
+	struct hashmap main_of; /* pid -> its main thread's index */
 	struct gk_thread th;
 };
 
@@ -105,6 +106,12 @@ static int group_by_thread(struct gk_ctx *c)
 		free(next);
 		return -ENOMEM;
 	}
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == t->threads[i].pid &&
+		    hashmap_put(&c->main_of, t->threads[i].pid, i)) {
+			free(next);
+			return -ENOMEM;
+		}
 	for (i = 0; i < t->nevents; i++)
 		c->first[t->events[i].thread + 1]++;
 	for (i = 0; i < t->nthreads; i++)
@@ -435,6 +442,17 @@ static void put_strings(struct gk_ctx *c)
 	jsonw_end(w);
 }
 
+/* A process is named after its main thread (tid == pid), when the
+ * timeline has it. */
+static const char *process_name(const struct gk_ctx *c, const struct tl_thread *th)
+{
+	uint64_t v;
+
+	if (hashmap_get(&c->main_of, th->pid, &v))
+		return c->t->threads[v].name;
+	return th->name;
+}
+
 static void put_thread_head(struct gk_ctx *c, const struct tl_thread *th)
 {
 	struct jsonw *w = &c->w;
@@ -443,7 +461,7 @@ static void put_thread_head(struct gk_ctx *c, const struct tl_thread *th)
 	snprintf(name, sizeof(name), "%s (%u)", th->name && *th->name ? th->name : "?", th->tid);
 	jsonw_key_str(w, "name", name);
 	jsonw_key_str(w, "processType", "default");
-	jsonw_key_str(w, "processName", c->t->ss->title ? c->t->ss->title : "");
+	jsonw_key_str(w, "processName", process_name(c, th));
 	jsonw_key_u64(w, "pid", th->pid);
 	jsonw_key_u64(w, "tid", th->tid);
 	jsonw_key_u64(w, "registerTime", 0);
@@ -596,5 +614,6 @@ int render_gecko(const struct tlset *t, struct buf *out)
 		err = put_file(&c, out);
 	free(c.first);
 	free(c.order);
+	hashmap_free(&c.main_of);
 	return err;
 }

@@ -10,7 +10,8 @@
  *               the window's start), interval (ms per CPU sample),
  *               categories (by frame kind), markerSchema, product
  *   threads[]   one per (pid, tid): name "comm (tid)", pid, tid,
- *               processName, and its own tables, each {schema, data}:
+ *               processName (the main thread's comm), and its own
+ *               tables, each {schema, data}:
  *     samples     [stack, time ms after startTime, eventDelay 0]
  *     stackTable  [prefix stack or null, frame]: root first, as folded
  *     frameTable  [location string, relevantForJS false, innerWindowID 0,
