@@ -27,5 +27,15 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
+# The Firefox Profiler's own import code, which e2e.test_gecko loads its
+# files into: fetched once here, where the tests may later run offline.
+PQ_DIR=/var/cache/profd-tests/profiler-cli
+if command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
+	[ ! -f "$PQ_DIR/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js" ]; then
+	mkdir -p "$PQ_DIR"
+	npm install --silent --prefix "$PQ_DIR" @firefox-devtools/profiler-cli >/dev/null ||
+		echo "setup: could not install @firefox-devtools/profiler-cli (test_gecko will try)" >&2
+fi
+
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"

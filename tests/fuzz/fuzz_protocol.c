@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "protocol.h"
+#include "tlset.h"
 
 #define CHECK(cond)                        \
 	do {                               \
@@ -81,12 +82,32 @@ static void stackset_free_obj(void *obj)
 	stackset_free(obj);
 }
 
+static int timeline_dec(const void *d, size_t n, void **obj)
+{
+	int err;
+
+	*obj = proto_decode_timeline(d, n, &err);
+	CHECK(!err == !!*obj);
+	return err;
+}
+
+static int timeline_enc(struct buf *b, const void *obj)
+{
+	return proto_encode_timeline(b, obj);
+}
+
+static void timeline_free_obj(void *obj)
+{
+	tlset_free(obj);
+}
+
 static const struct codec codecs[] = {
 	{ dump_req_dec, dump_req_enc, dump_req_free },
 	{ list_dec, list_enc, list_free },
 	{ stats_dec, stats_enc, stats_free },
 	{ error_dec, error_enc, error_free },
 	{ stackset_dec, stackset_enc, stackset_free_obj },
+	{ timeline_dec, timeline_enc, timeline_free_obj },
 };
 
 static void check_codec(const struct codec *c, const uint8_t *data, size_t size)

@@ -3,8 +3,9 @@
  * whose profile state is filled by hand and whose ingest is a small
  * thread that only answers catch-ups and jobs, as main.c's loop does:
  * a dump returns the counts, a user sees only its own processes, a
- * request of an unknown type or a malformed one gets an error, and
- * answers wait for no catch-up timeout. */
+ * request of an unknown type or a malformed one gets an error, a
+ * timeline dump returns the events, and answers wait for no catch-up
+ * timeout. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "protocol.h"
 #include "statelock.h"
+#include "tlset.h"
 
 #define BUCKET (10ull * 1000000000ull)
 
@@ -283,6 +285,63 @@ static void test_list_units(void **state)
 	proto_list_free(&l);
 }
 
+/* A dump request asking for the timeline: the answer's type, and its
+ * timeline (decoded) or error code. */
+static uint16_t ask_timeline(struct fixture *f, uid_t uid, uint32_t pid, uint64_t since_ns,
+			     struct tlset **tl, int *code)
+{
+	struct proto_dump_req r = { .pids = &pid, .npids = 1, .since_ns = since_ns,
+				    .flags = PROTO_DUMP_TIMELINE };
+	struct buf req, resp;
+	const void *payload;
+	struct proto_error e;
+	uint32_t len;
+	uint16_t type;
+
+	buf_init(&req);
+	assert_int_equal(proto_encode_dump_req(&req, &r), 0);
+	*tl = NULL;
+	*code = 0;
+	type = ask(f, uid, PROTO_REQ_DUMP, &req, &resp, &payload, &len);
+	if (type == PROTO_RESP_TIMELINE) {
+		*tl = proto_decode_timeline(payload, len, NULL);
+		assert_non_null(*tl);
+	} else {
+		assert_int_equal(proto_decode_error(payload, len, &e), 0);
+		*code = e.code;
+		proto_error_free(&e);
+	}
+	buf_free(&req);
+	buf_free(&resp);
+	return type;
+}
+
+/* The timeline of a process: its event, its thread, for its owner only;
+ * a window past every event is said to be empty. */
+static void test_timeline(void **state)
+{
+	struct fixture *f = *state;
+	struct tlset *tl;
+	int code;
+
+	assert_int_equal(ask_timeline(f, 1000, 200, 0, &tl, &code), PROTO_RESP_TIMELINE);
+	assert_int_equal(tl->nevents, 1);
+	assert_int_equal(tl->events[0].weight, 7);
+	assert_int_equal(tl->nthreads, 1);
+	assert_int_equal(tl->threads[0].tid, 200);
+	assert_string_equal(tl->threads[0].name, "user_job");
+	assert_string_equal(tl->types[tl->events[0].type], "cpu");
+	assert_int_equal(tl->rate_hz, 99);
+	assert_int_equal(tl->ss->stacks[tl->events[0].stack].depth, 3);
+	tlset_free(tl);
+	assert_int_equal(ask_timeline(f, 1000, 100, 0, &tl, &code), PROTO_RESP_ERROR);
+	assert_int_equal(code, EACCES);
+	assert_int_equal(ask_timeline(f, 0, 100, clock_realtime_ns() + 3600ull * 1000000000ull, &tl,
+				      &code),
+			 PROTO_RESP_ERROR);
+	assert_int_equal(code, ENODATA);
+}
+
 static void test_bad_requests(void **state)
 {
 	struct fixture *f = *state;
@@ -314,6 +373,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_by_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_units, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeline, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,3 +146,26 @@ int client_dump(const struct ctl *ctl, const struct proto_dump_req *req, struct 
 	buf_free(&resp);
 	return err;
 }
+
+int client_timeline(const struct ctl *ctl, const struct proto_dump_req *req, struct tlset **out)
+{
+	struct proto_dump_req r = *req;
+	struct buf b, resp;
+	int err;
+
+	*out = NULL;
+	r.flags |= PROTO_DUMP_TIMELINE;
+	buf_init(&b);
+	buf_init(&resp);
+	err = proto_encode_dump_req(&b, &r);
+	if (!err)
+		err = client_call(ctl, PROTO_REQ_DUMP, &b, PROTO_RESP_TIMELINE, &resp);
+	if (!err) {
+		*out = proto_decode_timeline(resp.data, resp.len, &err);
+		if (!*out)
+			client_error(ctl, "malformed timeline from profd: %s", strerror(-err));
+	}
+	buf_free(&b);
+	buf_free(&resp);
+	return err;
+}

@@ -27,6 +27,10 @@ struct stackset;
 /* Ask for a profile; *out is the decoded stackset (caller frees).  Errors
  * are printed; returns 0 or -errno. */
 int client_dump(const struct ctl *ctl, const struct proto_dump_req *req, struct stackset **out);
+struct tlset;
+/* The same for the selection's timeline (PROTO_DUMP_TIMELINE); *out is
+ * sorted by time. */
+int client_timeline(const struct ctl *ctl, const struct proto_dump_req *req, struct tlset **out);
 
 /* Every error profctl reports goes through here, the way the output
  * mode wants it: "profctl CMD: message" on stderr, or under --json

@@ -14,7 +14,8 @@ void dump_usage(FILE *out)
 	      "                     --unit NAME | --container ID | --cgroup PATH | --all) [options]\n"
 	      "  -p, --pid PID        process to dump (repeatable)\n"
 	      "  -a, --all            every process, one root frame each\n"
-	      "  -f, --format FMT     folded (default), svg, pprof, speedscope, pstats, json\n"
+	      "  -f, --format FMT     folded (default), svg, pprof, speedscope, pstats, json,\n"
+	      "                       gecko (a timeline per thread: Firefox Profiler)\n"
 	      "  -c, --comm NAME      processes with this command name\n"
 	      "  -e, --exe PATH       processes running this executable (path or file name)\n"
 	      "      --service NAME   processes of this workload (SERVICE in profctl list)\n"
@@ -71,6 +72,25 @@ static int check(const struct ctl *ctl, struct cli_args *a)
 	return check_format(ctl, a);
 }
 
+/* --format gecko: the selection's timeline instead of a profile. */
+static int dump_timeline(const struct ctl *ctl, struct cli_args *a)
+{
+	struct tlset *tl = NULL;
+	struct buf out;
+	int rc;
+
+	buf_init(&out);
+	rc = client_timeline(ctl, &a->req, &tl) ? 1
+						   : fileio_render_timeline(ctl, a->format, tl, &out);
+	if (!rc)
+		rc = fileio_save(ctl, a->output, &out);
+	if (!rc && !fileio_is_stdout(a->output))
+		rc = fileio_report(ctl, a->output, a->format, tl->ss, out.len, false);
+	tlset_free(tl);
+	buf_free(&out);
+	return rc;
+}
+
 int cmd_dump(const struct ctl *ctl, struct cli_args *a)
 {
 	struct stackset *ss = NULL;
@@ -79,6 +99,8 @@ int cmd_dump(const struct ctl *ctl, struct cli_args *a)
 
 	if (rc)
 		return rc;
+	if (render_format_timeline(a->format))
+		return dump_timeline(ctl, a);
 	buf_init(&out);
 	rc = client_dump(ctl, &a->req, &ss) ? 1 : fileio_render(ctl, a->format, ss, &a->ro, &out);
 	if (!rc)

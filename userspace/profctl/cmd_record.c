@@ -17,6 +17,7 @@
 #include "protocol.h"
 #include "render.h"
 #include "stackset.h"
+#include "tlset.h"
 
 /* After CMD exits: how long its last samples may take to be counted, and
  * how often profd is asked meanwhile. */
@@ -169,20 +170,26 @@ static const char *workload_name(const struct record *o)
 	return name;
 }
 
-/* Render window and write it to --output (default profile-PID.EXT). */
+/* --output, else profile-PID.EXT (profile-WORKLOAD.EXT) in defpath. */
+static const char *output_path(const struct record *o, char *defpath, size_t n)
+{
+	if (o->a->output)
+		return o->a->output;
+	if (o->by_workload)
+		snprintf(defpath, n, "profile-%.40s%s", workload_name(o), render_format_ext(o->format));
+	else
+		snprintf(defpath, n, "profile-%u%s", o->pid, render_format_ext(o->format));
+	return defpath;
+}
+
+/* Render window and write it to the output. */
 static int write_window(const struct ctl *ctl, const struct record *o, const struct stackset *window)
 {
-	const char *path = o->a->output;
 	char defpath[64];
+	const char *path = output_path(o, defpath, sizeof(defpath));
 	struct buf out;
 	int rc;
 
-	if (!path && o->by_workload)
-		snprintf(defpath, sizeof(defpath), "profile-%.40s%s", workload_name(o),
-			 render_format_ext(o->format));
-	else if (!path)
-		snprintf(defpath, sizeof(defpath), "profile-%u%s", o->pid, render_format_ext(o->format));
-	path = path ? path : defpath;
 	buf_init(&out);
 	rc = fileio_render(ctl, o->format, window, &o->a->ro, &out);
 	if (!rc)
@@ -211,6 +218,41 @@ static void dump_req(struct record *o, struct proto_dump_req *req)
 	req->npids = 1;
 }
 
+/* --format gecko: the timeline since the recording began, asked again
+ * while a process that exited may still have events on their way
+ * (RECORD_SETTLE_MS); the daemon's bound (timeline_events_per_process_max)
+ * is the limit of what it holds. */
+static int record_timeline(const struct ctl *ctl, struct record *o, uint64_t since_ns, bool exited)
+{
+	uint64_t deadline = clock_mono_ns() + (exited ? RECORD_SETTLE_MS * 1000000ull : 0);
+	const char *path;
+	struct proto_dump_req req;
+	struct ctl quiet = *ctl;
+	struct tlset *tl = NULL;
+	char defpath[64];
+	struct buf out;
+	int err, rc;
+
+	dump_req(o, &req);
+	req.since_ns = since_ns;
+	quiet.quiet = true;
+	while ((err = client_timeline(&quiet, &req, &tl)) && (err == -ESRCH || err == -ENODATA) &&
+	       clock_mono_ns() < deadline)
+		usleep(RECORD_POLL_MS * 1000);
+	if (err && client_timeline(ctl, &req, &tl)) /* again, to print the error */
+		return 1;
+	path = output_path(o, defpath, sizeof(defpath));
+	buf_init(&out);
+	rc = fileio_render_timeline(ctl, o->format, tl, &out);
+	if (!rc)
+		rc = fileio_save(ctl, path, &out);
+	if (!rc)
+		rc = fileio_report(ctl, path, o->format, tl->ss, out.len, true);
+	buf_free(&out);
+	tlset_free(tl);
+	return rc;
+}
+
 /* record --pid (or a workload): the profile at the end minus the profile
  * at the start. */
 static int record_pid(const struct ctl *ctl, struct record *o)
@@ -225,6 +267,12 @@ static int record_pid(const struct ctl *ctl, struct record *o)
 	if (!o->by_workload && access(path, F_OK)) {
 		client_error(ctl, "no such process: %u", o->pid);
 		return 1;
+	}
+	if (render_format_timeline(o->format)) {
+		uint64_t since = clock_realtime_ns();
+
+		wait_window(o);
+		return record_timeline(ctl, o, since, access(path, F_OK) != 0);
 	}
 	if (snapshot(ctl, &req, &before))
 		goto out;
@@ -306,8 +354,8 @@ static int record_command(const struct ctl *ctl, struct record *o)
 	struct stackset *window = NULL;
 	struct proto_dump_req req;
 	struct launch l;
-	uint64_t started;
-	int err, done, code = 0, rc = 1;
+	uint64_t started, started_rt;
+	int err = 0, done, code = 0, rc = 1;
 
 	if (daemon_answers(ctl))
 		return 1;
@@ -318,6 +366,7 @@ static int record_command(const struct ctl *ctl, struct record *o)
 	}
 	o->pid = (uint32_t)l.pid;
 	started = clock_mono_ns();
+	started_rt = clock_realtime_ns();
 	/* Ctrl-C reaches CMD too (same terminal): stop and write what we have. */
 	signal(SIGINT, on_sigint);
 	err = launch_release(&l);
@@ -328,11 +377,13 @@ static int record_command(const struct ctl *ctl, struct record *o)
 	}
 	done = wait_command(&l, o, &code);
 	dump_req(o, &req);
-	if (done == 1)
+	if (render_format_timeline(o->format))
+		rc = record_timeline(ctl, o, started_rt, done == 1);
+	else if (done == 1)
 		err = dump_exited(ctl, o, &req, clock_mono_ns() - started, &window);
 	else
 		err = client_dump(ctl, &req, &window);
-	if (!err)
+	if (!err && window)
 		rc = write_window(ctl, o, window);
 	stackset_free(window);
 	signal(SIGINT, SIG_DFL);

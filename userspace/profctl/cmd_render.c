@@ -54,6 +54,10 @@ static int check(const struct ctl *ctl, struct cli_args *a)
 		a->format = "svg";
 	if (!render_format_known(a->format))
 		return cli_usage_error(ctl, "unknown format '%s' (%s)", a->format, render_formats());
+	if (render_format_timeline(a->format))
+		return cli_usage_error(ctl, "%s needs each sample's time, which folded stacks do not "
+					    "keep: use profctl dump or record --format %s", a->format,
+				       a->format);
 	/* Binary formats would only garble a terminal. */
 	if (render_format_binary(a->format) && fileio_is_stdout(a->output) && isatty(STDOUT_FILENO))
 		return cli_usage_error(ctl, "%s is binary; write it to a file with -o FILE%s", a->format,

@@ -119,6 +119,18 @@ int fileio_render(const struct ctl *ctl, const char *format, const struct stacks
 	return 1;
 }
 
+int fileio_render_timeline(const struct ctl *ctl, const char *format, const struct tlset *t,
+			   struct buf *out)
+{
+	int err = render_timeline(format, t, out);
+
+	if (!err && out->failed)
+		err = -ENOMEM;
+	if (err)
+		client_error(ctl, "cannot render %s: %s", format, strerror(-err));
+	return err ? 1 : 0;
+}
+
 int fileio_save(const struct ctl *ctl, const char *path, const struct buf *b)
 {
 	int err = fileio_write(path, b);

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "protocol.h"
 #include "sockperm.h"
+#include "tlset.h"
 
 
 /* Kernel frames for a caller who is not root, as perf would allow them:
@@ -666,10 +667,29 @@ static int check_dump_req(struct buf *out, const struct proto_dump_req *r, int *
 /* A dump waits this long at most for ingest to read the rings. */
 #define DUMP_CATCH_UP_MS 200
 
+/* build_dump's end for a timeline: 0 when there is one to send, 1 when
+ * answered already (an error). */
+static int timeline_answer(struct buf *out, int err, ssize_t nsel, const struct dump_plan *dp,
+			   const struct tlset *tl)
+{
+	if (err)
+		return reply_error(out, -err, "timeline failed: %s", strerror(-err)) ?: 1;
+	if (nsel < 0)
+		return 1;
+	/* Asked for only processes memory does not hold: say what a dump says. */
+	if (!nsel && dp->nhist)
+		return explain_missing(out, dp->hist_pids[0]) ?: 1;
+	if (!tl->nevents)
+		return reply_error(out, ENODATA, "no timeline kept for the selection (its events "
+						 "are past profd's bound, or from before a restart)") ?: 1;
+	return 0;
+}
+
 /* Selection and memory under both locks, history under its own, the
  * encoding under none. */
 static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
-		      const struct proto_dump_req *r, struct dump_plan *dp, struct stackset *ss)
+		      const struct proto_dump_req *r, struct dump_plan *dp, struct stackset *ss,
+		      struct tlset *tl)
 {
 	struct hashmap anc; /* --subprocesses: pid -> start time of ancestors */
 	ssize_t nsel;
@@ -687,9 +707,15 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	hashmap_free(&anc);
 	if (nsel >= 0) {
 		dp->nsel = (size_t)nsel;
-		err = dump_memory(d, r, dp, ss);
+		/* A timeline is memory only: no blocks under way, no history. */
+		err = tl ? control_timeline_collect(d, dp->sel, dp->nsel, &dp->q, tl)
+			 : dump_memory(d, r, dp, ss);
 	}
 	daemon_unlock(d);
+	if (tl) {
+		pthread_mutex_unlock(&d->hist_lock);
+		return timeline_answer(out, err, nsel, dp, tl);
+	}
 	if (!err && nsel >= 0)
 		err = dump_ongoing(d, dp, ss);
 	if (!err && nsel >= 0)
@@ -715,6 +741,31 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	return 0;
 }
 
+/* A dump's selection, answered with its timeline instead of a profile. */
+static int handle_timeline(struct daemon *d, struct buf *out, const struct caller *c,
+			   const struct proto_dump_req *r, struct dump_plan *dp)
+{
+	struct tlset *tl = tlset_new();
+	struct buf b;
+	int err;
+
+	if (!tl)
+		return reply_error(out, ENOMEM, "out of memory");
+	if (r->flags & PROTO_DUMP_PYTHON_ONLY)
+		dp->q.flags |= VIEW_PYTHON_ONLY;
+	err = build_dump(d, out, c, r, dp, NULL, tl);
+	buf_init(&b);
+	if (!err)
+		err = control_timeline_encode(tl, &b);
+	if (err < 0)
+		err = reply_error(out, -err, "timeline failed: %s", strerror(-err)) ?: 1;
+	if (!err)
+		err = respond(out, PROTO_RESP_TIMELINE, &b);
+	buf_free(&b);
+	tlset_free(tl);
+	return err;
+}
+
 static int handle_dump(struct daemon *d, struct buf *out, const struct caller *c,
 		       const struct buf *payload)
 {
@@ -733,12 +784,16 @@ static int handle_dump(struct daemon *d, struct buf *out, const struct caller *c
 	dp.q.flags = may_see_kernel(c) ? 0 : VIEW_NO_KERNEL;
 	dp.q.since_ns = r.since_ns;
 	dp.q.until_ns = r.until_ns;
+	if (r.flags & PROTO_DUMP_TIMELINE) {
+		err = handle_timeline(d, out, c, &r, &dp);
+		goto out;
+	}
 	ss = stackset_new();
 	if (!ss) {
 		err = reply_error(out, ENOMEM, "out of memory");
 		goto out;
 	}
-	err = build_dump(d, out, c, &r, &dp, ss);
+	err = build_dump(d, out, c, &r, &dp, ss, NULL);
 	if (err)
 		goto out;
 	stackset_set_str(&ss->type, aggregate_type_name(type));

@@ -64,6 +64,16 @@ int control_workload_history(struct daemon *d, uint32_t uid, const struct proto_
 			     const uint32_t *pids, const uint64_t *starts, size_t n,
 			     struct control_wl_sel *out);
 
+/* control_timeline.c: under d->lock, the timelines of the nsel processes
+ * in sel within q's window (q's view flags apply) into out; then, without
+ * the lock, out sorted by time and encoded as PROTO_RESP_TIMELINE's
+ * payload.  0 or -errno. */
+struct tlset;
+struct buf;
+int control_timeline_collect(struct daemon *d, struct proc **sel, size_t nsel,
+			     const struct agg_query *q, struct tlset *out);
+int control_timeline_encode(struct tlset *t, struct buf *payload);
+
 /* control_server.c: the control thread */
 /* Before the slow start: 0 if path can become the socket, -EADDRINUSE
  * when a daemon answers there already, -ENAMETOOLONG. */

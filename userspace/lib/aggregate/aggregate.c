@@ -52,6 +52,7 @@ int aggregate_init(struct aggregate *a, uint64_t bucket_ns)
 	memset(a, 0, sizeof(*a));
 	a->bucket_ns = bucket_ns ? bucket_ns : 10ull * 1000000000ull;
 	a->max_stacks_per_proc = 200000;
+	timeline_budget_init(&a->timeline);
 	a->dict = stackset_new();
 	return a->dict ? 0 : -ENOMEM;
 }
@@ -74,6 +75,7 @@ static void proc_profile_free(struct proc *p)
 	free(pp->stacks);
 	free(pp->cells);
 	free(pp->written);
+	timeline_free(pp->timeline);
 	hashmap_free(&pp->stack_index);
 	hashmap_free(&pp->cell_index);
 	free(pp);
@@ -206,6 +208,23 @@ static int64_t thread_frame(struct aggregate *a, uint32_t tid, const char *name)
 	return aggregate_frame(a, FRAME_ROOT, label);
 }
 
+/* The event on the process's timeline too: the one place every weight
+ * of every type passes with its time and thread. */
+static void record_event(struct aggregate *a, struct proc_profile *pp, const struct agg_cell *c,
+			 int type, uint64_t realtime_ns, uint64_t weight)
+{
+	struct timeline_event e = {
+		.start_ns = timeline_start(type, realtime_ns, weight),
+		.weight = weight,
+		.tid = c->tid,
+		.stack = c->stack,
+		.thread_frame = c->thread_frame,
+		.type = (uint8_t)type,
+	};
+
+	timeline_add(&a->timeline, &pp->timeline, &e);
+}
+
 int aggregate_count(struct aggregate *a, struct proc *p, uint32_t stack_idx, uint32_t tid,
 		    const char *thread_name, uint64_t realtime_ns, uint64_t weight)
 {
@@ -250,6 +269,8 @@ int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_
 	a->cells++;
 counted:
 	pp->totals[type] += weight;
+	if (timeline_keeps(type))
+		record_event(a, pp, c, type, realtime_ns, weight);
 	if (type != AGG_CPU) {
 		p->events++; /* samples and time stamps describe the CPU profile */
 		return 0;

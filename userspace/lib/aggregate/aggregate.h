@@ -12,6 +12,8 @@
 #include "hashmap.h"
 #include "proctable.h"
 #include "stackset.h"
+#include "timeline.h"
+#include "tlset.h"
 #include "view.h"
 
 struct aggregate {
@@ -24,6 +26,7 @@ struct aggregate {
 	uint64_t max_stacks_per_proc; /* distinct stacks kept per process */
 	uint64_t stacks_overflow;     /* samples counted under "[stack table full]" */
 	uint32_t max_depth;           /* deepest stack stored, for sizing buffers */
+	struct timeline_budget timeline; /* every process's recent events (timeline.h) */
 	/* Called between two processes of a flush (may be NULL): the daemon
 	 * lets a waiting reader of the profile state in there.  Whoever gets
 	 * in must not change the process table or the profiles. */
@@ -117,6 +120,12 @@ int aggregate_flush(struct aggregate *a, struct proctable *pt, struct history *h
 int aggregate_dump_stack(struct aggregate *a, const struct proc *p, const struct agg_query *q,
 			 uint32_t stack_idx, uint32_t tid, const char *thread_name, uint64_t weight,
 			 struct stackset *out);
+
+/* Add p's timeline events in q's window (type and scale ignored) to out,
+ * with their stacks as q's view flags show them.  Under the same lock as
+ * aggregate_dump.  0 or -errno (aggregate_timeline.c). */
+int aggregate_timeline(struct aggregate *a, const struct proc *p, const struct agg_query *q,
+		       struct tlset *out);
 
 /* Add p's matching samples to out (frames re-interned into out). */
 int aggregate_dump(struct aggregate *a, const struct proc *p, const struct agg_query *q,

@@ -37,6 +37,7 @@ struct proc_profile {
 	/* Every weight counted, by enum agg_type: cells go once flushed,
 	 * these stay for profctl list. */
 	uint64_t totals[AGG_TYPE_MAX];
+	struct timeline *timeline; /* recent events in time order, or NULL */
 	/* A flush under way (aggregate_flush.c): each cell's count as this
 	 * process's rows were written, and the last RSS point written.  Only
 	 * these are marked flushed after the commit: the table may move the

@@ -179,6 +179,14 @@ int64_t stackset_copy_frame(struct stackset *dst, const struct stackset *src, ui
 
 int stackset_add(struct stackset *ss, const uint32_t *frames, uint32_t depth, uint64_t count)
 {
+	int64_t idx = stackset_add_at(ss, frames, depth, count);
+
+	return idx < 0 ? (int)idx : 0;
+}
+
+int64_t stackset_add_at(struct stackset *ss, const uint32_t *frames, uint32_t depth,
+			uint64_t count)
+{
 	uint64_t h = hash64_bytes(frames, depth * sizeof(*frames), depth), v;
 	struct ss_stack *st;
 	uint32_t i;
@@ -193,7 +201,7 @@ int stackset_add(struct stackset *ss, const uint32_t *frames, uint32_t depth, ui
 		if (st->depth == depth && !memcmp(st->frames, frames, depth * sizeof(*frames))) {
 			st->count += count;
 			ss->total += count;
-			return 0;
+			return (int64_t)(v - 1);
 		}
 	}
 	if (array_grow((void **)&ss->stacks, &ss->stacks_cap, ss->nstacks + 1, sizeof(*ss->stacks)))
@@ -209,9 +217,8 @@ int stackset_add(struct stackset *ss, const uint32_t *frames, uint32_t depth, ui
 		free(st->frames);
 		return -ENOMEM;
 	}
-	ss->nstacks++;
 	ss->total += count;
-	return 0;
+	return (int64_t)ss->nstacks++;
 }
 
 int stackset_add_named(struct stackset *ss, const uint32_t *kinds, const char *const *names,

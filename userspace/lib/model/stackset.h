@@ -87,6 +87,9 @@ int64_t stackset_copy_frame(struct stackset *dst, const struct stackset *src, ui
 const struct ss_module *stackset_frame_module(const struct stackset *ss, uint32_t id);
 /* Adds count to the stack (merging identical ones). 0 or -errno. */
 int stackset_add(struct stackset *ss, const uint32_t *frames, uint32_t depth, uint64_t count);
+/* The same, returning the stack's index (new or merged), or -errno. */
+int64_t stackset_add_at(struct stackset *ss, const uint32_t *frames, uint32_t depth,
+			uint64_t count);
 /* Convenience: intern each (kind,name) pair then add. */
 int stackset_add_named(struct stackset *ss, const uint32_t *kinds, const char *const *names,
 		       uint32_t depth, uint64_t count);

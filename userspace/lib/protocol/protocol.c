@@ -287,6 +287,7 @@ const char *proto_type_name(uint16_t type)
 	case PROTO_RESP_STATS: return "RESP_STATS";
 	case PROTO_RESP_DUMP: return "RESP_DUMP";
 	case PROTO_RESP_STACKS: return "RESP_STACKS";
+	case PROTO_RESP_TIMELINE: return "RESP_TIMELINE";
 	default: return "UNKNOWN";
 	}
 }

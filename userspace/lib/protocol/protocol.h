@@ -66,6 +66,9 @@ enum proto_type {
 	 * /proc's stat letter, wait the kernel wait channel or "", source
 	 * where the stack comes from, age_ns how old it is). */
 	PROTO_RESP_STACKS = 132,
+	/* A dump request with PROTO_DUMP_TIMELINE: the selection's recent
+	 * events in time order (proto_tl_attr). */
+	PROTO_RESP_TIMELINE = 133,
 };
 
 /* PROTO_REQ_STACKS flags.  ASYNC: the process's asyncio tasks instead of
@@ -186,6 +189,31 @@ enum proto_stack_attr {
 	PROTO_STACK_A_FRAMES = 2, /* u32 array, root first, required */
 };
 
+/* A timeline: a stackset (nested, as in a dump) whose stacks the events
+ * name by index in message order, the type names and threads they name by
+ * index, and the events as u64 quadruples (start ns CLOCK_REALTIME,
+ * weight, thread << 32 | stack, type), in repeated EVENTS attributes of
+ * at most PROTO_TL_EVENTS_CHUNK events each. */
+enum proto_tl_attr {
+	PROTO_TL_A_STACKSET = 1, /* nested proto_ss_attr, required */
+	PROTO_TL_A_TYPE = 2,     /* string, repeated */
+	PROTO_TL_A_THREAD = 3,   /* nested proto_tl_thread_attr, repeated */
+	PROTO_TL_A_EVENTS = 4,   /* u64 array, repeated */
+	PROTO_TL_A_DROPPED = 5,  /* u64: events the daemon's bounds lost */
+	PROTO_TL_A_START_NS = 6, /* u64 */
+	PROTO_TL_A_END_NS = 7,   /* u64 */
+	PROTO_TL_A_RATE_HZ = 8,  /* u32 */
+};
+
+enum proto_tl_thread_attr {
+	PROTO_TL_THREAD_A_PID = 1, /* u32, required */
+	PROTO_TL_THREAD_A_TID = 2, /* u32, required */
+	PROTO_TL_THREAD_A_NAME = 3,
+};
+
+#define PROTO_TL_EVENTS_CHUNK 1024
+#define PROTO_TL_MAX_THREADS 65536 /* a decoder refuses more */
+
 /* Error codes used throughout: -EINVAL bad argument, -EPROTO malformed
  * bytes or a wrong magic/version, -EMSGSIZE a length over its limit,
  * -ENOMEM.  Encoders append to a buf and leave it as it was on failure;
@@ -231,9 +259,12 @@ const char *proto_type_name(uint16_t type);
 #define PROTO_DUMP_BY_TASK (1u << 4)
 /* Decoders keep unknown flag bits; the daemon refuses them so a newer
  * profctl is told instead of silently ignored. */
+/* The selection's timeline (PROTO_RESP_TIMELINE) instead of a profile:
+ * every type, event by event; type and the BY_* flags do not apply. */
+#define PROTO_DUMP_TIMELINE (1u << 5)
 #define PROTO_DUMP_KNOWN_FLAGS \
 	(PROTO_DUMP_BY_THREAD | PROTO_DUMP_PYTHON_ONLY | PROTO_DUMP_ALL | PROTO_DUMP_SUBPROCESSES | \
-	 PROTO_DUMP_BY_TASK)
+	 PROTO_DUMP_BY_TASK | PROTO_DUMP_TIMELINE)
 
 struct proto_dump_req {
 	uint32_t *pids;
@@ -325,5 +356,11 @@ void proto_error_free(struct proto_error *e);
  * with *err (if non-NULL) and errno set. */
 int proto_encode_stackset(struct buf *b, const struct stackset *ss);
 struct stackset *proto_decode_stackset(const void *data, size_t len, int *err);
+
+/* A timeline response (protocol_timeline.c).  Decoding checks every
+ * index an event holds; NULL on failure with *err (if non-NULL) set. */
+struct tlset;
+int proto_encode_timeline(struct buf *b, const struct tlset *t);
+struct tlset *proto_decode_timeline(const void *data, size_t len, int *err);
 
 #endif

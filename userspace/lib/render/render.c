@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "render_folded.h"
+#include "render_gecko.h"
 #include "render_json.h"
 #include "render_pprof.h"
 #include "render_pstats.h"
@@ -46,6 +47,7 @@ static const struct render_format_def {
 	const char *name, *ext;
 	bool binary;
 	bool widths; /* draws counts as widths: a signed profile is split first */
+	/* NULL: drawn from a timeline (render_timeline), not a profile. */
 	int (*fn)(const struct stackset *ss, const struct render_opts *o, struct buf *out);
 } formats[] = {
 	{ "folded", ".folded", false, false, do_folded },
@@ -54,6 +56,7 @@ static const struct render_format_def {
 	{ "speedscope", ".speedscope.json", false, true, do_speedscope },
 	{ "pstats", ".pstats", true, true, do_pstats },
 	{ "json", ".json", false, false, do_json },
+	{ "gecko", ".gecko.json", false, false, NULL },
 };
 
 static const struct render_format_def *find(const char *name)
@@ -74,7 +77,7 @@ int render_format(const char *format, const struct stackset *ss, const struct re
 	struct stackset view, *split = NULL;
 	int err;
 
-	if (!f)
+	if (!f || !f->fn)
 		return -EINVAL;
 	if (!o)
 		o = &defaults;
@@ -96,7 +99,7 @@ int render_format(const char *format, const struct stackset *ss, const struct re
 
 const char *render_formats(void)
 {
-	return "folded, svg, pprof, speedscope, pstats, json";
+	return "folded, svg, pprof, speedscope, pstats, json, gecko";
 }
 
 bool render_format_known(const char *format)
@@ -116,4 +119,18 @@ bool render_format_binary(const char *format)
 	const struct render_format_def *f = find(format);
 
 	return f && f->binary;
+}
+
+bool render_format_timeline(const char *format)
+{
+	const struct render_format_def *f = find(format);
+
+	return f && !f->fn;
+}
+
+int render_timeline(const char *format, const struct tlset *t, struct buf *out)
+{
+	if (!render_format_timeline(format))
+		return -EINVAL;
+	return render_gecko(t, out);
 }

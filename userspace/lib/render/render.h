@@ -7,6 +7,10 @@
  *   speedscope  speedscope JSON                    .speedscope.json
  *   pstats      Python pstats/cProfile marshal     .pstats
  *   json        profd's JSON (docs/json-format.md) .json
+ *   gecko       Firefox Profiler timeline          .gecko.json
+ *
+ * gecko is drawn from a timeline (tlset.h: events in time order), not a
+ * profile: render_format refuses it, render_timeline draws it.
  */
 #ifndef PROFD_RENDER_H
 #define PROFD_RENDER_H
@@ -16,6 +20,7 @@
 
 #include "buf.h"
 #include "stackset.h"
+#include "tlset.h"
 
 struct render_opts {
 	/* Profile name for every format that has one (svg title, speedscope
@@ -36,7 +41,13 @@ struct render_opts {
 int render_format(const char *format, const struct stackset *ss, const struct render_opts *o,
 		  struct buf *out);
 
-/* "folded, svg, pprof, speedscope, pstats, json": for usage and errors. */
+/* Whether format is drawn from a timeline (gecko). */
+bool render_format_timeline(const char *format);
+/* Append t (sorted, tlset_sort) rendered as format to out: 0, -EINVAL for
+ * a format that is not a timeline format, -ENOMEM. */
+int render_timeline(const char *format, const struct tlset *t, struct buf *out);
+
+/* "folded, svg, pprof, speedscope, pstats, json, gecko": for usage and errors. */
 const char *render_formats(void);
 bool render_format_known(const char *format);
 /* Usual file name ending (".pb.gz"), or NULL for an unknown format. */
