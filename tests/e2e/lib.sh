@@ -67,6 +67,40 @@ stat_of() { ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 run_bg() { "$@" & CHILDREN+=($!); }
 
+# The python tools the tests share (tools/*.py).
+TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/tools
+
+# start_push_receiver DIR [OPTION...]: tools/push_receiver.py on a
+# loopback port, saving each request under DIR (the OPTIONs are its own:
+# --fails N ...); sets PORT.
+start_push_receiver() {
+	local dir=$1 i
+	shift
+	mkdir -p "$dir"
+	run_bg python3 "$TOOLS/push_receiver.py" "$dir" "$@"
+	for i in $(seq 1 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
+	[ -s "$dir/port" ] || fail "the loopback receiver did not start"
+	PORT=$(cat "$dir/port")
+	rm -f "$dir/port"
+}
+# push_accepted DIR: the requests saved in DIR that were answered 200.
+push_accepted() { awk 'FNR == 5 && $0 == 200 { print FILENAME }' "$1"/*.req; }
+
+# pprof_samples PB PID: PB is gzipped pprof that `go tool pprof -raw`
+# reads, with leaf_heavy among its functions and PID as a sample label;
+# sets SAMPLES to its count of samples (more than none).
+pprof_samples() {
+	local pb=$1
+	[ "$(head -c2 "$pb" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "$pb is not gzip"
+	go tool pprof -raw "$pb" >"$pb.raw" 2>"$pb.err" || fail "go tool pprof -raw $pb: $(cat "$pb.err")"
+	grep -q 'leaf_heavy' "$pb.raw" || fail "$pb: no leaf_heavy in the profile"
+	grep -q "pid:\[$2\]" "$pb.raw" || fail "$pb: no sample label pid:[$2]"
+	# Samples section: "  COUNT  NANOS: loc ids"; the first value is samples.
+	SAMPLES=$(awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+		s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$pb.raw")
+	[ "$SAMPLES" -gt 0 ] || fail "$pb: no samples"
+}
+
 # sum_matching FILE REGEX: total count of folded lines whose stack matches.
 sum_matching() { awk -v re="$2" '{ n = $NF; $NF = ""; if ($0 ~ re) s += n } END { print s + 0 }' "$1"; }
 total_samples() { awk '{ s += $NF } END { print s + 0 }' "$1"; }

@@ -21,12 +21,8 @@
 
 command -v python3 >/dev/null || skip "python3 not found"
 PY=$(python3 -c 'import sys; print(sys.executable)')
-CG=/sys/fs/cgroup/cpu
-grep -qE "^cgroup $CG cgroup .*cpu" /proc/self/mounts ||
-	skip "no cgroup v1 cpu hierarchy at $CG (this test makes its cgroups there)"
-[ "$(id -u)" = 0 ] || skip "needs root to make cgroups and load BPF programs"
+. "$(dirname "$0")/cgroups.sh"
 
-hex64() { od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; }
 UNIT=profdid$$
 DOCKER_ID=$(hex64)
 KUBE_ID=$(hex64)
@@ -34,47 +30,14 @@ POD=$(cat /proc/sys/kernel/random/uuid)
 MOD=profd_idmod$$
 SCRIPT=profd_idscript$$.py
 
-# The cgroups this test made, removed (leaf first) on the way out.
-MADE=()
-make_cg() {
-	local path=$CG$1 d=$CG part
-	for part in $(echo "$1" | tr '/' ' '); do
-		d=$d/$part
-		[ -d "$d" ] && continue
-		mkdir "$d" || fail "cannot make cgroup $d"
-		MADE+=("$d")
-	done
-	[ -w "$path/cgroup.procs" ] || skip "cgroup $path takes no processes"
-}
-remove_cgs() {
-	local i
-	for ((i = ${#MADE[@]} - 1; i >= 0; i--)); do rmdir "${MADE[$i]}" 2>/dev/null; done
-}
-# The processes first (they hold the cgroups), then the cgroups.
-trap 'cleanup; remove_cgs' EXIT
-
 make_cg "/system.slice/$UNIT.service"
 make_cg "/docker/$DOCKER_ID"
 make_cg "/kubepods/burstable/pod$POD/$KUBE_ID"
 
 mkdir -p "$T/py"
-cat >"$T/py/$MOD.py" <<'EOF'
-import sys, time
-def spin_in_unit(t):
-    x = 0
-    while time.time() < t:
-        x += 1
-spin_in_unit(time.time() + float(sys.argv[1]))
-EOF
-sed 's/spin_in_unit/spin_plain_module/g' "$T/py/$MOD.py" >"$T/py/${MOD}b.py"
-sed 's/spin_in_unit/spin_in_docker/g' "$T/py/$MOD.py" >"$T/py/$SCRIPT"
-
-# in_cg PATH CMD...: CMD run inside cgroup PATH from its first instruction.
-in_cg() {
-	local cg=$1
-	shift
-	run_bg sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG$cg" "$@"
-}
+spin_py "$T/py/$MOD.py" spin_in_unit
+spin_py "$T/py/${MOD}b.py" spin_plain_module
+spin_py "$T/py/$SCRIPT" spin_in_docker
 
 start_profd --all-processes
 export PYTHONPATH=$T/py

@@ -1,48 +1,17 @@
 #!/bin/bash
 # profd --push: the real daemon sends each window as gzipped pprof to a
-# Pyroscope-style /ingest endpoint.  The receiver is a small python3
-# http.server on 127.0.0.1 (ephemeral port) that saves every request; each
-# profile must read in `go tool pprof -raw`, name the workload's functions,
-# carry sane counts and the pid as a sample label, and the query must carry
-# name (with the host label and no pid: one series per workload), from,
-# until, format=pprof and spyName.  Loopback only.
+# Pyroscope-style /ingest endpoint.  The receiver, tools/push_receiver.py on
+# 127.0.0.1 (ephemeral port), saves every request; each profile must read
+# in `go tool pprof -raw`, name the workload's functions, carry sane counts
+# and the pid as a sample label, and the query must carry name (with the
+# host label and no pid: one series per workload), from, until,
+# format=pprof and spyName.  Loopback only.
 . "$(dirname "$0")/lib.sh"
 
 command -v go >/dev/null || skip "go is not installed (Debian: apt-get install golang-go): go tool pprof reads the pushed profiles"
 command -v python3 >/dev/null || skip "python3 is not installed: it runs the loopback receiver"
 export HOME=${HOME:-$T} GOCACHE=${GOCACHE:-$T/gocache} PPROF_TMPDIR=$T
-mkdir -p "$T/recv"
-
-cat >"$T/recv.py" <<'EOP'
-import http.server, os, sys
-out = sys.argv[1]
-n = 0
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_POST(self):
-        global n
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        n += 1
-        with open(os.path.join(out, "%03d.pb.gz" % n), "wb") as f:
-            f.write(body)
-        with open(os.path.join(out, "%03d.req" % n), "w") as f:
-            f.write(self.path + "\n" + self.headers.get("Content-Type", "") + "\n")
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-srv = http.server.HTTPServer(("127.0.0.1", 0), H)
-with open(os.path.join(out, "port.tmp"), "w") as f:
-    f.write(str(srv.server_address[1]))
-os.rename(os.path.join(out, "port.tmp"), os.path.join(out, "port"))
-srv.serve_forever()
-EOP
-run_bg python3 "$T/recv.py" "$T/recv"
-for i in $(seq 1 50); do [ -s "$T/recv/port" ] && break; sleep 0.1; done
-[ -s "$T/recv/port" ] || fail "the loopback receiver did not start"
-PORT=$(cat "$T/recv/port")
-rm -f "$T/recv/port"
+start_push_receiver "$T/recv"
 
 "$PROFD" --help 2>&1 | grep -q -- '--push' ||
 	fail "profd has no --push option yet (main.c must wire push.h; see push.h)"
@@ -56,8 +25,8 @@ ctl dump --pid "$A" -o "$T/dump.folded" || fail "dump failed"
 stop_profd # SIGTERM: the last window is flushed within the shutdown deadline
 kill "$A" 2>/dev/null
 
-ls "$T/recv/"*.pb.gz >/dev/null 2>&1 || fail "the receiver got nothing"
-n=$(ls "$T/recv/"*.pb.gz | wc -l)
+ls "$T/recv/"*.req >/dev/null 2>&1 || fail "the receiver got nothing"
+n=$(ls "$T/recv/"*.req | wc -l)
 [ "$n" -ge 2 ] || fail "only $n profile(s) pushed in 6 s at --push-interval 2s"
 ok "$n profiles pushed"
 
@@ -72,8 +41,8 @@ print(urllib.parse.parse_qs(q).get(sys.argv[2], [""])[0])' "$1" "$2"
 
 pushed=0
 prev_until=0
-for pb in "$T/recv/"*.pb.gz; do
-	req=${pb%.pb.gz}.req
+for req in "$T/recv/"*.req; do
+	pb=${req%.req}.body
 	path=$(head -1 "$req")
 	case $path in /ingest\?*) ;; *) fail "$req: request path is not /ingest?...: $path" ;; esac
 	sed -n 2p "$req" | grep -qx 'application/octet-stream' || fail "$req: Content-Type $(sed -n 2p "$req")"
@@ -90,15 +59,9 @@ for pb in "$T/recv/"*.pb.gz; do
 	[ "$(qparam "$req" spyName)" = profd ] || fail "$req: spyName is not profd"
 	[ "$(qparam "$req" sampleRate)" = $RATE ] || fail "$req: sampleRate is not $RATE"
 	[ "$(qparam "$req" units)" = samples ] || fail "$req: units is not samples"
-	[ "$(head -c2 "$pb" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "$pb is not gzip"
-	go tool pprof -raw "$pb" >"$pb.raw" 2>"$pb.err" || fail "go tool pprof -raw $pb: $(cat "$pb.err")"
-	grep -q 'leaf_heavy' "$pb.raw" || fail "$pb: no leaf_heavy in the profile"
-	grep -q "pid:\[$A\]" "$pb.raw" || fail "$pb: no sample label pid:[$A]"
-	# Samples section: "  COUNT  NANOS: loc ids"; the first value is samples.
-	total=$(awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
-		s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$pb.raw")
+	pprof_samples "$pb" "$A"
+	total=$SAMPLES
 	span=$((until - from + 2))
-	[ "$total" -gt 0 ] || fail "$pb: no samples"
 	# One busy thread: at most RATE per second of the window (+ slack).
 	[ "$total" -le $((RATE * span + RATE / 2)) ] ||
 		fail "$pb: $total samples in a window of ${span}s at $RATE Hz"

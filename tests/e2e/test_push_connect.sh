@@ -1,14 +1,15 @@
 #!/bin/bash
 # profd --push URL/push.v1.PusherService/Push: the real daemon sends each
 # window to Pyroscope's push API (a Connect unary call, protobuf body).  The
-# receiver, a python3 http.server on 127.0.0.1 (ephemeral port), saves every
-# request and answers the first with 503, which must be retried with the
-# same body.  Each body must decode with protoc against our own
-# tests/data/pyroscope/push.proto into one series labelled __name__,
-# service_name and hostname, whose raw_profile reads in `go tool pprof -raw`,
-# names the workload's functions, carries the pid as a sample label, and
-# adds up with the other windows to what `profctl dump` counted.  A second,
-# short run gives a bare URL with --push-protocol push.  Loopback only.
+# receiver, tools/push_receiver.py on 127.0.0.1 (ephemeral port), saves
+# every request and answers the first with 503 and Connect's JSON error,
+# which must be retried with the same body.  Each body must decode with
+# protoc against our own tests/data/pyroscope/push.proto into one series
+# labelled __name__, service_name and hostname, whose raw_profile reads in
+# `go tool pprof -raw`, names the workload's functions, carries the pid as
+# a sample label, and adds up with the other windows to what `profctl
+# dump` counted.  A second, short run gives a bare URL with
+# --push-protocol push.  Loopback only.
 . "$(dirname "$0")/lib.sh"
 
 : "${SRC:?SRC must point at the source directory}"
@@ -18,73 +19,33 @@ command -v protoc >/dev/null || skip "protoc is not installed (Debian: apt-get i
 command -v python3 >/dev/null || skip "python3 is not installed: it runs the loopback receiver"
 export HOME=${HOME:-$T} GOCACHE=${GOCACHE:-$T/gocache} PPROF_TMPDIR=$T
 
-cat >"$T/recv.py" <<'EOP'
-import http.server, os, sys
-out, fail_first = sys.argv[1], int(sys.argv[2])
-n = 0
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_POST(self):
-        global n
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        n += 1
-        code = 503 if n <= fail_first else 200
-        with open(os.path.join(out, "%03d.body" % n), "wb") as f:
-            f.write(body)
-        with open(os.path.join(out, "%03d.req" % n), "w") as f:
-            f.write("%s\n%s\n%s\n%d\n" % (self.path, self.headers.get("Content-Type", ""),
-                    self.headers.get("Connect-Protocol-Version", ""), code))
-        # Connect's answers: an error as JSON, success as an empty
-        # PushResponse.
-        reply = b'{"code":"unavailable","message":"ingester ring not ready"}' if code != 200 else b""
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json" if code != 200 else "application/proto")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-    def log_message(self, *a):
-        pass
-srv = http.server.HTTPServer(("127.0.0.1", 0), H)
-with open(os.path.join(out, "port.tmp"), "w") as f:
-    f.write(str(srv.server_address[1]))
-os.rename(os.path.join(out, "port.tmp"), os.path.join(out, "port"))
-srv.serve_forever()
-EOP
-
-# The PushRequest in body $1, through protoc, as lines "label NAME VALUE"
-# and one "sample N" per raw_profile, each saved to $1.N.pb.gz.
+# The PushRequest in body $1, through protoc (tools/pbtext.py), as lines
+# "series N", "label NAME VALUE", one "sample N" per raw_profile, each
+# saved to $1.N.pb.gz, and "id ID" per sample ID.
 cat >"$T/decode.py" <<'EOP'
-import codecs, re, subprocess, sys
+import sys
+from pbtext import all_of, decode, one, parse, text
 body, proto_dir = sys.argv[1], sys.argv[2]
-text = subprocess.run(["protoc", "-I", proto_dir, "--decode", "push.v1.PushRequest",
-                       proto_dir + "/push.proto"], stdin=open(body, "rb"),
-                      capture_output=True, check=True).stdout.decode()
-unq = lambda s: codecs.escape_decode(s.encode("latin-1"))[0]
-series = text.count("series {")
-print("series", series)
-for name, value in re.findall(r'labels \{\s*name: "((?:[^"\\]|\\.)*)"\s*value: "((?:[^"\\]|\\.)*)"\s*\}', text):
-    print("label", unq(name).decode(), unq(value).decode())
-for i, raw in enumerate(re.findall(r'raw_profile: "((?:[^"\\]|\\.)*)"', text)):
+req = parse(decode(proto_dir, "push.proto", "push.v1.PushRequest", open(body, "rb").read()).splitlines())
+series = all_of(req, "series")
+print("series", len(series))
+samples = []
+for s in series:
+    for label in all_of(s, "labels"):
+        print("label", text(one(label, "name")), text(one(label, "value")))
+    samples += all_of(s, "samples")
+for i, raw in enumerate(r for smp in samples for r in all_of(smp, "raw_profile")):
     with open("%s.%d.pb.gz" % (body, i), "wb") as f:
-        f.write(unq(raw))
+        f.write(raw)
     print("sample", i)
-for uid in re.findall(r'ID: "([^"]*)"', text):
-    print("id", uid)
+for uid in (u for smp in samples for u in all_of(smp, "ID")):
+    print("id", text(uid))
 EOP
-
-# start_receiver DIR FAILS: PORT set
-start_receiver() {
-	mkdir -p "$1"
-	run_bg python3 "$T/recv.py" "$1" "$2"
-	for i in $(seq 1 50); do [ -s "$1/port" ] && break; sleep 0.1; done
-	[ -s "$1/port" ] || fail "the loopback receiver did not start"
-	PORT=$(cat "$1/port")
-	rm -f "$1/port"
-}
 
 "$PROFD" --help 2>&1 | grep -q -- '--push-protocol' || fail "profd has no --push-protocol option"
 
-start_receiver "$T/recv" 1
+start_push_receiver "$T/recv" --fails 1 --ok-type application/proto \
+	--fail-body '{"code":"unavailable","message":"ingester ring not ready"}'
 run_bg "$WORKLOADS/cpu_split" 12
 A=${CHILDREN[-1]}
 RATE=199
@@ -99,21 +60,20 @@ kill "$A" 2>/dev/null
 
 ls "$T/recv/"*.req >/dev/null 2>&1 || fail "the receiver got nothing"
 # The first attempt was answered 503: the same request comes again.
-[ "$(sed -n 4p "$T/recv/001.req")" = 503 ] || fail "the first request was not the one answered 503"
+[ "$(sed -n 5p "$T/recv/001.req")" = 503 ] || fail "the first request was not the one answered 503"
 cmp -s "$T/recv/001.body" "$T/recv/002.body" || fail "the request after the 503 is not the same request again"
 [ "${retried:-0}" -ge 1 ] || fail "profctl stats: push_retried is '${retried}' after a 503"
 ok "a 503 was retried with the same body (push_retried $retried)"
 
 n=0
 pushed=0
-for req in "$T/recv/"*.req; do
-	[ "$(sed -n 4p "$req")" = 200 ] || continue
+for req in $(push_accepted "$T/recv"); do
 	body=${req%.req}.body
 	n=$((n + 1))
 	[ "$(sed -n 1p "$req")" = /push.v1.PusherService/Push ] || fail "$req: path $(sed -n 1p "$req")"
 	[ "$(sed -n 2p "$req")" = application/proto ] || fail "$req: Content-Type $(sed -n 2p "$req")"
-	[ "$(sed -n 3p "$req")" = 1 ] || fail "$req: Connect-Protocol-Version '$(sed -n 3p "$req")'"
-	python3 "$T/decode.py" "$body" "$PROTO_DIR" >"$body.txt" 2>"$body.err" ||
+	[ "$(sed -n 4p "$req")" = 1 ] || fail "$req: Connect-Protocol-Version '$(sed -n 4p "$req")'"
+	PYTHONPATH=$TOOLS python3 "$T/decode.py" "$body" "$PROTO_DIR" >"$body.txt" 2>"$body.err" ||
 		fail "protoc --decode push.v1.PushRequest $body: $(cat "$body.err")"
 	grep -qx 'series 1' "$body.txt" || fail "$body: not one series: $(cat "$body.txt")"
 	grep -qx 'label __name__ process_cpu' "$body.txt" || fail "$body: __name__ is not process_cpu: $(cat "$body.txt")"
@@ -124,13 +84,8 @@ for req in "$T/recv/"*.req; do
 	grep -qE '^id [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' "$body.txt" ||
 		fail "$body: the sample's ID is not a UUID"
 	pb=$body.0.pb.gz
-	[ "$(head -c2 "$pb" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "$pb is not gzip"
-	go tool pprof -raw "$pb" >"$pb.raw" 2>"$pb.err" || fail "go tool pprof -raw $pb: $(cat "$pb.err")"
-	grep -q 'leaf_heavy' "$pb.raw" || fail "$pb: no leaf_heavy in the profile"
-	grep -q "pid:\[$A\]" "$pb.raw" || fail "$pb: no sample label pid:[$A]"
-	total=$(awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
-		s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }' "$pb.raw")
-	[ "$total" -gt 0 ] || fail "$pb: no samples"
+	pprof_samples "$pb" "$A"
+	total=$SAMPLES
 	echo "  $(basename "$body"): $(grep '^label' "$body.txt" | cut -d' ' -f2- | tr '\n' ' ')samples=$total"
 	pushed=$((pushed + total))
 done
@@ -145,7 +100,7 @@ dumped=$(total_samples "$T/dump.folded")
 ok "$n PushRequests decoded by protoc, profiles read by go tool pprof: $pushed samples (dump: $dumped)"
 
 # A bare server URL with --push-protocol push: the path is added.
-start_receiver "$T/recv2" 0
+start_push_receiver "$T/recv2" --ok-type application/proto
 run_bg "$WORKLOADS/cpu_split" 4
 B=${CHILDREN[-1]}
 start_profd --pid "$B" --rate $RATE --push "http://127.0.0.1:$PORT" --push-protocol push \
@@ -157,7 +112,7 @@ ls "$T/recv2/"*.req >/dev/null 2>&1 || fail "--push-protocol push: the receiver 
 for req in "$T/recv2/"*.req; do
 	[ "$(sed -n 1p "$req")" = /push.v1.PusherService/Push ] ||
 		fail "--push-protocol push: path $(sed -n 1p "$req")"
-	python3 "$T/decode.py" "${req%.req}.body" "$PROTO_DIR" >"$req.txt" 2>"$req.err" ||
+	PYTHONPATH=$TOOLS python3 "$T/decode.py" "${req%.req}.body" "$PROTO_DIR" >"$req.txt" 2>"$req.err" ||
 		fail "--push-protocol push: protoc: $(cat "$req.err")"
 	grep -qx 'label __name__ process_cpu' "$req.txt" || fail "--push-protocol push: $(cat "$req.txt")"
 done

@@ -1,5 +1,5 @@
 # A fleet arrives as one series per service, through Pyroscope's push
-# API and OTLP alike.  Cgroups made by hand (as in test_identity.sh) stand
+# API and OTLP alike.  Cgroups made by hand (cgroups.sh, as in test_identity.sh) stand
 # in for a systemd unit and a docker container:
 #  - a worker pool: two `python3 -m MOD` in system.slice/UNIT.service at
 #    once, and a third started after the first exits (a restart);
@@ -24,80 +24,21 @@ command -v protoc >/dev/null ||
 command -v go >/dev/null || skip "go is not installed (Debian: apt-get install golang-go): go tool pprof reads the pushed profiles' pid labels"
 export HOME=${HOME:-$T} GOCACHE=${GOCACHE:-$T/gocache} PPROF_TMPDIR=$T
 PY=$(python3 -c 'import sys; print(sys.executable)')
-CG=/sys/fs/cgroup/cpu
-grep -qE "^cgroup $CG cgroup .*cpu" /proc/self/mounts ||
-	skip "no cgroup v1 cpu hierarchy at $CG (this test makes its cgroups there)"
-[ "$(id -u)" = 0 ] || skip "needs root to make cgroups and load BPF programs"
+. "$(dirname "$0")/cgroups.sh"
 
 UNIT=profdfleet$$
-DOCKER_ID=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+DOCKER_ID=$(hex64)
 MOD=profd_fleetmod$$
 SCRIPT=profd_fleetjob$$.py
 HOST=$(hostname)
 
-MADE=()
-make_cg() {
-	local d=$CG part
-	for part in $(echo "$1" | tr '/' ' '); do
-		d=$d/$part
-		[ -d "$d" ] && continue
-		mkdir "$d" || fail "cannot make cgroup $d"
-		MADE+=("$d")
-	done
-	[ -w "$CG$1/cgroup.procs" ] || skip "cgroup $CG$1 takes no processes"
-}
-remove_cgs() {
-	local i
-	for ((i = ${#MADE[@]} - 1; i >= 0; i--)); do rmdir "${MADE[$i]}" 2>/dev/null; done
-}
-trap 'cleanup; remove_cgs' EXIT
 make_cg "/system.slice/$UNIT.service"
 make_cg "/docker/$DOCKER_ID"
 
 mkdir -p "$T/py"
-cat >"$T/py/$MOD.py" <<'EOF'
-import sys, time
-def serve_request(t):
-    x = 0
-    while time.time() < t:
-        x += 1
-serve_request(time.time() + float(sys.argv[1]))
-EOF
-sed 's/serve_request/train_step/g' "$T/py/$MOD.py" >"$T/py/$SCRIPT"
+spin_py "$T/py/$MOD.py" serve_request
+spin_py "$T/py/$SCRIPT" train_step
 export PYTHONPATH=$T/py
-
-# in_cg PATH CMD...: CMD run inside cgroup PATH from its first instruction.
-in_cg() {
-	local cg=$1
-	shift
-	run_bg sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG$cg" "$@"
-}
-
-cat >"$T/recv.py" <<'EOP'
-import http.server, os, sys
-out = sys.argv[1]
-n = 0
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_POST(self):
-        global n
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        n += 1
-        with open(os.path.join(out, "%03d.body" % n), "wb") as f:
-            f.write(body)
-        with open(os.path.join(out, "%03d.req" % n), "w") as f:
-            f.write(self.path + "\n")
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-srv = http.server.HTTPServer(("127.0.0.1", 0), H)
-with open(os.path.join(out, "port.tmp"), "w") as f:
-    f.write(str(srv.server_address[1]))
-os.rename(os.path.join(out, "port.tmp"), os.path.join(out, "port"))
-srv.serve_forever()
-EOP
 
 # series.py PROTO DIR: every request in DIR decoded with protoc, one line
 # per window: "SERVICE<TAB>SERIES<TAB>PIDS" (SERIES: the sorted labels or
@@ -105,41 +46,8 @@ EOP
 # carry).
 cat >"$T/series.py" <<'EOP'
 import glob, gzip, os, re, subprocess, sys
+from pbtext import all_of, decode, one, parse, text
 proto, d, src = sys.argv[1], sys.argv[2], sys.argv[3]
-
-def protoc(inc, msg, data):
-    return subprocess.run(["protoc", "-I", inc, "--decode", msg, inc + "/" + os.path.basename(
-        {"push.v1.PushRequest": "push.proto"}.get(msg, "profiles.proto"))],
-        input=data, capture_output=True, check=True).stdout.decode("latin-1")
-
-def parse(text):
-    stack = [[]]
-    for line in text.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        if line.endswith("{"):
-            node = []
-            stack[-1].append((line[:-1].strip(), node))
-            stack.append(node)
-        elif line == "}":
-            stack.pop()
-        else:
-            k, v = line.split(":", 1)
-            v = v.strip()
-            if v.startswith('"'):
-                v = v[1:-1].encode("latin-1").decode("unicode_escape").encode("latin-1")
-            else:
-                v = int(v)
-            stack[-1].append((k, v))
-    return stack[0]
-
-def all_of(node, name):
-    return [v for k, v in node if k == name]
-
-def one(node, name, default=None):
-    v = all_of(node, name)
-    return v[0] if v else default
 
 def pprof_pids(raw):
     path = os.path.join(d, "p.pb.gz")
@@ -149,26 +57,26 @@ def pprof_pids(raw):
     return set(int(p) for p in re.findall(r"pid:\[(\d+)\]", out))
 
 def connect(body):
-    req = parse(protoc(src + "/tests/data/pyroscope", "push.v1.PushRequest", body))
+    req = parse(decode(src + "/tests/data/pyroscope", "push.proto", "push.v1.PushRequest", body).splitlines())
     for s in all_of(req, "series"):
-        labels = {one(l, "name").decode(): one(l, "value").decode() for l in all_of(s, "labels")}
+        labels = {text(one(l, "name")): text(one(l, "value")) for l in all_of(s, "labels")}
         pids = set()
         for smp in all_of(s, "samples"):
             pids |= pprof_pids(one(smp, "raw_profile"))
         yield labels.get("service_name", ""), sorted(labels.items()), pids
 
 def otlp(body):
-    req = parse(protoc(src + "/tests/data/otlp",
+    req = parse(decode(src + "/tests/data/otlp", "profiles.proto",
                        "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest",
-                       gzip.decompress(body)))
+                       gzip.decompress(body)).splitlines())
     dic = one(req, "dictionary")
-    strs = [s.decode() if isinstance(s, bytes) else s for s in all_of(dic, "string_table")]
+    strs = [text(s) for s in all_of(dic, "string_table")]
     attrs = all_of(dic, "attribute_table")
     for rp in all_of(req, "resource_profiles"):
         res = {}
         for kv in all_of(one(rp, "resource"), "attributes"):
             v = one(kv, "value")
-            res[one(kv, "key").decode()] = one(v, "string_value", b"").decode()
+            res[text(one(kv, "key"))] = text(one(v, "string_value", b""))
         for sp in all_of(rp, "scope_profiles"):
             for p in all_of(sp, "profiles"):
                 st = one(p, "sample_type")
@@ -190,14 +98,9 @@ EOP
 # fleet PROTO URL: the workloads under profd pushing to URL; sets P1 P2 P3
 # (the pool) and J (the job).
 fleet() {
-	local dir=$T/recv-$1 port
-	mkdir -p "$dir"
-	run_bg python3 "$T/recv.py" "$dir"
-	for _ in $(seq 1 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
-	[ -s "$dir/port" ] || fail "the loopback receiver did not start"
-	port=$(cat "$dir/port")
-	rm -f "$dir/port"
-	start_profd --all-processes --push "${2/PORT/$port}" --push-interval 2s
+	local dir=$T/recv-$1
+	start_push_receiver "$dir"
+	start_profd --all-processes --push "${2/PORT/$PORT}" --push-interval 2s
 	in_cg "/system.slice/$UNIT.service" "$PY" -m "$MOD" 3
 	P1=${CHILDREN[-1]}
 	in_cg "/system.slice/$UNIT.service" "$PY" -m "$MOD" 7
@@ -210,7 +113,7 @@ fleet() {
 	wait "$P2" "$P3" "$J" || fail "a workload failed"
 	sleep 2.5 # the next push takes their last window
 	stop_profd
-	python3 "$T/series.py" "$1" "$dir" "$SRC" >"$T/$1.series" 2>"$T/$1.err" ||
+	PYTHONPATH=$TOOLS python3 "$T/series.py" "$1" "$dir" "$SRC" >"$T/$1.series" 2>"$T/$1.err" ||
 		fail "decoding the $1 requests: $(tail -5 "$T/$1.err")"
 	echo "$1: $(wc -l <"$T/$1.series") windows; series:"
 	cut -f1,2 "$T/$1.series" | sort | uniq -c | sed 's/^/  /'

@@ -2,9 +2,9 @@
 # profd --push otlp+http://: the real daemon sends each window as an OTLP
 # ExportProfilesServiceRequest (opentelemetry-proto v1.11.0, profiles
 # v1development), gzipped protobuf POSTed to /v1development/profiles.  The
-# receiver is a small python3 http.server on 127.0.0.1 (ephemeral port) that
-# answers the first request 503 (profd must send it again) and then 200, and
-# saves every request.  Each body is gunzipped and decoded with
+# receiver, tools/push_receiver.py on 127.0.0.1 (ephemeral port), answers
+# the first request 503 (profd must send it again) and then 200, and saves
+# every request.  Each body is gunzipped and decoded with
 # `protoc --decode` and tests/data/otlp/profiles.proto; the decoded request
 # must carry the workload's resource attributes (service.name, host.name;
 # no process.pid: the resource is the workload, the pid is each sample's
@@ -18,75 +18,12 @@ PROTO_DIR=$SRC/tests/data/otlp
 command -v protoc >/dev/null ||
 	skip "protoc is not installed (Debian: apt-get install protobuf-compiler): it decodes the pushed requests"
 command -v python3 >/dev/null || skip "python3 is not installed: it runs the loopback receiver"
-mkdir -p "$T/recv"
-
-cat >"$T/recv.py" <<'EOP'
-import http.server, os, sys
-out = sys.argv[1]
-n = 0
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_POST(self):
-        global n
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        n += 1
-        # The first request is turned away as an overloaded collector would.
-        code, ext = (503, "rejected") if n == 1 else (200, "pb.gz")
-        with open(os.path.join(out, "%03d.%s" % (n, ext)), "wb") as f:
-            f.write(body)
-        with open(os.path.join(out, "%03d.req" % n), "w") as f:
-            f.write("%s\n%s\n%s\n" % (self.path, self.headers.get("Content-Type", ""),
-                                      self.headers.get("Content-Encoding", "")))
-        self.send_response(code)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-srv = http.server.HTTPServer(("127.0.0.1", 0), H)
-with open(os.path.join(out, "port.tmp"), "w") as f:
-    f.write(str(srv.server_address[1]))
-os.rename(os.path.join(out, "port.tmp"), os.path.join(out, "port"))
-srv.serve_forever()
-EOP
-
 # check.py DECODED PID HOST RATE: the protoc text of one request, checked;
 # prints "TOTAL LEAF_HEAVY SECONDS" (summed sample values, those under
 # leaf_heavy, the window's duration rounded up).
 cat >"$T/check.py" <<'EOP'
-import re, sys
-
-def parse(lines):
-    """protoc's text format, one field per line, into nested lists of
-    (name, value) pairs."""
-    stack = [[]]
-    for line in lines:
-        line = line.strip()
-        if not line:
-            continue
-        if line.endswith("{"):
-            node = []
-            stack[-1].append((line[:-1].strip(), node))
-            stack.append(node)
-        elif line == "}":
-            stack.pop()
-        else:
-            k, v = line.split(":", 1)
-            v = v.strip()
-            if v.startswith('"'):
-                v = v[1:-1].encode("latin-1").decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
-            else:
-                v = int(v)
-            stack[-1].append((k, v))
-    return stack[0]
-
-def all_of(node, name):
-    return [v for k, v in node if k == name]
-
-def one(node, name, default=None):
-    v = all_of(node, name)
-    if len(v) > 1:
-        sys.exit("%s: %d of them" % (name, len(v)))
-    return v[0] if v else default
+import sys
+from pbtext import all_of, one, parse, text
 
 def fail(msg):
     sys.exit(msg)
@@ -96,7 +33,7 @@ pid, host, rate = int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 d = one(req, "dictionary")
 if d is None:
     fail("no dictionary")
-strs = all_of(d, "string_table")
+strs = [text(s) for s in all_of(d, "string_table")]
 fns = all_of(d, "function_table")
 locs = all_of(d, "location_table")
 stacks = all_of(d, "stack_table")
@@ -113,7 +50,7 @@ if len(rps) != 1:
 attrs = {}
 for kv in all_of(one(rps[0], "resource"), "attributes"):
     v = one(kv, "value")
-    attrs[one(kv, "key")] = one(v, "string_value", one(v, "int_value"))
+    attrs[text(one(kv, "key"))] = text(one(v, "string_value", one(v, "int_value")))
 want = {"service.name": "cpu_split", "host.name": host, "process.pid": None,
         "process.executable.name": "cpu_split"}
 for k, v in want.items():
@@ -121,7 +58,7 @@ for k, v in want.items():
         fail("resource attribute %s is %r, want %r (all: %r)" % (k, attrs.get(k), v, attrs))
 
 sps = all_of(rps[0], "scope_profiles")
-if len(sps) != 1 or one(one(sps[0], "scope"), "name") != "profd":
+if len(sps) != 1 or text(one(one(sps[0], "scope"), "name")) != "profd":
     fail("not one scope_profiles with scope profd")
 profiles = all_of(sps[0], "profiles")
 if len(profiles) != 1:
@@ -174,11 +111,7 @@ for s in all_of(p, "samples"):
 print(total, heavy, -(-one(p, "duration_nano", 0) // 10**9))
 EOP
 
-run_bg python3 "$T/recv.py" "$T/recv"
-for i in $(seq 1 50); do [ -s "$T/recv/port" ] && break; sleep 0.1; done
-[ -s "$T/recv/port" ] || fail "the loopback receiver did not start"
-PORT=$(cat "$T/recv/port")
-rm -f "$T/recv/port"
+start_push_receiver "$T/recv" --fails 1
 
 "$PROFD" --help 2>&1 | grep -q -- '--push' ||
 	fail "profd has no --push option yet (main.c must wire push.h; see push.h)"
@@ -192,18 +125,20 @@ ctl dump --pid "$A" -f folded -o "$T/dump.folded" || fail "dump failed"
 stop_profd # SIGTERM: the last window is flushed within the shutdown deadline
 kill "$A" 2>/dev/null
 
-ls "$T/recv/"*.rejected >/dev/null 2>&1 || fail "the receiver got nothing"
-ls "$T/recv/"*.pb.gz >/dev/null 2>&1 || fail "nothing was sent again after the 503"
-cmp -s "$T/recv/001.rejected" "$T/recv/002.pb.gz" ||
+[ -f "$T/recv/001.req" ] || fail "the receiver got nothing"
+[ "$(sed -n 5p "$T/recv/001.req")" = 503 ] || fail "the first request was not the one answered 503"
+[ -f "$T/recv/002.req" ] || fail "nothing was sent again after the 503"
+cmp -s "$T/recv/001.body" "$T/recv/002.body" ||
 	fail "the request after the 503 is not the one the 503 turned away"
 ok "the window turned away with 503 was sent again"
-n=$(ls "$T/recv/"*.pb.gz | wc -l)
+ACCEPTED=$(push_accepted "$T/recv")
+n=$(echo "$ACCEPTED" | grep -c .)
 [ "$n" -ge 2 ] || fail "only $n request(s) accepted in 6 s at --push-interval 2s"
 
 HOST=$(python3 -c 'import socket; print(socket.gethostname())')
 pushed=0
-for pb in "$T/recv/"*.pb.gz; do
-	req=${pb%.pb.gz}.req
+for req in $ACCEPTED; do
+	pb=${req%.req}.body
 	[ "$(sed -n 1p "$req")" = /v1development/profiles ] || fail "$req: path $(sed -n 1p "$req")"
 	[ "$(sed -n 2p "$req")" = application/x-protobuf ] || fail "$req: Content-Type $(sed -n 2p "$req")"
 	[ "$(sed -n 3p "$req")" = gzip ] || fail "$req: Content-Encoding '$(sed -n 3p "$req")'"
@@ -214,7 +149,7 @@ for pb in "$T/recv/"*.pb.gz; do
 		fail "$pb: protoc --decode: $(cat "$pb.err")"
 	# A field number profiles.proto does not know shows as a bare number.
 	! grep -qE '^ *[0-9]+:' "$pb.txt" || fail "$pb: fields outside profiles.proto: $(grep -E '^ *[0-9]+:' "$pb.txt" | head -3)"
-	read -r total heavy secs < <(python3 "$T/check.py" "$pb.txt" "$A" "$HOST" $RATE 2>"$pb.err") ||
+	read -r total heavy secs < <(PYTHONPATH=$TOOLS python3 "$T/check.py" "$pb.txt" "$A" "$HOST" $RATE 2>"$pb.err") ||
 		fail "$pb: $(cat "$pb.err")"
 	[ -n "$total" ] && [ "$total" -gt 0 ] || fail "$pb: no samples: $(cat "$pb.err")"
 	# One busy thread: at most RATE per second of the window (+ slack).
