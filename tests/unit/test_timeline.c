@@ -95,6 +95,50 @@ static void test_two_rings(void **state)
 	assert_int_equal(b.bytes, 0);
 }
 
+/* Past the global bound a timeline idle TIMELINE_IDLE_NS gives its
+ * memory to the one that needs it (hundreds of short processes a second
+ * must not starve a job started later); a recently fed one never does. */
+static void test_reclaim(void **state)
+{
+	struct timeline_budget b;
+	struct timeline *gone = NULL, *busy = NULL, *job = NULL;
+	struct timeline_event e;
+	uint32_t i;
+
+	(void)state;
+	timeline_budget_init(&b);
+	b.per_proc_max = 1024;
+	b.max_bytes = 1024 * sizeof(struct timeline_event);
+	for (i = 0; i < 512; i++) { /* an exited process's, at T0 */
+		e = ev(T0 + i);
+		timeline_add(&b, &gone, &e);
+	}
+	for (i = 0; i < 512; i++) { /* a live one's, fed until T0 + 25 s */
+		e = ev(T0 + 25000 * MS + i);
+		timeline_add(&b, &busy, &e);
+	}
+	assert_int_equal(b.bytes, b.max_bytes);
+	/* A job 31 s after T0: the exited process's events make room. */
+	for (i = 0; i < 600; i++) {
+		e = ev(T0 + 31000 * MS + i);
+		timeline_add(&b, &job, &e);
+	}
+	assert_null(gone);
+	assert_int_equal(b.reclaimed, 512);
+	assert_int_equal(timeline_count(job), 512);
+	assert_int_equal(timeline_at(job, 511)->start_ns, T0 + 31000 * MS + 599);
+	/* The live one, fed 6 s before, keeps its events; the job wraps. */
+	assert_non_null(busy);
+	assert_int_equal(timeline_count(busy), 512);
+	assert_int_equal(job->evicted, 88);
+	assert_true(b.bytes <= b.max_bytes);
+	timeline_free(busy);
+	timeline_free(job);
+	assert_int_equal(b.bytes, 0);
+	assert_null(b.newest);
+	assert_null(b.oldest);
+}
+
 static void test_types(void **state)
 {
 	(void)state;
@@ -167,6 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ring_bounds),
 	    cmocka_unit_test(test_two_rings),
+	    cmocka_unit_test(test_reclaim),
 	    cmocka_unit_test(test_types),
 	    cmocka_unit_test(test_aggregate),
 	};

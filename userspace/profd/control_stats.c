@@ -212,6 +212,7 @@ static const struct stat_row stat_rows[] = {
 	AGG(timeline.events, "timeline_events"),
 	AGG(timeline.evicted, "timeline_events_evicted"),
 	AGG(timeline.lost, "timeline_events_lost"),
+	AGG(timeline.reclaimed, "timeline_events_reclaimed"),
 	AGG(timeline.bytes, "timeline_bytes"),
 	AGG(timeline.max_bytes, "timeline_bytes_max"),
 	AGG(timeline.per_proc_max, "timeline_events_per_process_max"),

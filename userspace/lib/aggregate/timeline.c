@@ -65,6 +65,65 @@ static bool grow(struct timeline_budget *b, struct timeline_ring *r, uint32_t ca
 	return true;
 }
 
+static void unlink_tl(struct timeline *tl)
+{
+	struct timeline_budget *b = tl->budget;
+
+	if (tl->newer)
+		tl->newer->older = tl->older;
+	else if (b->newest == tl)
+		b->newest = tl->older;
+	if (tl->older)
+		tl->older->newer = tl->newer;
+	else if (b->oldest == tl)
+		b->oldest = tl->newer;
+	tl->newer = tl->older = NULL;
+}
+
+/* tl fed now: to the front of the list. */
+static void touch(struct timeline *tl, uint64_t start_ns)
+{
+	struct timeline_budget *b = tl->budget;
+
+	if (start_ns > tl->fed_ns)
+		tl->fed_ns = start_ns;
+	if (b->newest == tl)
+		return;
+	unlink_tl(tl);
+	tl->older = b->newest;
+	if (b->newest)
+		b->newest->newer = tl;
+	b->newest = tl;
+	if (!b->oldest)
+		b->oldest = tl;
+}
+
+/* Free the timeline fed longest ago, if it is not keep and has been idle
+ * TIMELINE_IDLE_NS at now_ns. */
+static bool reclaim_one(struct timeline_budget *b, const struct timeline *keep, uint64_t now_ns)
+{
+	struct timeline *old = b->oldest;
+
+	if (!old || old == keep || old->fed_ns + TIMELINE_IDLE_NS > now_ns)
+		return false;
+	b->reclaimed += timeline_count(old);
+	*old->owner = NULL;
+	timeline_free(old);
+	return true;
+}
+
+/* A bigger capacity for r, reclaiming idle timelines while only the
+ * global bound is in the way; 0 for none. */
+static uint32_t room_for(struct timeline_budget *b, const struct timeline *tl,
+			 const struct timeline_ring *r, uint64_t now_ns)
+{
+	uint32_t cap;
+
+	while (!(cap = next_cap(b, r)) && r->cap < b->per_proc_max && reclaim_one(b, tl, now_ns))
+		;
+	return cap;
+}
+
 void timeline_add(struct timeline_budget *b, struct timeline **tlp, const struct timeline_event *e)
 {
 	struct timeline *tl = *tlp;
@@ -80,10 +139,12 @@ void timeline_add(struct timeline_budget *b, struct timeline **tlp, const struct
 			return;
 		}
 		tl->budget = b;
+		tl->owner = tlp;
 		*tlp = tl;
 	}
+	touch(tl, e->start_ns);
 	r = &tl->ring[e->type == AGG_CPU ? TIMELINE_SAMPLES : TIMELINE_EVENTS];
-	if (r->n == r->cap && (cap = next_cap(b, r)))
+	if (r->n == r->cap && (cap = room_for(b, tl, r, e->start_ns)))
 		grow(b, r, cap);
 	if (!r->cap) {
 		b->lost++;
@@ -106,6 +167,7 @@ void timeline_free(struct timeline *tl)
 
 	if (!tl)
 		return;
+	unlink_tl(tl);
 	for (i = 0; i < TIMELINE_RINGS; i++) {
 		tl->budget->bytes -= (uint64_t)tl->ring[i].cap * sizeof(struct timeline_event);
 		free(tl->ring[i].ev);

@@ -9,7 +9,12 @@
  * Bounds: a ring holds at most per_proc_max events and all rings together
  * at most max_bytes; a ring starts small and doubles while both allow,
  * then overwrites its oldest event (counted in evicted).  Memory is never
- * asked for per event.  Owned by the aggregator: fed by aggregate_add on
+ * asked for per event.  When all rings together are at max_bytes, the
+ * timeline fed longest ago (an exited or idle process's; not one fed in
+ * the last TIMELINE_IDLE_NS, which a `record` may still want) gives its
+ * memory to the one that needs it (counted in reclaimed): hundreds of
+ * short processes a second would otherwise fill the budget and leave a
+ * job started later with no timeline at all.  Owned by the aggregator: fed by aggregate_add on
  * the ingest thread, read by dumps under the daemon's lock, freed with the
  * process's profile. */
 #ifndef PROFD_TIMELINE_H
@@ -24,6 +29,10 @@
 #define TIMELINE_PER_PROC_DEFAULT 100000u
 /* All rings: 64 MiB, 2M events, ten processes with both rings full. */
 #define TIMELINE_BYTES_DEFAULT (64ull << 20)
+/* A timeline fed more recently than this is never reclaimed. */
+#define TIMELINE_IDLE_NS (30ull * 1000000000ull)
+
+struct timeline;
 
 struct timeline_budget {
 	uint64_t max_bytes;    /* all rings together */
@@ -32,6 +41,8 @@ struct timeline_budget {
 	uint64_t events;       /* events recorded */
 	uint64_t evicted;      /* overwritten by newer ones (the bound) */
 	uint64_t lost;	       /* not recorded: no memory for a first ring */
+	uint64_t reclaimed;    /* events dropped with a timeline fed long ago */
+	struct timeline *newest, *oldest; /* every timeline, by when last fed */
 };
 
 struct timeline_event {
@@ -56,6 +67,9 @@ struct timeline {
 	struct timeline_budget *budget;
 	struct timeline_ring ring[TIMELINE_RINGS]; /* CPU samples; the other types */
 	uint64_t evicted;			   /* this process's events overwritten */
+	uint64_t fed_ns;			   /* the latest event's start */
+	struct timeline *newer, *older;		   /* the budget's list */
+	struct timeline **owner;		   /* set to NULL when reclaimed */
 };
 
 void timeline_budget_init(struct timeline_budget *b);
@@ -65,8 +79,10 @@ bool timeline_keeps(int type);
 /* The start of an event counted at realtime_ns with weight: an off-CPU
  * block is counted at its end (switch-in), every other type at its start. */
 uint64_t timeline_start(int type, uint64_t realtime_ns, uint64_t weight);
-/* Record e in *tl (made on first use).  Never fails: past the bounds the
- * oldest event goes, and without memory the event is counted lost. */
+/* Record e in *tl (made on first use; *tl must stay where it is while
+ * the timeline lives: reclaiming sets it to NULL).  Never fails: past the
+ * bounds the oldest event goes, and without memory the event is counted
+ * lost. */
 void timeline_add(struct timeline_budget *b, struct timeline **tl, const struct timeline_event *e);
 void timeline_free(struct timeline *tl);
 /* Events held: both rings. */
