@@ -4,8 +4,10 @@
 # lists.  Every thread is listed; the main thread blocked in hang() and
 # the napper blocked in time.sleep show their Python frames, read from
 # the process's memory on request, in order and with their lines; the
-# spinner shows where it computes.  Then with --off-cpu: the threads BPF
-# never saw still get the stacks read now.
+# spinner shows where it computes.  The same in a container's pid
+# namespace (thread ids as the namespace numbers them, both through
+# native_thread_id and through struct pthread).  Then with --off-cpu: the
+# threads BPF never saw still get the stacks read now.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pythons.sh"
 
@@ -24,11 +26,21 @@ start_ready() {
 	CHILDREN+=($!)
 	W=$!
 	for i in $(seq 1 100); do
-		grep -q ready "$out" && return 0
+		grep -qs ready "$out" && return 0
 		kill -0 "$W" 2>/dev/null || { cat "$out" >&2; fail "$1 exited before it was ready"; }
 		sleep 0.1
 	done
 	fail "$1 not ready after 10 s"
+}
+
+# start_in_container PY ARGS...: start_ready under new pid and mount
+# namespaces; W is the interpreter's pid as the host sees it.
+start_in_container() {
+	local u
+	start_ready unshare --pid --fork --mount-proc --kill-child "$@"
+	u=$W
+	W=$(pgrep -P "$u" | head -1)
+	[ -n "$W" ] || fail "no process inside the namespace of $u"
 }
 
 # check_json VERSION PID FILE [offcpu]: the JSON listing of a py_hang.py;
@@ -95,6 +107,21 @@ for py in "${PYS[@]}"; do
 	JOBS+=("$W")
 	VERS+=("$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])') ($py)")
 done
+# In a container: a 3.9 or 3.10 (the tid through pthread_t), where there
+# is one, and the last listed (3.11+: native_thread_id).
+OLD=${PYS[0]}
+for py in "${PYS[@]}"; do
+	[ "$("$py" -c 'import sys; print(sys.version_info[1] < 11)')" = True ] && { OLD=$py; break; }
+done
+if command -v unshare >/dev/null && unshare --pid --fork --mount-proc true 2>/dev/null; then
+	for py in "$OLD" "${PYS[-1]}"; do
+		start_in_container nice -n 19 "$py" "$SCRIPT"
+		JOBS+=("$W")
+		VERS+=("$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])') in a container")
+	done
+else
+	echo "no container check: this machine refuses new pid/mount namespaces"
+fi
 start_profd
 for i in "${!JOBS[@]}"; do
 	W=${JOBS[$i]} ver=${VERS[$i]}

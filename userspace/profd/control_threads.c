@@ -260,8 +260,8 @@ static int64_t header_frame(struct stackset *out, struct thread_now *t)
 	return stackset_intern(out, FRAME_ROOT, text);
 }
 
-/* Where a blocked thread waits, from its switch-out's kernel frames (leaf
- * last), where /proc's wchan says nothing (it reads 0 on x86 before 5.16
+/* Where a blocked thread waits, from its switch-out's kernel frames or
+ * those read now (leaf last), where /proc's wchan says nothing (it reads 0 on x86 before 5.16
  * with the ORC unwinder: Debian 11's 5.10): the first function under the
  * scheduler's own. */
 static void wait_from_frames(const struct stackset *dict, const uint32_t *ids, uint32_t n,
@@ -359,6 +359,9 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 		now = read_now(l, t, d->cfg.offcpu);
 	if (t->blocked && t->state != 'R' && !t->wait[0])
 		wait_from_frames(d->agg.dict, l->ids, n, t->wait, sizeof(t->wait));
+	if (now && now->nk && t->state != 'R' && !t->wait[0])
+		wait_from_frames(l->out, l->now.ids + now->k_first, now->nk, t->wait,
+				 sizeof(t->wait));
 	id = header_frame(l->out, t);
 	if (id < 0)
 		return (int)id;
