@@ -306,9 +306,9 @@ static void test_threads(void **state)
 	assert_int_equal(pystack_threads(&rt, tids, ntids, note, &s), 0);
 	assert_int_equal(s.n, NTHREADS + 1);
 	for (i = 0; i <= NTHREADS; i++)
-		assert_int_equal(s.tid[i], w[i].tid);
-	assert_int_equal(s.nframes[0], 1);
-	assert_int_equal(s.nframes[1], 0);
+		assert_int_equal(s.tid[i], w[NTHREADS - i].tid); /* oldest first */
+	assert_int_equal(s.nframes[NTHREADS], 1);
+	assert_int_equal(s.nframes[0], 0);
 
 	/* 3.11+: native_thread_id says it; a list that loops back ends. */
 	rt.off.tstate_native_thread_id = 8 * T_NATIVE;
@@ -318,7 +318,7 @@ static void test_threads(void **state)
 	s.n = 0;
 	assert_int_equal(pystack_threads(&rt, tids, ntids, note, &s), 0);
 	assert_int_equal(s.n, NTHREADS + 1);
-	assert_int_equal(s.tid[NTHREADS], 1000 + NTHREADS);
+	assert_int_equal(s.tid[0], 1000 + NTHREADS);
 	stop_workers(ids);
 }
 

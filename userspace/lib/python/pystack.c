@@ -315,9 +315,12 @@ int pystack_threads(const struct pyruntime *rt, const uint32_t *tids, size_t nti
 
 	if (!err)
 		tids_from_pthreads(rt, &l, tids, ntids);
-	for (i = 0; !err && i < l.n; i++) {
-		t->tstate = l.v[i].tstate;
-		t->tid = l.v[i].tid;
+	/* Oldest first (CPython puts new threads at the head): the main
+	 * thread, where a hung job usually hangs, is read before a time
+	 * budget may stop the walk. */
+	for (i = l.n; !err && i > 0; i--) {
+		t->tstate = l.v[i - 1].tstate;
+		t->tid = l.v[i - 1].tid;
 		if (pystack_walk(rt, t->tstate, t))
 			t->cut = true; /* freed under us: listed with no frames */
 		err = fn(t, arg);

@@ -46,7 +46,8 @@ struct pystack_thread {
 
 typedef int (*pystack_fn)(const struct pystack_thread *t, void *arg);
 
-/* Calls fn for each thread state of the process with its frames; stops
+/* Calls fn for each thread state of the process with its frames, oldest
+ * first (the main interpreter's main thread, as a rule); stops
  * at fn's first nonzero return and returns it.  tids: the process's
  * threads as its namespace numbers them (for threads matched through
  * struct pthread).  0 or -errno (-ENOMEM; -EFAULT, -ESRCH, -EPERM when
