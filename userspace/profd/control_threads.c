@@ -261,9 +261,9 @@ static int64_t header_frame(struct stackset *out, struct thread_now *t)
 }
 
 /* Where a blocked thread waits, from its switch-out's kernel frames or
- * those read now (leaf last), where /proc's wchan says nothing (it reads 0 on x86 before 5.16
- * with the ORC unwinder: Debian 11's 5.10): the first function under the
- * scheduler's own. */
+ * those read now (leaf last), where /proc's wchan says nothing (it reads
+ * 0 on x86 before 5.16 with the ORC unwinder: Debian 11's 5.10): the
+ * first function under the scheduler's own. */
 static void wait_from_frames(const struct stackset *dict, const uint32_t *ids, uint32_t n,
 			     char *wait, size_t size)
 {
@@ -305,7 +305,7 @@ static const struct pynow_thread *read_now(const struct listing *l, struct threa
 		t->source = t->why;
 	} else if (now && now->nk && !running)
 		t->source = "blocked: kernel stack read now";
-	if (now && (now->npy || now->nk)) {
+	if (now && (now->npy || (now->nk && !running))) { /* list_thread's frames */
 		t->from = "read-now";
 		t->age_ns = 0;
 	}
