@@ -15,9 +15,11 @@
 #include "jsonw.h"
 #include "protocol.h"
 
-/* One thread's header, split in place. */
+/* One thread's header, split in place.  from: "switch-out",
+ * "cpu-sample", "read-now" or "" (no stack); "" from a daemon that does
+ * not send it. */
 struct thread_hdr {
-	const char *tid, *name, *state, *wait, *source, *age_ns;
+	const char *tid, *name, *state, *wait, *source, *age_ns, *from;
 };
 
 /* One task's header (PROTO_STACKS_ASYNC), split in place. */
@@ -40,11 +42,13 @@ static const char *state_name(char s)
 	}
 }
 
-/* Cut text at its tabs into exactly n fields: 0, or -1 with fewer. */
-static int split_fields(char *text, const char **f[], size_t n)
+/* Cut text at its tabs into n fields: 0, or -1 with fewer.  *rest: what
+ * follows the n-th field's tab ("" when nothing does). */
+static int split_fields(char *text, const char **f[], size_t n, char **rest)
 {
 	size_t i;
 
+	*rest = "";
 	for (i = 0; i < n; i++) {
 		*f[i] = text;
 		text = strchr(text, '\t');
@@ -53,21 +57,30 @@ static int split_fields(char *text, const char **f[], size_t n)
 		if (text)
 			*text++ = '\0';
 	}
+	if (text)
+		*rest = text;
 	return 0;
 }
 
 static int split_thread(char *text, struct thread_hdr *h)
 {
 	const char **f[] = { &h->tid, &h->name, &h->state, &h->wait, &h->source, &h->age_ns };
+	char *from; /* the seventh field, where sent */
 
-	return split_fields(text, f, sizeof(f) / sizeof(f[0]));
+	if (split_fields(text, f, sizeof(f) / sizeof(f[0]), &from))
+		return -1;
+	if (strchr(from, '\t')) /* fields a later daemon may add */
+		*strchr(from, '\t') = '\0';
+	h->from = from;
+	return 0;
 }
 
 static int split_task(char *text, struct task_hdr *h)
 {
 	const char **f[] = { &h->addr, &h->name, &h->tid, &h->awaited_by };
+	char *rest;
 
-	return split_fields(text, f, sizeof(f) / sizeof(f[0]));
+	return split_fields(text, f, sizeof(f) / sizeof(f[0]), &rest);
 }
 
 /* Numbers in a header are the daemon's decimal text. */
@@ -85,7 +98,10 @@ static void print_thread_text(const struct stackset *ss, const struct ss_stack *
 	printf("Thread %s \"%s\" %s", h->tid, h->name, state_name(h->state[0]));
 	if (*h->wait)
 		printf(", waiting in %s", h->wait);
-	printf(" (%s, %.3f s ago)\n", h->source, age);
+	if (!strcmp(h->from, "read-now") || !number(h->age_ns)) /* read now, or no stack */
+		printf(" (%s)\n", h->source);
+	else
+		printf(" (%s, %.3f s ago)\n", h->source, age);
 	for (i = st->depth; i > 1; i--)
 		printf("    %s\n", ss->frames[st->frames[i - 1]].name);
 	if (st->depth <= 1)
@@ -106,6 +122,7 @@ static void print_thread_json(struct jsonw *w, const struct stackset *ss, const 
 	jsonw_key_str(w, "state_name", state_name(h->state[0]));
 	jsonw_key_str(w, "wait", h->wait);
 	jsonw_key_str(w, "source", h->source);
+	jsonw_key_str(w, "stack_from", *h->from ? h->from : "none");
 	jsonw_key_u64(w, "age_ns", number(h->age_ns));
 	jsonw_key(w, "frames");
 	jsonw_array(w);
@@ -226,9 +243,10 @@ void stacks_usage(FILE *out)
 {
 	fputs("usage: profctl stacks --pid PID [--async] [--json]\n"
 	      "Every thread of PID: name, state, what it waits on in the kernel, and\n"
-	      "its current Python and native stack (leaf first): for a blocked thread\n"
+	      "its current stack (leaf first).  Python frames and the kernel's are\n"
+	      "read from the process now, whenever it started; with profd --off-cpu\n"
+	      "a thread BPF has seen shows its native stack too: for a blocked thread\n"
 	      "the stack it blocked in, for a running one its latest CPU sample.\n"
-	      "Needs profd with off-CPU tracing (the default).\n"
 	      "  --async   PID's asyncio tasks instead (CPython 3.14+): each task's name,\n"
 	      "            the coroutines it is suspended in (innermost first), the\n"
 	      "            thread running it if one is, and the tasks awaiting it\n",

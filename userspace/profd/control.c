@@ -850,11 +850,6 @@ static int handle_stacks(struct daemon *d, struct buf *out, const struct caller 
 		err = reply_error(out, EINVAL, "stacks: give one --pid (flags 0x%x)", r.flags) ?: 1;
 		goto out;
 	}
-	if (!d->cfg.offcpu && !(r.flags & PROTO_STACKS_ASYNC)) {
-		err = reply_error(out, EOPNOTSUPP, "stacks needs off-CPU tracing: start profd "
-						   "with --off-cpu") ?: 1;
-		goto out;
-	}
 	ss = stackset_new();
 	if (!ss)
 		err = -ENOMEM;

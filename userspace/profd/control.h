@@ -1,6 +1,7 @@
 /* control.h: the control thread (control_server.c), the answers it gives
  * (control.c), and what they read: stats (control_stats.c), threads'
- * stacks (control_threads.c), asyncio tasks (control_async.c). */
+ * stacks (control_threads.c, with what control_pystack.c reads on
+ * request), asyncio tasks (control_async.c). */
 #ifndef PROFD_CONTROL_H
 #define PROFD_CONTROL_H
 
@@ -8,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "hashmap.h"
 
 struct daemon;
 struct proc;
@@ -27,6 +30,36 @@ int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_qu
 int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
 			  struct stackset *out);
 
+/* control_pystack.c: stacks read from the process on request.  Frame ids
+ * are the reply stackset's, each range root first. */
+struct pynow_thread {
+	uint32_t tid;	 /* host */
+	uint32_t ns_tid; /* in the process's pid namespace */
+	bool tstate;	 /* a Python thread state is this thread's */
+	uint32_t py_first, npy; /* its Python frames (a cut stack: a marker first) */
+	uint32_t k_first, nk;	/* its kernel frames (none while it runs) */
+};
+struct pynow {
+	struct pynow_thread *v;
+	size_t n;
+	struct hashmap by_tid, by_ns; /* tid -> index in v */
+	uint32_t *ids;
+	size_t nids, ids_cap;
+	bool python;	  /* a CPython runtime was found */
+	bool out_of_time; /* threads after the budget ran out were not read */
+	char why[96];	  /* why no Python stack was read at all, "" if read */
+};
+/* Every thread of pid, its Python frames (and with kernel, its kernel
+ * frames) interned into out: 0 (a process whose Python memory cannot be
+ * read says why in pn->why), -ESRCH or -ENOMEM.  pn is to be freed
+ * either way.  Check the caller may look at pid first. */
+int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out);
+const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
+void pynow_free(struct pynow *pn);
+
+/* control_async.c: whether uid may look at pid (its owner or root):
+ * 0, -EACCES or -ESRCH; takes d->lock briefly. */
+int control_may_look(struct daemon *d, uint32_t pid, uint32_t uid);
 /* control_async.c: pid's asyncio tasks into out (PROTO_STACKS_ASYNC);
  * takes d->lock only to check uid.  0, -EACCES, -ESRCH, -ENOENT (no
  * CPython, or asyncio not imported), -EPROTONOSUPPORT (before 3.14). */

@@ -112,7 +112,7 @@ static int add_task(struct stackset *out, struct pycode_cache *pyc, const struct
 /* Who may look: the process's owner or root, as for the thread listing.
  * Read only: a process profd has not seen is looked up in /proc, not
  * added to the table (that is ingest's to do). */
-static int may_look(struct daemon *d, uint32_t pid, uint32_t uid)
+int control_may_look(struct daemon *d, uint32_t pid, uint32_t uid)
 {
 	char comm[PROFD_COMM_LEN + 1];
 	uint32_t owner = 0, ppid;
@@ -164,7 +164,7 @@ int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct sta
 	struct pycode_cache *pyc = NULL;
 	struct pyruntime rt;
 	size_t i;
-	int err = may_look(d, pid, uid);
+	int err = control_may_look(d, pid, uid);
 
 	hashmap_init(&l.by_addr);
 	if (!err)

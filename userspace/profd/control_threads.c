@@ -1,13 +1,15 @@
-/* control_threads.c: what each thread of a process is doing now, from the
- * per-thread state BPF keeps (offcpu.bpf.h): `profctl stacks` (every
- * thread's current stack) and the blocks still under way that off-cpu and
- * wall dumps include up to now.
+/* control_threads.c: what each thread of a process is doing now:
+ * `profctl stacks` (every thread's current stack) and the blocks still
+ * under way that off-cpu and wall dumps include up to now.
  *
- * A blocked thread's stack is the one walked when it blocked; a running
- * one's is its latest CPU sample.  A thread that blocked before profd
- * started and has not run since has neither: it is listed with its state
- * and kernel wait channel, and "no stack seen" (the kernel keeps no user
- * registers we could walk from outside the thread's context). */
+ * With --off-cpu, from the per-thread state BPF keeps (offcpu.bpf.h): a
+ * blocked thread's stack is the one walked when it blocked, a running
+ * one's its latest CPU sample.  A thread with neither (profd runs without
+ * --off-cpu, or the thread blocked before profd started and has not run
+ * since) gets what control_pystack.c reads from the process on request:
+ * its Python frames from the process's memory, and its kernel stack.  The
+ * native frames between them cannot be had from outside: the kernel keeps
+ * no user registers we could walk from outside the thread's context. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +34,8 @@ struct thread_now {
 	bool have_pcount;
 	uint32_t pcount; /* /proc schedstat: times it came on a CPU (low bits) */
 	const char *source;
+	const char *from; /* the header's last word: where the stack is from */
+	char why[160];    /* storage for a source made up here */
 	uint64_t age_ns; /* how old the stack is (blocked: how long) */
 	bool blocked;    /* the stack is a switch-out's, still blocked */
 	bool have;       /* a stack is known */
@@ -125,17 +129,20 @@ static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uin
 	bool off;
 
 	t->source = "no stack seen: not run since profd started";
+	t->from = "";
 	if (sampler_thread_state(d->sampler, t->tid, &ts))
 		return;
 	off = off_cpu_now(t, &ts);
 	if (off && ts.captured) {
 		t->source = off_source(t, &ts);
 		t->blocked = t->have = true;
+		t->from = "switch-out";
 		t->age_ns = now > ts.off_ns ? now - ts.off_ns : 0;
 		ingest_sample_of(&t->s, pid, t->tid, ts.off_ns, ts.kstack_id, ts.ustack_id,
 				 ts.pystack_id, ts.flags);
 	} else if (!off && ts.sample_ns) {
 		t->source = "running: latest CPU sample";
+		t->from = "cpu-sample";
 		t->have = true;
 		t->age_ns = now > ts.sample_ns ? now - ts.sample_ns : 0;
 		ingest_sample_of(&t->s, pid, t->tid, ts.sample_ns, ts.sample_kstack_id,
@@ -168,7 +175,9 @@ static int each_thread(struct daemon *d, uint32_t pid,
 		t.tid = (uint32_t)strtoul(de->d_name, &end, 10);
 		if (!isdigit((unsigned char)de->d_name[0]) || *end || read_task(pid, &t))
 			continue;
-		pick_stack(d, pid, &t, now);
+		t.from = "";
+		if (d->cfg.offcpu)
+			pick_stack(d, pid, &t, now);
 		err = fn(d, &t, arg);
 		n++;
 	}
@@ -227,7 +236,10 @@ struct listing {
 	struct hashmap map; /* global frame id -> out's */
 	uint32_t *ids, *out_ids;
 	bool kernel;        /* the caller may see kernel frames */
+	struct pynow now;   /* stacks read from the process just before */
 };
+
+#define LISTING_MAX_FRAMES (INGEST_MAX_FRAMES + 1)
 
 static void no_tabs(char *s)
 {
@@ -239,19 +251,19 @@ static void no_tabs(char *s)
 /* The thread's header frame (protocol.h, PROTO_RESP_STACKS). */
 static int64_t header_frame(struct stackset *out, struct thread_now *t)
 {
-	char text[256];
+	char text[512];
 
 	no_tabs(t->name);
 	no_tabs(t->wait);
-	snprintf(text, sizeof(text), "%u\t%s\t%c\t%s\t%s\t%llu", t->tid, t->name, t->state, t->wait,
-		 t->source, (unsigned long long)t->age_ns);
+	snprintf(text, sizeof(text), "%u\t%s\t%c\t%s\t%s\t%llu\t%s", t->tid, t->name, t->state,
+		 t->wait, t->source, (unsigned long long)t->age_ns, t->from);
 	return stackset_intern(out, FRAME_ROOT, text);
 }
 
-/* Where a blocked thread waits, from its switch-out's kernel frames (leaf
- * last), where /proc's wchan says nothing (it reads 0 on x86 before 5.16
- * with the ORC unwinder: Debian 11's 5.10): the first function under the
- * scheduler's own. */
+/* Where a blocked thread waits, from its switch-out's kernel frames or
+ * those read now (leaf last), where /proc's wchan says nothing (it reads
+ * 0 on x86 before 5.16 with the ORC unwinder: Debian 11's 5.10): the
+ * first function under the scheduler's own. */
 static void wait_from_frames(const struct stackset *dict, const uint32_t *ids, uint32_t n,
 			     char *wait, size_t size)
 {
@@ -270,22 +282,54 @@ static void wait_from_frames(const struct stackset *dict, const uint32_t *ids, u
 	}
 }
 
-static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
+/* A thread BPF has no stack of: what was read from the process just
+ * now, and the source that says so. */
+static const struct pynow_thread *read_now(const struct listing *l, struct thread_now *t,
+					   bool offcpu)
 {
-	struct listing *l = arg;
-	uint32_t n = 0, i, m = 0;
+	const struct pynow_thread *now = pynow_find(&l->now, t->tid);
+	bool running = t->state == 'R';
+
+	if (now && now->npy)
+		t->source = running ? "running: Python stack read now"
+				    : "blocked: Python stack read now";
+	else if (now && now->tstate)
+		t->source = "read now: no Python frames (outside Python code)";
+	else if (l->now.python && l->now.out_of_time)
+		t->source = "not read: the 500 ms budget ran out";
+	else if (l->now.python)
+		t->source = "read now: no Python thread state (a native thread)";
+	else if (!offcpu) {
+		snprintf(t->why, sizeof(t->why), "no Python stack: %s; native stacks need --off-cpu",
+			 l->now.why[0] ? l->now.why : "none read");
+		t->source = t->why;
+	} else if (now && now->nk && !running)
+		t->source = "blocked: kernel stack read now";
+	if (now && (now->npy || (now->nk && !running))) { /* list_thread's frames */
+		t->from = "read-now";
+		t->age_ns = 0;
+	}
+	return now;
+}
+
+/* Append the ids of frames read now (a range of l->now.ids) at *m. */
+static void add_read_now(struct listing *l, uint32_t first, uint32_t n, uint32_t *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < n && *m < LISTING_MAX_FRAMES; i++)
+		l->out_ids[(*m)++] = l->now.ids[first + i];
+}
+
+/* The thread's frames from BPF (n of them in l->ids), copied into the
+ * reply at *m. */
+static int add_frames(struct daemon *d, struct listing *l, uint32_t n, uint32_t *m)
+{
+	uint32_t i;
 	int64_t id;
 	uint64_t v;
 
-	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, INGEST_MAX_FRAMES, &n))
-		n = 0;
-	if (t->blocked && t->state != 'R' && !t->wait[0])
-		wait_from_frames(d->agg.dict, l->ids, n, t->wait, sizeof(t->wait));
-	id = header_frame(l->out, t);
-	if (id < 0)
-		return (int)id;
-	l->out_ids[m++] = (uint32_t)id;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && *m < LISTING_MAX_FRAMES; i++) {
 		if (!view_keeps(l->kernel ? 0 : VIEW_NO_KERNEL,
 				     d->agg.dict->frames[l->ids[i]].kind))
 			continue;
@@ -296,7 +340,39 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 			if (id < 0 || hashmap_put(&l->map, l->ids[i], (uint64_t)id))
 				return -ENOMEM;
 		}
-		l->out_ids[m++] = (uint32_t)id;
+		l->out_ids[(*m)++] = (uint32_t)id;
+	}
+	return 0;
+}
+
+static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
+{
+	const struct pynow_thread *now = NULL;
+	struct listing *l = arg;
+	uint32_t n = 0, m = 0;
+	int64_t id;
+	int err;
+
+	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, INGEST_MAX_FRAMES, &n))
+		n = 0;
+	if (!t->have)
+		now = read_now(l, t, d->cfg.offcpu);
+	if (t->blocked && t->state != 'R' && !t->wait[0])
+		wait_from_frames(d->agg.dict, l->ids, n, t->wait, sizeof(t->wait));
+	if (now && now->nk && t->state != 'R' && !t->wait[0])
+		wait_from_frames(l->out, l->now.ids + now->k_first, now->nk, t->wait,
+				 sizeof(t->wait));
+	id = header_frame(l->out, t);
+	if (id < 0)
+		return (int)id;
+	l->out_ids[m++] = (uint32_t)id;
+	err = add_frames(d, l, n, &m);
+	if (err)
+		return err;
+	if (now) {
+		add_read_now(l, now->py_first, now->npy, &m);
+		if (t->state != 'R') /* a running thread's is the interrupt's */
+			add_read_now(l, now->k_first, now->nk, &m);
 	}
 	return stackset_add(l->out, l->out_ids, m, 1);
 }
@@ -323,13 +399,20 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
 			  struct stackset *out)
 {
 	struct listing l = { .pid = pid, .uid = uid, .out = out, .kernel = kernel };
-	int err = -ENOMEM;
+	int err = control_may_look(d, pid, uid);
 
+	/* Read before the job, on this thread: the process controls how long
+	 * its memory takes, and the ingest thread must not wait on it. */
+	if (!err)
+		err = pynow_read(&l.now, pid, kernel, out);
 	l.ids = malloc(INGEST_MAX_FRAMES * sizeof(*l.ids));
-	l.out_ids = malloc((INGEST_MAX_FRAMES + 1) * sizeof(*l.out_ids));
+	l.out_ids = malloc(LISTING_MAX_FRAMES * sizeof(*l.out_ids));
 	hashmap_init(&l.map);
-	if (l.ids && l.out_ids)
+	if (!err && (!l.ids || !l.out_ids))
+		err = -ENOMEM;
+	if (!err)
 		err = daemon_on_ingest(d, list_threads_job, &l);
+	pynow_free(&l.now);
 	hashmap_free(&l.map);
 	free(l.ids);
 	free(l.out_ids);

@@ -8,9 +8,8 @@
 
 #include "pycode.h"
 #include "pymem.h"
+#include "pytstate.h"
 
-#define MAX_INTERPS 16
-#define MAX_THREADS 4096
 #define MAX_OBJECT 4096	  /* bytes of a task or generator we read at most */
 #define MAX_SET_SLOTS 256 /* awaited_by sets bigger than this are skipped */
 #define OBJ_ALIGN_MASK (~(uint64_t)PYOFF_STACKREF_TAG)
@@ -271,34 +270,25 @@ static int each_in_list(struct walk *w, uint64_t head, uint64_t running_task, ui
 	return err;
 }
 
-static int each_thread(struct walk *w, uint64_t interp)
+/* One thread state's tasks (tstate 0: those of the interpreter's threads
+ * that have exited, once its thread list is done). */
+static int tasks_of(const struct pyruntime *rt, uint64_t interp, uint64_t ts, void *arg)
 {
-	const struct profd_pyoffsets *off = &w->rt->off;
-	uint64_t ts, running, tid;
-	size_t n = 0;
-	int err = 0;
+	struct walk *w = arg;
+	uint64_t running, tid;
 
-	if (pymem_read_u64(w->rt->pid, interp + off->interp_tstate_head, &ts))
+	if (!ts)
+		return each_in_list(w, interp + w->a.dbg.interp.tasks_head, 0, 0);
+	if (pymem_read_u64(rt->pid, ts + w->a.dbg.tstate.running_task, &running) ||
+	    pymem_read_u64(rt->pid, ts + rt->off.tstate_native_thread_id, &tid))
 		return 0;
-	for (; !err && ts && n < MAX_THREADS; n++) {
-		if (pymem_read_u64(w->rt->pid, ts + w->a.dbg.tstate.running_task, &running) ||
-		    pymem_read_u64(w->rt->pid, ts + off->tstate_native_thread_id, &tid))
-			break;
-		err = each_in_list(w, ts + w->a.dbg.tstate.tasks_head, running & OBJ_ALIGN_MASK,
-				   (uint32_t)tid);
-		if (!err && pymem_read_u64(w->rt->pid, ts + off->tstate_next, &ts))
-			break;
-	}
-	if (!err) /* tasks of threads that have exited */
-		err = each_in_list(w, interp + w->a.dbg.interp.tasks_head, 0, 0);
-	return err;
+	return each_in_list(w, ts + w->a.dbg.tstate.tasks_head, running & OBJ_ALIGN_MASK,
+			    (uint32_t)tid);
 }
 
 int pyasync_tasks(const struct pyruntime *rt, pyasync_fn fn, void *arg)
 {
 	struct walk *w;
-	uint64_t interp;
-	size_t n;
 	int err;
 
 	if (rt->major != 3 || rt->minor < 14)
@@ -313,13 +303,7 @@ int pyasync_tasks(const struct pyruntime *rt, pyasync_fn fn, void *arg)
 	 * imported since the process was first looked at. */
 	err = pyasync_layout_read(rt, &w->a);
 	if (!err)
-		err = pymem_read_u64(rt->pid, rt->runtime_addr + rt->off.runtime_interp_head,
-				     &interp);
-	for (n = 0; !err && interp && n < MAX_INTERPS; n++) {
-		err = each_thread(w, interp);
-		if (!err && pymem_read_u64(rt->pid, interp + rt->off.interp_next, &interp))
-			break;
-	}
+		err = pytstate_each(rt, tasks_of, w);
 	free(w);
 	return err;
 }

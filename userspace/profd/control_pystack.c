@@ -1,0 +1,274 @@
+/* control_pystack.c: the stacks `profctl stacks` reads from a process on
+ * request, for threads BPF holds no stack of (profd runs without
+ * --off-cpu, or the thread blocked before profd started and has not run
+ * since): every Python thread's frames from the process's memory
+ * (pystack.h), and where the caller may see them, the kernel's stack of
+ * each thread from /proc/PID/task/TID/stack.
+ *
+ * Read on the control thread, outside the state lock and before the
+ * listing's job on the ingest thread, with a code-object cache of its
+ * own, as control_async.c does: the process controls how long its
+ * memory takes to read, and the samples must not wait on it.  The frames
+ * are interned into the reply's stackset here; the listing only picks
+ * them up by thread. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "control.h"
+#include "pycode.h"
+#include "pystack.h"
+
+/* A process with thousands of threads (or memory that lies) gets this
+ * long; the threads not read by then say so. */
+#define PYNOW_BUDGET_NS (500ull * 1000000ull)
+#define PYNOW_MAX_THREADS 65536
+#define KSTACK_MAX_FRAMES 64
+
+struct pynow_reader {
+	struct pynow *pn;
+	const struct pyruntime *rt;
+	struct pycode_cache *pyc;
+	struct stackset *out;
+	uint64_t deadline_ns;
+};
+
+static int keep_ids(struct pynow *pn, uint32_t n)
+{
+	if (pn->nids + n > pn->ids_cap) {
+		size_t cap = 2 * (pn->nids + n);
+		uint32_t *ids = realloc(pn->ids, cap * sizeof(*ids));
+
+		if (!ids)
+			return -ENOMEM;
+		pn->ids = ids;
+		pn->ids_cap = cap;
+	}
+	return 0;
+}
+
+static int add_id(struct pynow *pn, int64_t id)
+{
+	if (id < 0)
+		return (int)id;
+	if (keep_ids(pn, 1))
+		return -ENOMEM;
+	pn->ids[pn->nids++] = (uint32_t)id;
+	return 0;
+}
+
+/* The thread as its own pid namespace numbers it: the last NSpid figure
+ * (the host's tid for a process in profd's namespace). */
+static uint32_t ns_tid_of(uint32_t pid, uint32_t tid)
+{
+	char path[96], text[2048], *line, *end;
+	unsigned long v = tid;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
+	if (proc_read_small_file(path, text, sizeof(text)) < 0)
+		return tid;
+	line = strstr(text, "\nNSpid:");
+	if (!line)
+		return tid;
+	for (line += 7; *line && *line != '\n'; line = end) {
+		unsigned long x = strtoul(line, &end, 10);
+
+		if (end == line)
+			break;
+		v = x;
+	}
+	return (uint32_t)v;
+}
+
+/* Every thread of pid, by host and namespace tid. */
+static int list_tasks(struct pynow *pn, uint32_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while (!err && pn->n < PYNOW_MAX_THREADS && (de = readdir(dir))) {
+		struct pynow_thread *t;
+		char *end;
+		uint32_t tid = (uint32_t)strtoul(de->d_name, &end, 10);
+
+		if (!isdigit((unsigned char)de->d_name[0]) || *end)
+			continue;
+		if (pn->n % 64 == 0) {
+			t = realloc(pn->v, (pn->n + 64) * sizeof(*t));
+			if (!t) {
+				err = -ENOMEM;
+				break;
+			}
+			pn->v = t;
+		}
+		t = &pn->v[pn->n];
+		memset(t, 0, sizeof(*t));
+		t->tid = tid;
+		t->ns_tid = ns_tid_of(pid, tid);
+		err = hashmap_put(&pn->by_tid, tid, pn->n);
+		if (!err)
+			err = hashmap_put(&pn->by_ns, t->ns_tid, pn->n++);
+	}
+	closedir(dir);
+	return err;
+}
+
+/* "do_nanosleep_[k]" from "[<0>] do_nanosleep+0x6f/0x190". */
+static int kernel_frame(struct stackset *out, const char *line, size_t len)
+{
+	const char *name = memchr(line, ' ', len);
+	char text[160];
+	size_t n;
+
+	if (!name)
+		return -EINVAL;
+	name++;
+	n = strcspn(name, "+\n");
+	if (!n || name + n > line + len)
+		return -EINVAL;
+	snprintf(text, sizeof(text), "%.*s_[k]", (int)(n > 128 ? 128 : n), name);
+	return (int)stackset_intern(out, FRAME_KERNEL, text);
+}
+
+/* The thread's kernel stack (empty while it runs), root first. */
+static int kernel_stack(struct pynow *pn, uint32_t pid, struct pynow_thread *t,
+			struct stackset *out)
+{
+	char path[96], text[4096];
+	const char *lines[KSTACK_MAX_FRAMES], *p;
+	size_t n = 0, i;
+	int64_t id;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stack", pid, t->tid);
+	if (proc_read_small_file(path, text, sizeof(text)) < 0)
+		return 0; /* not root, or no such file in this kernel */
+	for (p = text; *p && n < KSTACK_MAX_FRAMES; p = strchr(p, '\n') + 1) {
+		lines[n++] = p;
+		if (!strchr(p, '\n'))
+			break;
+	}
+	t->k_first = (uint32_t)pn->nids;
+	for (i = n; i > 0; i--) { /* the file is leaf first */
+		id = kernel_frame(out, lines[i - 1], strcspn(lines[i - 1], "\n"));
+		if (id == -EINVAL)
+			continue;
+		if (add_id(pn, id))
+			return -ENOMEM;
+		t->nk++;
+	}
+	return 0;
+}
+
+static int name_frame(struct pynow_reader *r, uint64_t code, int64_t instr)
+{
+	char name[2 * PYCODE_MAX_STR];
+
+	/* Read from the live thread just now: nothing to check it against. */
+	if (pycode_name(r->pyc, r->rt, code, 0, instr, name, sizeof(name)))
+		snprintf(name, sizeof(name), "[code object %#" PRIx64 " not readable]", code);
+	return add_id(r->pn, stackset_intern(r->out, FRAME_PYTHON, name));
+}
+
+/* One thread state's frames, root first, onto its thread's entry. */
+static int keep_thread(const struct pystack_thread *ps, void *arg)
+{
+	struct pynow_reader *r = arg;
+	struct pynow_thread *t;
+	uint64_t i;
+	int err = 0;
+
+	if (clock_mono_ns() > r->deadline_ns) {
+		r->pn->out_of_time = true;
+		return 1;
+	}
+	if (!ps->tid || !hashmap_get(&r->pn->by_ns, ps->tid, &i))
+		return 0; /* gone, or not told which thread it is */
+	t = &r->pn->v[i];
+	t->tstate = true;
+	t->py_first = (uint32_t)r->pn->nids;
+	if (ps->cut)
+		err = add_id(
+		    r->pn, stackset_intern(r->out, FRAME_UNKNOWN, "[more Python frames not read]"));
+	for (i = ps->nframes; !err && i > 0; i--)
+		err = name_frame(r, ps->code[i - 1], ps->instr[i - 1]);
+	t->npy = (uint32_t)(r->pn->nids - t->py_first);
+	return err;
+}
+
+static int read_python(struct pynow *pn, uint32_t pid, struct stackset *out)
+{
+	struct pynow_reader r = {.pn = pn, .out = out};
+	struct pyruntime rt;
+	uint32_t *tids = malloc((pn->n ? pn->n : 1) * sizeof(*tids));
+	size_t i;
+	int err = tids ? pyruntime_detect((int)pid, &rt) : -ENOMEM;
+
+	if (!err && !(r.pyc = pycode_cache_new()))
+		err = -ENOMEM;
+	if (!err) {
+		pn->python = true;
+		r.rt = &rt;
+		r.deadline_ns = clock_mono_ns() + PYNOW_BUDGET_NS;
+		for (i = 0; i < pn->n; i++)
+			tids[i] = pn->v[i].ns_tid;
+		err = pystack_threads(&rt, tids, pn->n, keep_thread, &r);
+	}
+	pycode_cache_free(r.pyc);
+	free(tids);
+	return err == 1 ? 0 : err; /* 1: the budget, what came is kept */
+}
+
+static void say_why(struct pynow *pn, int err)
+{
+	if (err == -ENOENT)
+		snprintf(pn->why, sizeof(pn->why), "not a Python process");
+	else if (err == -EPROTONOSUPPORT)
+		snprintf(pn->why, sizeof(pn->why), "a Python profd cannot read");
+	else if (err)
+		snprintf(pn->why, sizeof(pn->why), "its memory not read: %s", strerror(-err));
+}
+
+int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out)
+{
+	size_t i;
+	int err;
+
+	memset(pn, 0, sizeof(*pn));
+	hashmap_init(&pn->by_tid);
+	hashmap_init(&pn->by_ns);
+	err = list_tasks(pn, pid);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	for (i = 0; kernel && i < pn->n; i++)
+		if (kernel_stack(pn, pid, &pn->v[i], out))
+			return -ENOMEM;
+	err = read_python(pn, pid, out);
+	say_why(pn, err);
+	return err == -ENOMEM ? err : 0;
+}
+
+const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid)
+{
+	uint64_t i;
+
+	return pn && hashmap_get(&pn->by_tid, tid, &i) ? &pn->v[i] : NULL;
+}
+
+void pynow_free(struct pynow *pn)
+{
+	hashmap_free(&pn->by_tid);
+	hashmap_free(&pn->by_ns);
+	free(pn->v);
+	free(pn->ids);
+}
