@@ -25,12 +25,12 @@ start_ready() {
 	"$@" >"$out" 2>&1 &
 	CHILDREN+=($!)
 	W=$!
-	for i in $(seq 1 100); do
+	for i in $(seq 1 300); do # a loaded machine (sanitizer runs) starts Python slowly
 		grep -qs ready "$out" && return 0
 		kill -0 "$W" 2>/dev/null || { cat "$out" >&2; fail "$1 exited before it was ready"; }
 		sleep 0.1
 	done
-	fail "$1 not ready after 10 s"
+	fail "$1 not ready after 30 s"
 }
 
 # start_in_container PY ARGS...: start_ready under new pid and mount

@@ -202,6 +202,7 @@ static void test_render(void **state)
 	assert_non_null(strstr(summary, "\"cudaLaunchKernel\": 1"));
 	assert_non_null(strstr(summary, "\"work_a (/w/app.py:3)\": 10"));
 	assert_non_null(strstr(summary, "\"first\": 0,"));
+	assert_non_null(buf_cstr(&out));
 	assert_non_null(strstr(out.data, "\"version\":27"));
 	/* Every thread of pid 7 in the process its main thread names. */
 	assert_non_null(strstr(out.data, "\"name\":\"worker (8)\",\"processType\":\"default\","
@@ -220,6 +221,7 @@ static void test_empty(void **state)
 	(void)state;
 	buf_init(&out);
 	assert_int_equal(render_timeline("gecko", t, &out), 0);
+	assert_non_null(buf_cstr(&out)); /* out holds the bytes, not a C string */
 	assert_non_null(strstr(out.data, "\"threads\":[]"));
 	buf_free(&out);
 	tlset_free(t);
