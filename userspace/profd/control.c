@@ -23,6 +23,7 @@
 #include "hashmap.h"
 #include "daemon.h"
 #include "control.h"
+#include "memread.h"
 #include "statelock.h"
 #include "log.h"
 #include "protocol.h"
@@ -832,6 +833,14 @@ static int stacks_error(struct buf *out, int err, const struct proto_dump_req *r
 	if (err == -EPROTONOSUPPORT)
 		return reply_error(out, EPROTONOSUPPORT, "process %u: asyncio tasks need CPython "
 							 "3.14 or later", pid) ?: 1;
+	if (err == -ETIMEDOUT)
+		return reply_error(out, ETIMEDOUT, "process %u: memory read timed out after %u ms "
+						   "(its memory did not answer)",
+				   pid, CONTROL_MEMREAD_TIMEOUT_MS) ?: 1;
+	if (err == -EBUSY)
+		return reply_error(out, EBUSY, "process %u: not read: %d reads of processes' "
+					       "memory are stuck already; try again later",
+				   pid, MEMREAD_MAX_STUCK) ?: 1;
 	return reply_error(out, -err, "stacks failed: %s", strerror(-err)) ?: 1;
 }
 

@@ -48,21 +48,35 @@ struct pynow {
 	bool python;	  /* a CPython runtime was found */
 	bool out_of_time; /* threads after the budget ran out were not read */
 	char why[96];	  /* why no Python stack was read at all, "" if read */
+	const char *unread; /* why no thread was read: timed out or refused */
 };
 /* Every thread of pid, its Python frames (and with kernel, its kernel
- * frames) interned into out: 0 (a process whose Python memory cannot be
- * read says why in pn->why), -ESRCH or -ENOMEM.  pn is to be freed
+ * frames) interned into out, which must be empty: 0 (a process whose
+ * Python memory cannot be read says why in pn->why; one whose memory
+ * did not answer within CONTROL_MEMREAD_TIMEOUT_MS, or while too many
+ * other reads are stuck, in pn->unread, with no thread), -ESRCH or
+ * -ENOMEM.  Read on a reader thread (memread.h); pn is to be freed
  * either way.  Check the caller may look at pid first. */
 int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out);
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
 void pynow_free(struct pynow *pn);
 
+/* How long the control thread waits for a read of a process's memory
+ * (memread.h): the reads' own 500 ms budget, finding the runtime, and a
+ * margin.  Every other client may wait this long behind it, no longer. */
+#define CONTROL_MEMREAD_TIMEOUT_MS 1500
+/* Moves from's stacks and frames into out, which must be empty (else
+ * -EINVAL); from is left empty. */
+int control_stackset_move(struct stackset *out, struct stackset *from);
+
 /* control_async.c: whether uid may look at pid (its owner or root):
  * 0, -EACCES or -ESRCH; takes d->lock briefly. */
 int control_may_look(struct daemon *d, uint32_t pid, uint32_t uid);
 /* control_async.c: pid's asyncio tasks into out (PROTO_STACKS_ASYNC);
- * takes d->lock only to check uid.  0, -EACCES, -ESRCH, -ENOENT (no
- * CPython, or asyncio not imported), -EPROTONOSUPPORT (before 3.14). */
+ * takes d->lock only to check uid; read on a reader thread (memread.h).
+ * 0, -EACCES, -ESRCH, -ENOENT (no CPython, or asyncio not imported),
+ * -EPROTONOSUPPORT (before 3.14), -ETIMEDOUT (its memory did not answer
+ * within CONTROL_MEMREAD_TIMEOUT_MS), -EBUSY (too many reads stuck). */
 int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out);
 
 /* control_workload.c: workloads in answers (identity.h) */

@@ -1,10 +1,11 @@
 /* control_async.c: profctl stacks --async, a process's asyncio tasks and
  * the coroutine chain each is suspended in (CPython 3.14+, pyasync.c).
  *
- * Read from the process's memory on the control thread, outside the state
- * lock (which is only taken to check who may look), with a code-object
- * cache of its own: a listing costs the process table nothing and the
- * samples nothing. */
+ * Read from the process's memory outside the state lock (which is only
+ * taken to check who may look), on a reader thread with a deadline
+ * (memread.h), with a code-object cache of its own: a listing costs the
+ * process table nothing, the samples nothing, and the other clients at
+ * most CONTROL_MEMREAD_TIMEOUT_MS. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -16,10 +17,11 @@
 #include "control.h"
 #include "statelock.h"
 #include "hashmap.h"
+#include "memread.h"
 #include "pyasync.h"
 #include "pycode.h"
 
-/* The control thread answers every client: a process with thousands of
+/* A process with thousands of
  * tasks (or memory that lies) gets this long, then the listing says
  * where it stopped. */
 #define ASYNC_BUDGET_NS (500ull * 1000000ull)
@@ -158,17 +160,15 @@ static int add_cut_note(struct stackset *out, const struct task_list *l)
 	return stackset_add(out, &id, 1, 1);
 }
 
-int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out)
+static int read_tasks(uint32_t pid, struct stackset *out)
 {
 	struct task_list l = {.deadline_ns = clock_mono_ns() + ASYNC_BUDGET_NS};
 	struct pycode_cache *pyc = NULL;
 	struct pyruntime rt;
 	size_t i;
-	int err = control_may_look(d, pid, uid);
+	int err = pyruntime_detect((int)pid, &rt);
 
 	hashmap_init(&l.by_addr);
-	if (!err)
-		err = pyruntime_detect((int)pid, &rt);
 	if (!err)
 		err = pyasync_tasks(&rt, keep_task, &l);
 	if (err == 1) /* the budget: what came is listed */
@@ -182,5 +182,64 @@ int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct sta
 	pycode_cache_free(pyc);
 	hashmap_free(&l.by_addr);
 	free(l.v);
+	return err;
+}
+
+/* What the reader owns: freed by whichever of it and the control thread
+ * is done last. */
+struct async_job {
+	uint32_t pid;
+	int err;
+	struct stackset *ss;
+};
+
+static void job_read(void *arg)
+{
+	struct async_job *j = arg;
+
+	j->err = read_tasks(j->pid, j->ss);
+}
+
+static void job_drop(void *arg)
+{
+	struct async_job *j = arg;
+
+	stackset_free(j->ss);
+	free(j);
+}
+
+int control_stackset_move(struct stackset *out, struct stackset *from)
+{
+	struct stackset empty;
+
+	if (out->nframes || out->nstacks || out->nmodules)
+		return -EINVAL;
+	empty = *out;
+	*out = *from;
+	*from = empty;
+	return 0;
+}
+
+int control_async_tasks(struct daemon *d, uint32_t pid, uint32_t uid, struct stackset *out)
+{
+	struct async_job *j;
+	int err = control_may_look(d, pid, uid);
+
+	if (err)
+		return err;
+	j = calloc(1, sizeof(*j));
+	if (!j || !(j->ss = stackset_new())) {
+		free(j);
+		return -ENOMEM;
+	}
+	j->pid = pid;
+	err = memread_run(job_read, job_drop, j, CONTROL_MEMREAD_TIMEOUT_MS);
+	if (err == -ETIMEDOUT)
+		return err; /* j is the reader's now */
+	if (!err)
+		err = j->err;
+	if (!err)
+		err = control_stackset_move(out, j->ss);
+	job_drop(j);
 	return err;
 }

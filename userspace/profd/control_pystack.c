@@ -5,12 +5,13 @@
  * (pystack.h), and where the caller may see them, the kernel's stack of
  * each thread from /proc/PID/task/TID/stack.
  *
- * Read on the control thread, outside the state lock and before the
- * listing's job on the ingest thread, with a code-object cache of its
- * own, as control_async.c does: the process controls how long its
- * memory takes to read, and the samples must not wait on it.  The frames
- * are interned into the reply's stackset here; the listing only picks
- * them up by thread. */
+ * Read outside the state lock and before the listing's job on the ingest
+ * thread, on a reader thread of its own with a deadline (memread.h), with
+ * a code-object cache of its own, as control_async.c does: the process
+ * controls how long its memory takes to read, and neither the samples
+ * nor the other clients must wait on it.  The frames are interned into
+ * the reader's stackset, moved into the reply's when it returns in time;
+ * the listing only picks them up by thread. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 
 #include "daemon.h"
 #include "control.h"
+#include "memread.h"
 #include "pycode.h"
 #include "pystack.h"
 
@@ -239,14 +241,11 @@ static void say_why(struct pynow *pn, int err)
 		snprintf(pn->why, sizeof(pn->why), "its memory not read: %s", strerror(-err));
 }
 
-int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out)
+static int read_here(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out)
 {
 	size_t i;
 	int err;
 
-	memset(pn, 0, sizeof(*pn));
-	hashmap_init(&pn->by_tid);
-	hashmap_init(&pn->by_ns);
 	err = list_tasks(pn, pid);
 	if (err)
 		return err == -ENOENT ? -ESRCH : err;
@@ -256,6 +255,73 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out
 	err = read_python(pn, pid, out);
 	say_why(pn, err);
 	return err == -ENOMEM ? err : 0;
+}
+
+/* What the reader owns: freed by whichever of it and the control thread
+ * is done last. */
+struct pynow_job {
+	uint32_t pid;
+	bool kernel;
+	int err;
+	struct pynow pn;
+	struct stackset *ss;
+};
+
+static void job_read(void *arg)
+{
+	struct pynow_job *j = arg;
+
+	j->err = read_here(&j->pn, j->pid, j->kernel, j->ss);
+}
+
+static void job_drop(void *arg)
+{
+	struct pynow_job *j = arg;
+
+	pynow_free(&j->pn);
+	stackset_free(j->ss);
+	free(j);
+}
+
+int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out)
+{
+	struct pynow_job *j = calloc(1, sizeof(*j));
+	int err = j ? 0 : -ENOMEM;
+
+	memset(pn, 0, sizeof(*pn));
+	hashmap_init(&pn->by_tid);
+	hashmap_init(&pn->by_ns);
+	if (!err) {
+		j->pid = pid;
+		j->kernel = kernel;
+		hashmap_init(&j->pn.by_tid);
+		hashmap_init(&j->pn.by_ns);
+		j->ss = stackset_new();
+		err = j->ss ? memread_run(job_read, job_drop, j, CONTROL_MEMREAD_TIMEOUT_MS)
+			    : -ENOMEM;
+	}
+	/* The listing goes on without: on a timeout, j is the reader's now. */
+	if (err == -ETIMEDOUT) {
+		pn->unread = "not read: memory read timed out (its memory did not answer)";
+		return 0;
+	}
+	if (err == -EBUSY) {
+		pn->unread = "not read: too many reads of processes' memory are stuck";
+		job_drop(j);
+		return 0;
+	}
+	if (!err)
+		err = j->err;
+	if (!err)
+		err = control_stackset_move(out, j->ss);
+	if (!err) {
+		pynow_free(pn);
+		*pn = j->pn;
+		memset(&j->pn, 0, sizeof(j->pn));
+	}
+	if (j)
+		job_drop(j);
+	return err;
 }
 
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid)

@@ -5,9 +5,13 @@
  * clock restarting whenever it reads), and connections are capped in total,
  * per uid, and for all users but root together, so root always gets in.  A silent client, or one that asks for a large dump and stops
  * reading, holds only its own connection and buffer; sampling and the other
- * clients go on.  Answers are built by control.c. */
+ * clients go on.  Answers are built by control.c; a request that reads a
+ * process's memory (stacks) is answered on a thread of its own, and this
+ * one serves the others meanwhile: the process decides how long its
+ * memory takes to read (memread.h bounds it). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +34,9 @@
 #define REQUEST_DEADLINE_MS 2000
 #define ANSWER_DEADLINE_MS 10000
 #define TICK_MS 250
+/* Stacks requests being answered at once; each takes at most
+ * CONTROL_MEMREAD_TIMEOUT_MS and a job on the ingest thread. */
+#define MAX_SLOW_ANSWERS 4
 
 struct client {
 	int fd;
@@ -42,17 +49,34 @@ struct client {
 	struct buf out;  /* the answer, whole */
 	size_t sent;
 	bool answering;
+	struct slow_answer *slow; /* its answer is being made on a thread */
+};
+
+/* A request answered on a thread of its own.  Its thread touches only
+ * this (its own copies of the request and the answer) and slow_fd; the
+ * control thread joins it when it says it is done. */
+struct slow_answer {
+	struct control *c;
+	struct client *cl; /* NULL once the client went away */
+	int slot;
+	struct caller who;
+	uint16_t type;
+	struct buf in, out;
+	uint64_t t0;
+	pthread_t thread;
+	atomic_bool done;
 };
 
 struct control {
 	struct daemon *d;
-	int listen_fd, ep, stop_fd;
+	int listen_fd, ep, stop_fd, slow_fd;
 	pthread_t thread;
 	bool started;
 	struct client *clients[MAX_CLIENTS];
+	struct slow_answer *slow[MAX_SLOW_ANSWERS];
 	/* Counters, read by `profctl stats` under mu. */
 	pthread_mutex_t mu;
-	uint64_t accepted, refused_busy, timed_out, bad_requests, answered;
+	uint64_t accepted, refused_busy, timed_out, bad_requests, answered, slow_refused;
 	uint64_t answer_ns_max;
 };
 
@@ -144,6 +168,8 @@ static void drop_client(struct control *c, int slot)
 {
 	struct client *cl = c->clients[slot];
 
+	if (cl->slow) /* its thread goes on; its answer is thrown away */
+		cl->slow->cl = NULL;
 	epoll_ctl(c->ep, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
 	buf_free(&cl->in);
@@ -284,14 +310,11 @@ static int write_answer(struct client *cl)
 	return 1;
 }
 
-static void answer(struct control *c, int slot)
+static void answered(struct control *c, int slot, uint64_t took)
 {
 	struct client *cl = c->clients[slot];
 	struct epoll_event ev = { .events = EPOLLOUT, .data.u64 = (uint64_t)slot };
-	uint64_t t0 = clock_mono_ns(), took;
 
-	control_answer(c->d, &cl->who, cl->h.type, &cl->in, &cl->out);
-	took = clock_mono_ns() - t0;
 	pthread_mutex_lock(&c->mu);
 	c->answered++;
 	if (took > c->answer_ns_max)
@@ -303,6 +326,132 @@ static void answer(struct control *c, int slot)
 	epoll_ctl(c->ep, EPOLL_CTL_MOD, cl->fd, &ev);
 }
 
+static void *slow_main(void *arg)
+{
+	struct slow_answer *s = arg;
+	uint64_t one = 1;
+
+	control_answer(s->c->d, &s->who, s->type, &s->in, &s->out);
+	atomic_store(&s->done, true);
+	if (write(s->c->slow_fd, &one, sizeof(one)) < 0)
+		log_warn("control: cannot wake the control thread: %s", strerror(errno));
+	return NULL;
+}
+
+/* The request handed to a thread of its own: 0, or -EBUSY when
+ * MAX_SLOW_ANSWERS are under way (or -errno: no thread). */
+static int answer_slowly(struct control *c, int slot)
+{
+	struct client *cl = c->clients[slot];
+	struct epoll_event ev = { .events = 0, .data.u64 = (uint64_t)slot };
+	struct slow_answer *s;
+	int i, err;
+
+	for (i = 0; i < MAX_SLOW_ANSWERS && c->slow[i]; i++)
+		;
+	if (i == MAX_SLOW_ANSWERS)
+		return -EBUSY;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->c = c;
+	s->cl = cl;
+	s->slot = slot;
+	s->who = cl->who;
+	s->type = cl->h.type;
+	s->in = cl->in; /* the request is the thread's now */
+	buf_init(&cl->in);
+	buf_init(&s->out);
+	s->t0 = clock_mono_ns();
+	err = pthread_create(&s->thread, NULL, slow_main, s);
+	if (err) {
+		cl->in = s->in;
+		free(s);
+		return -err;
+	}
+	c->slow[i] = s;
+	cl->slow = s;
+	cl->deadline_ns = s->t0 + ANSWER_DEADLINE_MS * 1000000ull;
+	/* Until its answer is made only a hang-up or an error counts. */
+	epoll_ctl(c->ep, EPOLL_CTL_MOD, cl->fd, &ev);
+	return 0;
+}
+
+static void refuse_slow(struct client *cl, int err)
+{
+	struct buf payload;
+	char text[160];
+
+	if (err == -EBUSY)
+		snprintf(text, sizeof(text), "profd is answering %d stacks requests already; "
+					     "try again", MAX_SLOW_ANSWERS);
+	else
+		snprintf(text, sizeof(text), "cannot answer: %s", strerror(-err));
+	buf_init(&payload);
+	buf_free(&cl->out);
+	proto_encode_error(&payload, -err, text);
+	proto_put_header(&cl->out, PROTO_RESP_ERROR, (uint32_t)payload.len);
+	buf_append(&cl->out, payload.data, payload.len);
+	buf_free(&payload);
+}
+
+/* 1: answered now; 0: on a thread, answered when it is done. */
+static int answer(struct control *c, int slot)
+{
+	struct client *cl = c->clients[slot];
+	uint64_t t0 = clock_mono_ns();
+	int err;
+
+	if (cl->h.type == PROTO_REQ_STACKS) {
+		err = answer_slowly(c, slot);
+		if (!err)
+			return 0;
+		count(c, &c->slow_refused);
+		refuse_slow(cl, err);
+	} else {
+		control_answer(c->d, &cl->who, cl->h.type, &cl->in, &cl->out);
+	}
+	answered(c, slot, clock_mono_ns() - t0);
+	return 1;
+}
+
+/* Send what the socket takes now; drop the client when all is sent or
+ * it went away. */
+static void send_answer(struct control *c, int slot)
+{
+	if (write_answer(c->clients[slot]) != 0)
+		drop_client(c, slot);
+}
+
+/* The answers made on threads that are done go to their clients. */
+static void reap_slow(struct control *c)
+{
+	uint64_t n;
+	int i;
+
+	if (read(c->slow_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_warn("control: slow answers: %s", strerror(errno));
+	for (i = 0; i < MAX_SLOW_ANSWERS; i++) {
+		struct slow_answer *s = c->slow[i];
+
+		if (!s || !atomic_load(&s->done))
+			continue;
+		pthread_join(s->thread, NULL);
+		c->slow[i] = NULL;
+		if (s->cl) {
+			s->cl->slow = NULL;
+			buf_free(&s->cl->out);
+			s->cl->out = s->out;
+			buf_init(&s->out);
+			answered(c, s->slot, clock_mono_ns() - s->t0);
+			send_answer(c, s->slot);
+		}
+		buf_free(&s->in);
+		buf_free(&s->out);
+		free(s);
+	}
+}
+
 static void on_client(struct control *c, int slot)
 {
 	struct client *cl = c->clients[slot];
@@ -310,6 +459,10 @@ static void on_client(struct control *c, int slot)
 
 	if (!cl)
 		return;
+	if (cl->slow) { /* only a hang-up or an error wakes it now */
+		drop_client(c, slot);
+		return;
+	}
 	if (!cl->answering) {
 		r = read_request(cl);
 		if (r < 0) {
@@ -318,13 +471,10 @@ static void on_client(struct control *c, int slot)
 			drop_client(c, slot);
 			return;
 		}
-		if (r == 0)
+		if (r == 0 || !answer(c, slot))
 			return;
-		answer(c, slot);
 	}
-	r = write_answer(cl);
-	if (r != 0) /* all sent, or the client went away */
-		drop_client(c, slot);
+	send_answer(c, slot);
 }
 
 static void expire_clients(struct control *c)
@@ -352,6 +502,7 @@ static bool any_client(const struct control *c)
 
 #define STOP_SLOT (1ull << 32)
 #define LISTEN_SLOT (1ull << 33)
+#define SLOW_SLOT (1ull << 34)
 
 static void *control_main(void *arg)
 {
@@ -368,6 +519,8 @@ static void *control_main(void *arg)
 				return NULL;
 			if (evs[i].data.u64 == LISTEN_SLOT)
 				accept_all(c);
+			else if (evs[i].data.u64 == SLOW_SLOT)
+				reap_slow(c);
 			else
 				on_client(c, (int)evs[i].data.u64);
 		}
@@ -387,13 +540,17 @@ struct control *control_start(struct daemon *d, int listen_fd)
 	c->listen_fd = listen_fd;
 	c->ep = epoll_create1(EPOLL_CLOEXEC);
 	c->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->ep < 0 || c->stop_fd < 0)
+	c->slow_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->ep < 0 || c->stop_fd < 0 || c->slow_fd < 0)
 		goto fail;
 	ev.data.u64 = LISTEN_SLOT;
 	if (epoll_ctl(c->ep, EPOLL_CTL_ADD, listen_fd, &ev))
 		goto fail;
 	ev.data.u64 = STOP_SLOT;
 	if (epoll_ctl(c->ep, EPOLL_CTL_ADD, c->stop_fd, &ev))
+		goto fail;
+	ev.data.u64 = SLOW_SLOT;
+	if (epoll_ctl(c->ep, EPOLL_CTL_ADD, c->slow_fd, &ev))
 		goto fail;
 	if (pthread_create(&c->thread, NULL, control_main, c))
 		goto fail;
@@ -419,10 +576,22 @@ void control_stop(struct control *c)
 	for (i = 0; i < MAX_CLIENTS; i++)
 		if (c->clients[i])
 			drop_client(c, i);
+	/* Each is done within the memory read's deadline and a job that
+	 * ingest, closed to jobs by now, refuses. */
+	for (i = 0; i < MAX_SLOW_ANSWERS; i++) {
+		if (!c->slow[i])
+			continue;
+		pthread_join(c->slow[i]->thread, NULL);
+		buf_free(&c->slow[i]->in);
+		buf_free(&c->slow[i]->out);
+		free(c->slow[i]);
+	}
 	if (c->ep >= 0)
 		close(c->ep);
 	if (c->stop_fd >= 0)
 		close(c->stop_fd);
+	if (c->slow_fd >= 0)
+		close(c->slow_fd);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -443,5 +612,6 @@ void control_stats(struct control *c, struct proto_stats *s)
 	proto_stats_add(s, "control_bad_requests", c->bad_requests);
 	proto_stats_add(s, "requests", c->answered);
 	proto_stats_add(s, "control_answer_ns_max", c->answer_ns_max);
+	proto_stats_add(s, "control_stacks_refused_busy", c->slow_refused);
 	pthread_mutex_unlock(&c->mu);
 }

@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "daemon.h"
 #include "control.h"
+#include "memread.h"
 #include "statelock.h"
 #include "worker.h"
 #include "gpu.h"
@@ -468,6 +469,7 @@ int control_stats_payload(struct daemon *d, struct buf *payload)
 	proto_stats_add(&s, "stats_answered_from_last_tick",
 			atomic_load(&d->stats_from_snapshot));
 	control_stats(d->control, &s);
+	memread_stats(&s);
 	err = proto_encode_stats(payload, &s);
 	proto_stats_free(&s);
 	return err;

@@ -295,6 +295,8 @@ static const struct pynow_thread *read_now(const struct listing *l, struct threa
 				    : "blocked: Python stack read now";
 	else if (now && now->tstate)
 		t->source = "read now: no Python frames (outside Python code)";
+	else if (l->now.unread)
+		t->source = l->now.unread;
 	else if (l->now.python && l->now.out_of_time)
 		t->source = "not read: the 500 ms budget ran out";
 	else if (l->now.python)
