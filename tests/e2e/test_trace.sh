@@ -16,7 +16,17 @@ CHECK=$SRC/tests/data/trace_check.py
 WL=$SRC/tests/workloads/py_timeline.py
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 
-start_profd --off-cpu
+CC=${CC:-cc}
+
+# With the CUDA probes where this kernel has them; the rest runs anyway.
+cuda=yes
+line=$("$PROFD" --config /dev/null --check 2>/dev/null | grep '^  cuda uprobes: ')
+case $line in "  cuda uprobes: yes"*) ;; *) cuda="no ($line)" ;; esac
+if [ "$cuda" = yes ]; then
+	start_profd --off-cpu --gpu on --cuda-launches
+else
+	start_profd --off-cpu
+fi
 
 # summarize FILE: trace_check's summary in FILE.summary.
 summarize() { "$PY" "$CHECK" "$1" >"$1.summary" || fail "trace_check refused $1"; }
@@ -90,6 +100,45 @@ print("  recorded %d tracks" % len(by_tid))
 PYEOF
 grep -q "wrote $T/rec.trace.json" "$T/rec.err" || fail "record did not say what it wrote: $(cat "$T/rec.err")"
 ok "record --format trace -- CMD: every thread of the command"
+
+# CUDA calls (the stand-in libraries of test_gpu_cuda.sh): each a
+# "[CUDA call]" bar of its length over the stack that made it.
+if [ "$cuda" = yes ]; then
+	build_cuda_stubs "$T/lib" || fail "building the stub libraries failed"
+	GPU=$SRC/tests/workloads/gpu
+	$CC -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -o "$T/gpu_app" \
+		"$GPU/gpu_app.c" -L"$T/lib" -lcudart -lcuda -lkernels -Wl,-rpath,"$T/lib" ||
+		fail "building gpu_app failed"
+	run_bg "$T/gpu_app" "$T/go" "$T/done"
+	GPID=${CHILDREN[-1]}
+	wait_unwind_ready "$GPID"
+	touch "$T/go"
+	for i in $(seq 1 300); do [ -f "$T/done" ] && break; sleep 0.05; done
+	[ -f "$T/done" ] || fail "gpu_app did not finish"
+	sleep 0.5
+	ctl dump --pid "$GPID" --format trace -o "$T/gpu.trace.json" || fail "gpu dump failed"
+	summarize "$T/gpu.trace.json"
+	"$PY" - "$T/gpu.trace.json.summary" "$GPID" <<'PYEOF' || fail "the CUDA calls' bars are wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = [t for t in s["threads"] if t["tid"] == int(sys.argv[2])]
+if not t or "[CUDA call]" not in t[0]["frames"]:
+    sys.exit("  no CUDA calls on gpu_app's main thread: %s" % s["threads"])
+n, ms = t[0]["frames"]["[CUDA call]"], t[0]["ms"]["[CUDA call]"]
+# gpu_app: 131 outermost calls; 50 cuCtxSynchronize of 20 ms among them.
+if n != 131:
+    sys.exit("  %d CUDA call bars, expected 131" % n)
+if not 950 <= ms <= 1600:
+    sys.exit("  CUDA calls last %d ms, expected about 1.0-1.3 s" % ms)
+for f in ("driver_syncs", "cuCtxSynchronize", "launch_all", "cudaLaunchKernel"):
+    if f not in t[0]["frames"]:
+        sys.exit("  no bar of %s" % f)
+print("  %d CUDA call bars, %d ms, under driver_syncs and launch_all" % (n, ms))
+PYEOF
+	ok "CUDA calls as bars of their length over the stacks that made them"
+else
+	echo "note: CUDA part not run: $cuda"
+fi
 stop_profd
 
 # The viewer.  speedscope loads a local file offline the way its own CLI
