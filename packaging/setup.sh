@@ -37,5 +37,15 @@ if command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
 		echo "setup: could not install @firefox-devtools/profiler-cli (test_gecko will try)" >&2
 fi
 
+# speedscope, which e2e.test_trace opens its Trace Event Format files in
+# (headless chromium, offline): installed here for the same reason.
+SS_DIR=/var/cache/profd-tests/speedscope
+if command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
+	[ ! -f "$SS_DIR/node_modules/speedscope/dist/release/index.html" ]; then
+	mkdir -p "$SS_DIR"
+	npm install --silent --prefix "$SS_DIR" speedscope >/dev/null ||
+		echo "setup: could not install speedscope (test_trace will try)" >&2
+fi
+
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"

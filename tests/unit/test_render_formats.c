@@ -185,7 +185,8 @@ static void test_dispatch(void **state)
 	struct buf out;
 
 	(void)state;
-	assert_string_equal(render_formats(), "folded, svg, pprof, speedscope, pstats, json, gecko");
+	assert_string_equal(render_formats(),
+			    "folded, svg, pprof, speedscope, pstats, json, gecko, trace");
 	for (size_t i = 0; i < NFORMATS; i++) {
 		assert_true(render_format_known(all_formats[i]));
 		assert_non_null(render_format_ext(all_formats[i]));

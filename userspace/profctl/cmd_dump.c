@@ -15,7 +15,9 @@ void dump_usage(FILE *out)
 	      "  -p, --pid PID        process to dump (repeatable)\n"
 	      "  -a, --all            every process, one root frame each\n"
 	      "  -f, --format FMT     folded (default), svg, pprof, speedscope, pstats, json,\n"
-	      "                       gecko (a timeline per thread: Firefox Profiler)\n"
+	      "                       gecko (a timeline per thread: Firefox Profiler),\n"
+	      "                       trace (the timeline as Trace Event Format: speedscope,\n"
+	      "                       Perfetto)\n"
 	      "  -c, --comm NAME      processes with this command name\n"
 	      "  -e, --exe PATH       processes running this executable (path or file name)\n"
 	      "      --service NAME   processes of this workload (SERVICE in profctl list)\n"
@@ -72,7 +74,7 @@ static int check(const struct ctl *ctl, struct cli_args *a)
 	return check_format(ctl, a);
 }
 
-/* --format gecko: the selection's timeline instead of a profile. */
+/* --format gecko or trace: the selection's timeline instead of a profile. */
 static int dump_timeline(const struct ctl *ctl, struct cli_args *a)
 {
 	struct tlset *tl = NULL;

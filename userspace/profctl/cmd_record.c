@@ -218,7 +218,7 @@ static void dump_req(struct record *o, struct proto_dump_req *req)
 	req->npids = 1;
 }
 
-/* --format gecko: the timeline since the recording began, asked again
+/* --format gecko or trace: the timeline since the recording began, asked again
  * while a process that exited may still have events on their way
  * (RECORD_SETTLE_MS); the daemon's bound (timeline_events_per_process_max)
  * is the limit of what it holds. */

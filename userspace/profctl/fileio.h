@@ -28,7 +28,7 @@ int fileio_load_folded(const struct ctl *ctl, const char *path, struct stackset 
 /* Render ss as format into out. */
 int fileio_render(const struct ctl *ctl, const char *format, const struct stackset *ss,
 		  const struct render_opts *ro, struct buf *out);
-/* Render timeline t (gecko) into out. */
+/* Render timeline t (gecko, trace) into out. */
 int fileio_render_timeline(const struct ctl *ctl, const char *format, const struct tlset *t,
 			   struct buf *out);
 /* fileio_write, its error reported. */

@@ -10,6 +10,7 @@
 #include "render_pstats.h"
 #include "render_speedscope.h"
 #include "render_svg.h"
+#include "render_trace.h"
 
 static int do_svg(const struct stackset *ss, const struct render_opts *o, struct buf *out)
 {
@@ -49,14 +50,16 @@ static const struct render_format_def {
 	bool widths; /* draws counts as widths: a signed profile is split first */
 	/* NULL: drawn from a timeline (render_timeline), not a profile. */
 	int (*fn)(const struct stackset *ss, const struct render_opts *o, struct buf *out);
+	int (*timeline)(const struct tlset *t, struct buf *out);
 } formats[] = {
-	{ "folded", ".folded", false, false, do_folded },
-	{ "svg", ".svg", false, true, do_svg },
-	{ "pprof", ".pb.gz", true, false, do_pprof },
-	{ "speedscope", ".speedscope.json", false, true, do_speedscope },
-	{ "pstats", ".pstats", true, true, do_pstats },
-	{ "json", ".json", false, false, do_json },
-	{ "gecko", ".gecko.json", false, false, NULL },
+	{ "folded", ".folded", false, false, do_folded, NULL },
+	{ "svg", ".svg", false, true, do_svg, NULL },
+	{ "pprof", ".pb.gz", true, false, do_pprof, NULL },
+	{ "speedscope", ".speedscope.json", false, true, do_speedscope, NULL },
+	{ "pstats", ".pstats", true, true, do_pstats, NULL },
+	{ "json", ".json", false, false, do_json, NULL },
+	{ "gecko", ".gecko.json", false, false, NULL, render_gecko },
+	{ "trace", ".trace.json", false, false, NULL, render_trace },
 };
 
 static const struct render_format_def *find(const char *name)
@@ -99,7 +102,7 @@ int render_format(const char *format, const struct stackset *ss, const struct re
 
 const char *render_formats(void)
 {
-	return "folded, svg, pprof, speedscope, pstats, json, gecko";
+	return "folded, svg, pprof, speedscope, pstats, json, gecko, trace";
 }
 
 bool render_format_known(const char *format)
@@ -125,12 +128,14 @@ bool render_format_timeline(const char *format)
 {
 	const struct render_format_def *f = find(format);
 
-	return f && !f->fn;
+	return f && f->timeline;
 }
 
 int render_timeline(const char *format, const struct tlset *t, struct buf *out)
 {
-	if (!render_format_timeline(format))
+	const struct render_format_def *f = find(format);
+
+	if (!f || !f->timeline)
 		return -EINVAL;
-	return render_gecko(t, out);
+	return f->timeline(t, out);
 }

@@ -8,9 +8,12 @@
  *   pstats      Python pstats/cProfile marshal     .pstats
  *   json        profd's JSON (docs/json-format.md) .json
  *   gecko       Firefox Profiler timeline          .gecko.json
+ *   trace       Trace Event Format timeline        .trace.json
+ *               (speedscope, Perfetto)
  *
- * gecko is drawn from a timeline (tlset.h: events in time order), not a
- * profile: render_format refuses it, render_timeline draws it.
+ * gecko and trace are drawn from a timeline (tlset.h: events in time
+ * order), not a profile: render_format refuses them, render_timeline
+ * draws them.
  */
 #ifndef PROFD_RENDER_H
 #define PROFD_RENDER_H
@@ -41,13 +44,14 @@ struct render_opts {
 int render_format(const char *format, const struct stackset *ss, const struct render_opts *o,
 		  struct buf *out);
 
-/* Whether format is drawn from a timeline (gecko). */
+/* Whether format is drawn from a timeline (gecko, trace). */
 bool render_format_timeline(const char *format);
 /* Append t (sorted, tlset_sort) rendered as format to out: 0, -EINVAL for
  * a format that is not a timeline format, -ENOMEM. */
 int render_timeline(const char *format, const struct tlset *t, struct buf *out);
 
-/* "folded, svg, pprof, speedscope, pstats, json, gecko": for usage and errors. */
+/* "folded, svg, pprof, speedscope, pstats, json, gecko, trace": for usage
+ * and errors. */
 const char *render_formats(void);
 bool render_format_known(const char *format);
 /* Usual file name ending (".pb.gz"), or NULL for an unknown format. */
