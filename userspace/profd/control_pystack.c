@@ -200,8 +200,12 @@ static int keep_thread(const struct pystack_thread *ps, void *arg)
 	if (ps->cut)
 		err = add_id(
 		    r->pn, stackset_intern(r->out, FRAME_UNKNOWN, "[more Python frames not read]"));
-	for (i = ps->nframes; !err && i > 0; i--)
+	for (i = ps->nframes; !err && i > 0; i--) {
 		err = name_frame(r, ps->code[i - 1], ps->instr[i - 1]);
+		if (!err && r->pn->locals)
+			err = pynow_add_locals(r->pn, r->rt, ps->code[i - 1], ps->frame[i - 1],
+					       t->py_first, r->out);
+	}
 	t->npy = (uint32_t)(r->pn->nids - t->py_first);
 	return err;
 }
@@ -239,12 +243,13 @@ static void say_why(struct pynow *pn, int err)
 		snprintf(pn->why, sizeof(pn->why), "its memory not read: %s", strerror(-err));
 }
 
-int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out)
+int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct stackset *out)
 {
 	size_t i;
 	int err;
 
 	memset(pn, 0, sizeof(*pn));
+	pn->locals = locals;
 	hashmap_init(&pn->by_tid);
 	hashmap_init(&pn->by_ns);
 	err = list_tasks(pn, pid);
