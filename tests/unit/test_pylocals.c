@@ -28,7 +28,7 @@ static struct pyoff_locals lo;
 
 /* Type objects: tp_name at 24, as in CPython. */
 static uint64_t t_int[4], t_bool[4], t_none[4], t_float[4], t_str[4], t_bytes[4], t_list[4],
-    t_tuple[4], t_cell[4], t_widget[4];
+    t_tuple[4], t_cell[4], t_widget[4], t_dict[4];
 
 static void set_type(uint64_t *t, const char *name)
 {
@@ -66,6 +66,7 @@ static int setup(void **state)
 	set_type(t_tuple, "tuple");
 	set_type(t_cell, "cell");
 	set_type(t_widget, "Widget");
+	set_type(t_dict, "dict");
 	return 0;
 }
 
@@ -216,6 +217,50 @@ static void test_sequences(void **state)
 	assert_string_equal(repr(P(w)), want);
 }
 
+/* A combined dict (3.11+ keys object): str-keyed {key, value} entries
+ * after 8 one-byte indices, a deleted one skipped; past PYLOCALS_ITEMS
+ * items "..."; a split one (ma_values set) or lying keys only by address. */
+static void test_dict(void **state)
+{
+	static uint64_t d[6], keys[4 + 1 + 2 * 6], k[6][8], v[6][8];
+	char want[64];
+	uint32_t dv;
+	size_t i;
+
+	(void)state;
+	obj(d, 6, t_dict);
+	d[4] = P(keys);
+	memset(keys, 0, sizeof(keys));
+	((uint8_t *)keys)[8] = 3;  /* dk_log2_size: 8 slots */
+	((uint8_t *)keys)[9] = 3;  /* dk_log2_index_bytes: 8 bytes of indices */
+	((uint8_t *)keys)[10] = 1; /* dk_kind: str keys */
+	for (i = 0; i < 6; i++) {
+		char name[2] = {(char)('a' + i), 0};
+
+		dv = (uint32_t)i;
+		keys[5 + 2 * i] = mk_str(k[i], 8, name, 1, 1);
+		keys[5 + 2 * i + 1] = mk_int(v[i], i ? 1 : 0, &dv, i ? 1 : 0);
+	}
+	keys[3] = 2; /* dk_nentries */
+	d[2] = 2;    /* ma_used */
+	assert_string_equal(repr(P(d)), "{'a': 0, 'b': 1}");
+	keys[5 + 2 * 1 + 1] = 0; /* b deleted */
+	d[2] = 1;
+	assert_string_equal(repr(P(d)), "{'a': 0}");
+	keys[3] = 6;
+	d[2] = 5;
+	assert_string_equal(repr(P(d)), "{'a': 0, 'c': 2, 'd': 3, 'e': 4, ...}");
+	keys[3] = 1ull << 40; /* more entries than slots */
+	snprintf(want, sizeof(want), "<dict at %#llx>", (unsigned long long)P(d));
+	assert_string_equal(repr(P(d)), want);
+	keys[3] = 2;
+	d[5] = P(v); /* split: values elsewhere */
+	assert_string_equal(repr(P(d)), want);
+	d[5] = 0;
+	d[4] = UNMAPPED;
+	assert_string_equal(repr(P(d)), want);
+}
+
 /* Memory that lies: each case is unreadable, never a crash. */
 static void test_lying_memory(void **state)
 {
@@ -362,7 +407,7 @@ int main(void)
 	    cmocka_unit_test(test_ints),      cmocka_unit_test(test_floats_none),
 	    cmocka_unit_test(test_strs),      cmocka_unit_test(test_bytes),
 	    cmocka_unit_test(test_sequences), cmocka_unit_test(test_lying_memory),
-	    cmocka_unit_test(test_frame),
+	    cmocka_unit_test(test_dict),      cmocka_unit_test(test_frame),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

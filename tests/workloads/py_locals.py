@@ -2,8 +2,8 @@
 # `profctl stacks --locals` shows by value (tests/e2e/test_stacks_locals.sh):
 # arguments of each sort, a cell captured by an inner function, ints small,
 # negative and big, a float, str of each width, bytes, None, bools, short and
-# long lists, a tuple, a dict and an instance of a class.  Prints "ready"
-# once blocked... just before.
+# long lists, a tuple, dicts small and long and an instance of a class.  Prints "ready"
+# just before it blocks.
 import threading
 
 
@@ -27,6 +27,7 @@ def blocked(count, *rest, flag=True, **extra):
     many = list(range(10))
     pair = (1, 2)
     table = {"a": 1}
+    numbers = {i: str(i) for i in range(10)}
     widget = Widget()
 
     def inner():

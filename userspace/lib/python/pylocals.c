@@ -446,6 +446,70 @@ static void repr_seq(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 	put(o, tuple ? ")" : "]", 1);
 }
 
+/* A combined dict's keys object (3.11+): sizes as powers of two, its
+ * kind (0 general: {hash, key, value} entries; 1 str keys: {key, value}),
+ * the entries after 1 << log2_index_bytes bytes of indices. */
+#define DK_HEAD 32
+#define DK_ENTRIES_READ 16 /* entries looked at for PYLOCALS_ITEMS items */
+
+struct dict_keys {
+	uint64_t entries;
+	size_t esize, n;
+};
+
+static int dict_keys(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
+		     struct dict_keys *k)
+{
+	uint64_t keys, values;
+	uint8_t head[DK_HEAD];
+	int64_t nentries;
+
+	if (lo->dict_keys == PYOFF_NONE || pymem_read_u64(rt->pid, obj + lo->dict_keys, &keys) ||
+	    pymem_read_u64(rt->pid, obj + lo->dict_values, &values) || values ||
+	    !aligned(keys) || pymem_read(rt->pid, keys, head, sizeof(head)))
+		return -EINVAL; /* split (values apart: their layout varies) or unreadable */
+	memcpy(&nentries, head + 24, 8);
+	if (head[8] > 40 || head[9] > 43 || head[9] < head[8] || head[10] > 1 || nentries < 0 ||
+	    nentries > (1ll << head[8]))
+		return -EINVAL;
+	k->esize = head[10] ? 16 : 24;
+	k->entries = keys + DK_HEAD + (1ull << head[9]);
+	k->n = nentries < DK_ENTRIES_READ ? (size_t)nentries : DK_ENTRIES_READ;
+	return 0;
+}
+
+/* Its first items as {key: value}, or <dict at 0xADDR> where that is
+ * not cheap. */
+static void repr_dict(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
+		      struct out *o)
+{
+	uint64_t e[DK_ENTRIES_READ * 3];
+	struct dict_keys k;
+	int64_t used;
+	size_t i, shown = 0;
+
+	if (dict_keys(rt, lo, obj, &k) || var_size(rt, obj + lo->dict_used, &used) ||
+	    (k.n && pymem_read(rt->pid, k.entries, e, k.n * k.esize))) {
+		put_at(o, "dict", obj);
+		return;
+	}
+	put(o, "{", 1);
+	for (i = 0; i < k.n && shown < PYLOCALS_ITEMS; i++) {
+		const uint64_t *ent = e + i * (k.esize / 8) + (k.esize == 24);
+
+		if (!ent[0] || !ent[1])
+			continue; /* deleted */
+		if (shown++)
+			put(o, ", ", 2);
+		repr_obj(rt, lo, ent[0], 1, o);
+		put(o, ": ", 2);
+		repr_obj(rt, lo, ent[1], 1, o);
+	}
+	if ((int64_t)shown < used)
+		puts_(o, shown ? ", ..." : "...");
+	put(o, "}", 1);
+}
+
 static void repr_obj(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
 		     int depth, struct out *o)
 {
@@ -470,6 +534,8 @@ static void repr_obj(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 		repr_bytes(rt, obj, o);
 	else if (depth == 0 && (!strcmp(type, "list") || !strcmp(type, "tuple")))
 		repr_seq(rt, lo, obj, type[0] == 't', o);
+	else if (depth == 0 && !strcmp(type, "dict"))
+		repr_dict(rt, lo, obj, o);
 	else
 		put_at(o, type, obj);
 }

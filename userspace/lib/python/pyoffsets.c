@@ -641,7 +641,7 @@ int pyoffsets_async_from_debug(const void *data, size_t len, struct pyoff_async 
 /* PyVarObject's ob_size at 16, what follows it at 24 (x86_64, GIL). */
 #define OBJECTS_OLD                                                                                \
 	.tuple_size = 16, .tuple_items = 24, .list_size = 16, .list_items = 24, .float_value = 16, \
-	.long_size = 16, .long_digits = 24
+	.long_size = 16, .long_digits = 24, .dict_used = 16
 
 /* clang-format off */
 static const struct pyoff_locals locals_builtin[] = {
@@ -649,29 +649,32 @@ static const struct pyoff_locals locals_builtin[] = {
 	{ .frame_localsplus = 360, .code_argcount = 16, .code_kwonlyargcount = 24,
 	  .code_flags = 36, .code_nlocals = 28, .code_varnames = 72, .code_freevars = 80,
 	  .code_cellvars = 88, .code_cell2arg = 96, .code_localsplusnames = PYOFF_NONE,
-	  .code_localspluskinds = PYOFF_NONE, OBJECTS_OLD },
+	  .code_localspluskinds = PYOFF_NONE, OBJECTS_OLD,
+	  .dict_keys = PYOFF_NONE, .dict_values = PYOFF_NONE },
 	/* 3.10: f_stacktop went, f_stackdepth (an int) came. */
 	{ .frame_localsplus = 352, .code_argcount = 16, .code_kwonlyargcount = 24,
 	  .code_flags = 36, .code_nlocals = 28, .code_varnames = 72, .code_freevars = 80,
 	  .code_cellvars = 88, .code_cell2arg = 96, .code_localsplusnames = PYOFF_NONE,
-	  .code_localspluskinds = PYOFF_NONE, OBJECTS_OLD },
+	  .code_localspluskinds = PYOFF_NONE, OBJECTS_OLD,
+	  .dict_keys = PYOFF_NONE, .dict_values = PYOFF_NONE },
 	/* 3.11: co_flags, then co_warmup and a short before co_argcount. */
 	{ .frame_localsplus = 72, .code_argcount = 56, .code_kwonlyargcount = 64,
 	  .code_flags = 48, .code_nlocals = PYOFF_NONE, .code_varnames = PYOFF_NONE,
 	  .code_freevars = PYOFF_NONE, .code_cellvars = PYOFF_NONE, .code_cell2arg = PYOFF_NONE,
-	  .code_localsplusnames = 96, .code_localspluskinds = 104, OBJECTS_OLD },
+	  .code_localsplusnames = 96, .code_localspluskinds = 104, OBJECTS_OLD,
+	  .dict_keys = 32, .dict_values = 40 },
 	/* 3.12: co_argcount right after co_flags, as in every later one. */
 	{ .frame_localsplus = 72, .code_argcount = 52, .code_kwonlyargcount = 60,
 	  .code_flags = 48, .code_nlocals = PYOFF_NONE, .code_varnames = PYOFF_NONE,
 	  .code_freevars = PYOFF_NONE, .code_cellvars = PYOFF_NONE, .code_cell2arg = PYOFF_NONE,
 	  .code_localsplusnames = 96, .code_localspluskinds = 104, OBJECTS_OLD,
-	  .long_tagged = 1 },
+	  .dict_keys = 32, .dict_values = 40, .long_tagged = 1 },
 };
 /* clang-format on */
 
 struct dbg_locals {
 	uint64_t frame_size, localsplus, code_size, argcount, names, kinds;
-	uint64_t tuple[3], list[3], flt[2], lng[3]; /* size, then members */
+	uint64_t tuple[3], list[3], dict[3], flt[2], lng[3]; /* size, then members */
 };
 
 #define LOCALS_PICK(u, d)                                                                          \
@@ -684,6 +687,7 @@ struct dbg_locals {
 		(u)->kinds = (d)->code.localspluskinds;                                            \
 		memcpy((u)->tuple, (d)->tuple, sizeof((u)->tuple));                                \
 		memcpy((u)->list, (d)->list, sizeof((u)->list));                                   \
+		memcpy((u)->dict, (d)->dict, sizeof((u)->dict));                                   \
 		memcpy((u)->flt, (d)->flt, sizeof((u)->flt));                                      \
 		memcpy((u)->lng, (d)->lng, sizeof((u)->lng));                                      \
 	} while (0)
@@ -695,7 +699,8 @@ static int objects_fit(const struct dbg_locals *u)
 	return fits(u->tuple[1], u->tuple[0] + 8, 8) && fits(u->tuple[2], u->tuple[0], 8) &&
 	       fits(u->list[1], u->list[0], 8) && fits(u->list[2], u->list[0], 8) &&
 	       fits(u->flt[1], u->flt[0], 8) && fits(u->lng[1], u->lng[0], 8) &&
-	       fits(u->lng[2], u->lng[0] + 8, 4);
+	       fits(u->lng[2], u->lng[0] + 8, 4) && fits(u->dict[1], u->dict[0], 8) &&
+	       fits(u->dict[2], u->dict[0], 8);
 }
 
 static int locals_from_debug(int minor, const void *data, size_t len, struct pyoff_locals *out)
@@ -740,6 +745,9 @@ static int locals_from_debug(int minor, const void *data, size_t len, struct pyo
 	out->float_value = (uint32_t)u.flt[1];
 	out->long_size = (uint32_t)u.lng[1];
 	out->long_digits = (uint32_t)u.lng[2];
+	out->dict_used = (uint32_t)u.lng[1]; /* ma_used and ob_size both follow the header */
+	out->dict_keys = (uint32_t)u.dict[1];
+	out->dict_values = (uint32_t)u.dict[2];
 	out->long_tagged = 1;
 	out->stackref = minor >= 14;
 	return 0;

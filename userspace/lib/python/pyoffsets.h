@@ -87,6 +87,10 @@ struct pyoff_locals {
 	 * before its items). */
 	uint32_t tuple_size, tuple_items, list_size, list_items, float_value;
 	uint32_t long_size, long_digits; /* ob_size or lv_tag, ob_digit */
+	/* PyDictObject's ma_used, ma_keys, ma_values where its keys object
+	 * has the 3.11+ layout (dk_log2_size, dk_log2_index_bytes, dk_kind,
+	 * dk_nentries, dk_indices), else PYOFF_NONE. */
+	uint32_t dict_used, dict_keys, dict_values;
 	uint8_t long_tagged;   /* 3.12+: PyLongObject's lv_tag, not ob_size */
 	uint8_t stackref;      /* 3.14+: localsplus holds tagged _PyStackRefs */
 };
