@@ -45,7 +45,7 @@ exact = {
     "count": repr(5), "rest": repr(("x",)), "flag": repr(True), "small": repr(42),
     "negative": repr(-7), "big": repr(2**100), "ratio": repr(0.25),
     "text": repr("h\u00e9llo\tworld"), "wide": repr("\u65e5\u672c"), "astral": repr("py\U0001f40d"),
-    "data": repr(b"\x00ab\xff"), "nothing": repr(None), "no": repr(False),
+    "quoted": repr("it's"), "data": repr(b"\x00ab\xff"), "nothing": repr(None), "no": repr(False),
     "items": repr([1, "two", 3.5]), "pair": repr((1, 2)),
 }
 for k, v in exact.items():

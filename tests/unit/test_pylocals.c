@@ -162,7 +162,8 @@ static void test_strs(void **state)
 
 	(void)state;
 	assert_string_equal(repr(mk_str(o, 128, "hi", 2, 1)), "'hi'");
-	assert_string_equal(repr(mk_str(o, 128, "it's\n\t\\", 7, 1)), "'it\\'s\\n\\t\\\\'");
+	assert_string_equal(repr(mk_str(o, 128, "it's\n\t\\", 7, 1)), "\"it's\\n\\t\\\\\"");
+	assert_string_equal(repr(mk_str(o, 128, "'\"", 2, 1)), "'\\'\"'");
 	assert_string_equal(repr(mk_str(o, 128, "h\xe9", 2, 1)), "'h\xc3\xa9'");
 	assert_string_equal(repr(mk_str(o, 128, "\x01", 1, 1)), "'\\x01'");
 	assert_string_equal(repr(mk_str(o, 128, ucs2, 2, 2)), "'\xe6\x97\xa5\xe6\x9c\xac'");
@@ -181,7 +182,7 @@ static void test_bytes(void **state)
 	obj(o, 8, t_bytes);
 	o[2] = 5;
 	memcpy(&o[4], "\0a'\xff\n", 5); /* \0 then a, not \x0a */
-	assert_string_equal(repr(P(o)), "b'\\x00a\\'\\xff\\n'");
+	assert_string_equal(repr(P(o)), "b\"\\x00a'\\xff\\n\"");
 }
 
 static void test_sequences(void **state)

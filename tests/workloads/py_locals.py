@@ -20,6 +20,7 @@ def blocked(count, *rest, flag=True, **extra):
     wide = "\u65e5\u672c"
     astral = "py\U0001f40d"
     long_text = "x" * 300
+    quoted = "it's"
     data = b"\x00ab\xff"
     nothing = None
     no = False

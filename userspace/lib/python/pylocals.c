@@ -333,11 +333,44 @@ static int str_shape(const struct pyruntime *rt, uint64_t obj, struct str_shape 
 
 /* A str's first max characters, quoted (q) and escaped, or bare (q 0:
  * a name).  0 or -errno; nothing written then. */
-static int put_str(const struct pyruntime *rt, uint64_t obj, size_t max, char q, struct out *o)
+/* The i-th character of data, kind bytes wide. */
+static uint32_t char_at(const uint8_t *data, unsigned int kind, size_t i)
+{
+	uint32_t cp;
+	uint16_t u;
+
+	if (kind == 1)
+		return data[i];
+	if (kind == 2) {
+		memcpy(&u, data + 2 * i, 2);
+		return u;
+	}
+	memcpy(&cp, data + 4 * i, 4);
+	return cp;
+}
+
+/* The quote repr picks: ' unless the text has ' and no " (of what was
+ * read: a cut text may choose otherwise than Python would). */
+static char pick_quote(const uint8_t *data, unsigned int kind, size_t n)
+{
+	bool single = false, dbl = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t cp = char_at(data, kind, i);
+
+		single |= cp == '\'';
+		dbl |= cp == '"';
+	}
+	return single && !dbl ? '"' : '\'';
+}
+
+static int put_str(const struct pyruntime *rt, uint64_t obj, size_t max, bool quoted, struct out *o)
 {
 	uint8_t data[PYLOCALS_STR_CHARS * 4];
 	struct str_shape s;
 	size_t n, i;
+	char q;
 
 	if (max > PYLOCALS_STR_CHARS)
 		max = PYLOCALS_STR_CHARS;
@@ -346,22 +379,11 @@ static int put_str(const struct pyruntime *rt, uint64_t obj, size_t max, char q,
 	n = s.length < max ? (size_t)s.length : max;
 	if (n && pymem_read(rt->pid, s.data, data, n * s.kind))
 		return -EFAULT;
+	q = quoted ? pick_quote(data, s.kind, n) : 0;
 	if (q)
 		put(o, &q, 1);
-	for (i = 0; i < n; i++) {
-		uint32_t cp;
-		uint16_t u;
-
-		if (s.kind == 1) {
-			cp = data[i];
-		} else if (s.kind == 2) {
-			memcpy(&u, data + 2 * i, 2);
-			cp = u;
-		} else {
-			memcpy(&cp, data + 4 * i, 4);
-		}
-		put_escaped(o, cp, q);
-	}
+	for (i = 0; i < n; i++)
+		put_escaped(o, char_at(data, s.kind, i), q);
 	if (s.length > n)
 		o->cut = true;
 	else if (q)
@@ -374,7 +396,7 @@ static void repr_bytes(const struct pyruntime *rt, uint64_t obj, struct out *o)
 	uint8_t data[PYLOCALS_STR_CHARS];
 	int64_t len;
 	size_t n, i;
-	char text[8];
+	char text[8], q;
 
 	if (pymem_read(rt->pid, obj + rt->off.bytes_size, &len, 8) || len < 0 || len > SIZE_SANE) {
 		unreadable(o);
@@ -385,19 +407,21 @@ static void repr_bytes(const struct pyruntime *rt, uint64_t obj, struct out *o)
 		unreadable(o);
 		return;
 	}
-	puts_(o, "b'");
+	q = pick_quote(data, 1, n);
+	put(o, "b", 1);
+	put(o, &q, 1);
 	for (i = 0; i < n; i++) {
 		if (data[i] >= 0x80) {
 			snprintf(text, sizeof(text), "\\x%02x", data[i]);
 			puts_(o, text);
 		} else {
-			put_escaped(o, data[i], '\'');
+			put_escaped(o, data[i], q);
 		}
 	}
 	if ((uint64_t)len > n)
 		o->cut = true;
 	else
-		put(o, "'", 1);
+		put(o, &q, 1);
 }
 
 /* ---- containers and the rest ---- */
@@ -465,8 +489,8 @@ static int dict_keys(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 	int64_t nentries;
 
 	if (lo->dict_keys == PYOFF_NONE || pymem_read_u64(rt->pid, obj + lo->dict_keys, &keys) ||
-	    pymem_read_u64(rt->pid, obj + lo->dict_values, &values) || values ||
-	    !aligned(keys) || pymem_read(rt->pid, keys, head, sizeof(head)))
+	    pymem_read_u64(rt->pid, obj + lo->dict_values, &values) || values || !aligned(keys) ||
+	    pymem_read(rt->pid, keys, head, sizeof(head)))
 		return -EINVAL; /* split (values apart: their layout varies) or unreadable */
 	memcpy(&nentries, head + 24, 8);
 	if (head[8] > 40 || head[9] > 43 || head[9] < head[8] || head[10] > 1 || nentries < 0 ||
@@ -528,7 +552,7 @@ static void repr_obj(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 	else if (!strcmp(type, "float"))
 		repr_float(rt, lo, obj, o);
 	else if (!strcmp(type, "str")) {
-		if (put_str(rt, obj, PYLOCALS_STR_CHARS, '\'', o))
+		if (put_str(rt, obj, PYLOCALS_STR_CHARS, true, o))
 			unreadable(o);
 	} else if (!strcmp(type, "bytes"))
 		repr_bytes(rt, obj, o);
@@ -692,7 +716,7 @@ static int emit(const struct pyruntime *rt, const struct pyoff_locals *lo,
 	l->arg = fv->arg[i];
 	l->scope = fv->scope[i];
 	out_init(&o, l->name, sizeof(l->name));
-	if (!aligned(fv->names[i]) || put_str(rt, fv->names[i], PYLOCALS_NAME_MAX, 0, &o))
+	if (!aligned(fv->names[i]) || put_str(rt, fv->names[i], PYLOCALS_NAME_MAX, false, &o))
 		snprintf(l->name, sizeof(l->name), "<slot %zu>", i);
 	out_end(&o);
 	if (tagged_int)
