@@ -60,6 +60,7 @@ static const struct cli_opt specs[OPT_END] = {
 	[OPT_ABSOLUTE] = { "absolute", 0, false, 0 },
 	[OPT_QUIET] = { "quiet", 'q', false, 0 },
 	[OPT_ASYNC] = { "async", 'a', false, 0 },
+	[OPT_LOCALS] = { "locals", 'l', false, 0 },
 	[OPT_SOCKET] = { "socket", 's', true, 0 },
 	[OPT_JSON] = { "json", 'j', false, 0 },
 	[OPT_HELP] = { "help", 'h', false, 0 },
@@ -184,6 +185,7 @@ static void set_plain(struct ctl *ctl, struct cli_args *a, enum cli_opt_id id, c
 	case OPT_ABSOLUTE: a->absolute = true; break;
 	case OPT_QUIET: a->quiet = true; break;
 	case OPT_ASYNC: a->async = true; break;
+	case OPT_LOCALS: a->locals = true; break;
 	case OPT_SOCKET: ctl->socket_path = arg; break;
 	case OPT_JSON: ctl->json = true; break;
 	default: a->req.flags |= specs[id].flag; break;

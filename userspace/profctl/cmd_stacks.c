@@ -89,6 +89,73 @@ static uint64_t number(const char *s)
 	return strtoull(s, NULL, 10);
 }
 
+/* A FRAME_LOCAL frame's "flags<TAB>name<TAB>repr" (protocol.h,
+ * PROTO_STACKS_LOCALS), pointed into: 0, or -1 for one that does not
+ * split. */
+struct local_view {
+	const char *flags, *name, *repr;
+	int nflags, nname;
+};
+
+static int split_local(const char *text, struct local_view *v)
+{
+	const char *t1 = strchr(text, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+
+	if (!t2)
+		return -1;
+	v->flags = text;
+	v->nflags = (int)(t1 - text);
+	v->name = t1 + 1;
+	v->nname = (int)(t2 - t1 - 1);
+	v->repr = t2 + 1;
+	return 0;
+}
+
+static bool has_flag(const struct local_view *v, char c)
+{
+	return memchr(v->flags, c, (size_t)v->nflags) != NULL;
+}
+
+/* The variables that follow frame index i (root first), each indented
+ * under it: "name = repr", then what it is besides a plain local. */
+static void print_locals_text(const struct stackset *ss, const struct ss_stack *st, uint32_t i)
+{
+	struct local_view v;
+
+	for (; i < st->depth && ss->frames[st->frames[i]].kind == FRAME_LOCAL; i++) {
+		if (split_local(ss->frames[st->frames[i]].name, &v))
+			continue;
+		printf("        %.*s = %s", v.nname, v.name, v.repr);
+		if (has_flag(&v, 'a') || has_flag(&v, 'c') || has_flag(&v, 'f'))
+			printf("  [%s%s%s]", has_flag(&v, 'a') ? "arg" : "",
+			       has_flag(&v, 'a') && v.nflags > 1 ? ", " : "",
+			       has_flag(&v, 'c') ? "cell" : has_flag(&v, 'f') ? "free" : "");
+		printf("\n");
+	}
+}
+
+static void print_locals_json(struct jsonw *w, const struct stackset *ss,
+			      const struct ss_stack *st, uint32_t i)
+{
+	struct local_view v;
+
+	jsonw_key(w, "locals");
+	jsonw_array(w);
+	for (; i < st->depth && ss->frames[st->frames[i]].kind == FRAME_LOCAL; i++) {
+		if (split_local(ss->frames[st->frames[i]].name, &v))
+			continue;
+		jsonw_object(w);
+		jsonw_key(w, "name");
+		jsonw_str_n(w, v.name, (size_t)v.nname);
+		jsonw_key_str(w, "repr", v.repr);
+		jsonw_key_bool(w, "arg", has_flag(&v, 'a'));
+		jsonw_key_str(w, "scope", has_flag(&v, 'c') ? "cell" : has_flag(&v, 'f') ? "free"
+											     : "local");
+		jsonw_end(w);
+	}
+	jsonw_end(w);
+}
+
 static void print_thread_text(const struct stackset *ss, const struct ss_stack *st,
 			      const struct thread_hdr *h)
 {
@@ -102,15 +169,19 @@ static void print_thread_text(const struct stackset *ss, const struct ss_stack *
 		printf(" (%s)\n", h->source);
 	else
 		printf(" (%s, %.3f s ago)\n", h->source, age);
-	for (i = st->depth; i > 1; i--)
+	for (i = st->depth; i > 1; i--) {
+		if (ss->frames[st->frames[i - 1]].kind == FRAME_LOCAL)
+			continue; /* under its frame */
 		printf("    %s\n", ss->frames[st->frames[i - 1]].name);
+		print_locals_text(ss, st, i);
+	}
 	if (st->depth <= 1)
 		printf("    (no stack)\n");
 	printf("\n");
 }
 
 static void print_thread_json(struct jsonw *w, const struct stackset *ss, const struct ss_stack *st,
-			      const struct thread_hdr *h)
+			      const struct thread_hdr *h, bool locals)
 {
 	char state[2] = { h->state[0], '\0' };
 	uint32_t i;
@@ -129,9 +200,13 @@ static void print_thread_json(struct jsonw *w, const struct stackset *ss, const 
 	for (i = st->depth; i > 1; i--) { /* leaf first */
 		const struct ss_frame *f = &ss->frames[st->frames[i - 1]];
 
+		if (f->kind == FRAME_LOCAL)
+			continue; /* in its frame's "locals" */
 		jsonw_object(w);
 		jsonw_key_str(w, "name", f->name);
 		jsonw_key_str(w, "kind", framename_kind(f->kind));
+		if (locals && f->kind == FRAME_PYTHON)
+			print_locals_json(w, ss, st, i);
 		jsonw_end(w);
 	}
 	jsonw_end(w);
@@ -186,7 +261,7 @@ static void print_task_json(struct jsonw *w, const struct stackset *ss, const st
 /* One thread or task from its header (split in place): as text, or as
  * JSON into w.  False for a header that does not split. */
 static bool print_entry(struct jsonw *w, const struct stackset *ss, const struct ss_stack *st,
-			char *header, bool tasks)
+			char *header, bool tasks, bool locals)
 {
 	struct thread_hdr h;
 	struct task_hdr t;
@@ -198,14 +273,14 @@ static bool print_entry(struct jsonw *w, const struct stackset *ss, const struct
 	else if (tasks)
 		print_task_text(ss, st, &t);
 	else if (w)
-		print_thread_json(w, ss, st, &h);
+		print_thread_json(w, ss, st, &h, locals);
 	else
 		print_thread_text(ss, st, &h);
 	return true;
 }
 
 /* The threads (or tasks) in the daemon's order, w NULL for text; how many. */
-static size_t print_entries(struct jsonw *w, const struct stackset *ss, bool tasks)
+static size_t print_entries(struct jsonw *w, const struct stackset *ss, bool tasks, bool locals)
 {
 	size_t i, shown = 0;
 
@@ -216,32 +291,33 @@ static size_t print_entries(struct jsonw *w, const struct stackset *ss, bool tas
 		if (!st->depth || ss->frames[st->frames[0]].kind != FRAME_ROOT)
 			continue;
 		header = strdup(ss->frames[st->frames[0]].name);
-		if (header && print_entry(w, ss, st, header, tasks))
+		if (header && print_entry(w, ss, st, header, tasks, locals))
 			shown++;
 		free(header);
 	}
 	return shown;
 }
 
-static int print_listing(const struct ctl *ctl, const struct stackset *ss, bool tasks)
+static int print_listing(const struct ctl *ctl, const struct stackset *ss, bool tasks,
+			 bool locals)
 {
 	struct jsonw w;
 
 	if (!ctl->json) {
-		if (!print_entries(NULL, ss, tasks) && tasks)
+		if (!print_entries(NULL, ss, tasks, locals) && tasks)
 			printf("no asyncio tasks\n");
 		return 0;
 	}
 	jsonw_init(&w, 1);
 	jsonw_array(&w);
-	print_entries(&w, ss, tasks);
+	print_entries(&w, ss, tasks, locals);
 	jsonw_end(&w);
 	return client_print_json(ctl, &w);
 }
 
 void stacks_usage(FILE *out)
 {
-	fputs("usage: profctl stacks --pid PID [--async] [--json]\n"
+	fputs("usage: profctl stacks --pid PID [--locals | --async] [--json]\n"
 	      "Every thread of PID: name, state, what it waits on in the kernel, and\n"
 	      "its current stack (leaf first).  Python frames and the kernel's are\n"
 	      "read from the process now, whenever it started; with profd --off-cpu\n"
@@ -249,7 +325,11 @@ void stacks_usage(FILE *out)
 	      "the stack it blocked in, for a running one its latest CPU sample.\n"
 	      "  --async   PID's asyncio tasks instead (CPython 3.14+): each task's name,\n"
 	      "            the coroutines it is suspended in (innermost first), the\n"
-	      "            thread running it if one is, and the tasks awaiting it\n",
+	      "            thread running it if one is, and the tasks awaiting it\n"
+	      "  --locals  under each Python frame read now, its arguments (first,\n"
+	      "            marked [arg]) and local variables as \"name = repr\": ints,\n"
+	      "            floats, str, bytes, None, bools and short lists and tuples\n"
+	      "            of them; anything else as <TYPE at 0xADDR>\n",
 	      out);
 }
 
@@ -262,7 +342,9 @@ int cmd_stacks(const struct ctl *ctl, struct cli_args *a)
 
 	if (a->req.npids != 1)
 		return cli_usage_error(ctl, "give exactly one --pid");
-	req.flags = a->async ? PROTO_STACKS_ASYNC : 0;
+	if (a->async && a->locals)
+		return cli_usage_error(ctl, "--locals and --async do not go together");
+	req.flags = a->async ? PROTO_STACKS_ASYNC : a->locals ? PROTO_STACKS_LOCALS : 0;
 	buf_init(&b);
 	buf_init(&resp);
 	err = proto_encode_dump_req(&b, &req);
@@ -273,7 +355,7 @@ int cmd_stacks(const struct ctl *ctl, struct cli_args *a)
 		if (!ss)
 			client_error(ctl, "malformed stacks reply from profd: %s", strerror(-err));
 	}
-	rc = ss ? print_listing(ctl, ss, a->async) : 1;
+	rc = ss ? print_listing(ctl, ss, a->async, a->locals) : 1;
 	stackset_free(ss);
 	buf_free(&b);
 	buf_free(&resp);

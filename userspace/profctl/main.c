@@ -31,7 +31,7 @@ static const enum cli_opt_id render_opt_ids[] = {
 static const enum cli_opt_id diff_opt_ids[] = {
 	OPT_PID, OPT_BEFORE, OPT_AFTER, OPT_OUTPUT, OPT_ABSOLUTE, OPT_QUIET, SVG_OPTS, OPT_END
 };
-static const enum cli_opt_id stacks_opt_ids[] = { OPT_PID, OPT_ASYNC, OPT_END };
+static const enum cli_opt_id stacks_opt_ids[] = { OPT_PID, OPT_ASYNC, OPT_LOCALS, OPT_END };
 
 /* Every command.  Unsaid: no operands, options anywhere, --json honoured. */
 static const struct command commands[] = {

@@ -855,7 +855,7 @@ static int handle_stacks(struct daemon *d, struct buf *out, const struct caller 
 	if (proto_decode_dump_req(payload->data, payload->len, &r))
 		return reply_error(out, EINVAL, "malformed stacks request");
 	/* An answered error is 1: nothing more to send. */
-	if (r.npids != 1 || (r.flags & ~PROTO_STACKS_ASYNC)) {
+	if (r.npids != 1 || (r.flags & ~(PROTO_STACKS_ASYNC | PROTO_STACKS_LOCALS))) {
 		err = reply_error(out, EINVAL, "stacks: give one --pid (flags 0x%x)", r.flags) ?: 1;
 		goto out;
 	}
@@ -865,7 +865,8 @@ static int handle_stacks(struct daemon *d, struct buf *out, const struct caller 
 	else if (r.flags & PROTO_STACKS_ASYNC)
 		err = control_async_tasks(d, r.pids[0], c->uid, ss);
 	else
-		err = control_thread_stacks(d, r.pids[0], c->uid, may_see_kernel(c), ss);
+		err = control_thread_stacks(d, r.pids[0], c->uid, may_see_kernel(c),
+					    r.flags & PROTO_STACKS_LOCALS, ss);
 	if (err) {
 		err = stacks_error(out, err, &r);
 		goto out;

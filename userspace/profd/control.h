@@ -26,8 +26,9 @@ int control_ongoing_blocks(struct daemon *d, struct proc *p, const struct agg_qu
 			   struct stackset *out);
 /* Every thread of pid with its current stack into out (PROTO_RESP_STACKS),
  * made by a job on the ingest thread: call without d->lock.  uid: the caller's (0 sees every process); kernel: keep
- * kernel frames.  0, -EACCES, -ESRCH or -errno. */
-int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
+ * kernel frames; locals: each Python frame read now with its variables
+ * (PROTO_STACKS_LOCALS).  0, -EACCES, -ESRCH or -errno. */
+int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel, bool locals,
 			  struct stackset *out);
 
 /* control_pystack.c: stacks read from the process on request.  Frame ids
@@ -47,17 +48,28 @@ struct pynow {
 	size_t nids, ids_cap;
 	bool python;	  /* a CPython runtime was found */
 	bool out_of_time; /* threads after the budget ran out were not read */
+	bool locals;	  /* each Python frame's variables after it */
 	char why[96];	  /* why no Python stack was read at all, "" if read */
 	const char *unread; /* why no thread was read: timed out or refused */
 };
 /* Every thread of pid, its Python frames (and with kernel, its kernel
- * frames) interned into out, which must be empty: 0 (a process whose
- * Python memory cannot be read says why in pn->why; one whose memory
- * did not answer within CONTROL_MEMREAD_TIMEOUT_MS, or while too many
- * other reads are stuck, in pn->unread, with no thread), -ESRCH or
- * -ENOMEM.  Read on a reader thread (memread.h); pn is to be freed
- * either way.  Check the caller may look at pid first. */
-int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out);
+ * frames; with locals, after each Python frame its FRAME_LOCAL ones, at
+ * most PYNOW_MAX_LOCALS a thread) interned into out, which must be empty:
+ * 0 (a process whose Python memory cannot be read says why in pn->why;
+ * one whose memory did not answer within CONTROL_MEMREAD_TIMEOUT_MS, or
+ * while too many other reads are stuck, in pn->unread, with no thread),
+ * -ESRCH or -ENOMEM.  Read on a reader thread (memread.h); pn is to be
+ * freed either way.  Check the caller may look at pid first. */
+#define PYNOW_MAX_LOCALS 2048
+int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct stackset *out);
+/* control_pylocals.c: the variables of the Python frame at frame (code
+ * running) as FRAME_LOCAL frames into out and their ids onto pn->ids,
+ * while the thread whose ids start at first has fewer than
+ * PYNOW_MAX_LOCALS of them.  A frame whose variables cannot be read gets
+ * none.  0 or -ENOMEM. */
+struct pyruntime;
+int pynow_add_locals(struct pynow *pn, const struct pyruntime *rt, uint64_t code, uint64_t frame,
+		     uint32_t first, struct stackset *out);
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
 void pynow_free(struct pynow *pn);
 

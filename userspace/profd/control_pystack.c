@@ -202,8 +202,12 @@ static int keep_thread(const struct pystack_thread *ps, void *arg)
 	if (ps->cut)
 		err = add_id(
 		    r->pn, stackset_intern(r->out, FRAME_UNKNOWN, "[more Python frames not read]"));
-	for (i = ps->nframes; !err && i > 0; i--)
+	for (i = ps->nframes; !err && i > 0; i--) {
 		err = name_frame(r, ps->code[i - 1], ps->instr[i - 1]);
+		if (!err && r->pn->locals)
+			err = pynow_add_locals(r->pn, r->rt, ps->code[i - 1], ps->frame[i - 1],
+					       t->py_first, r->out);
+	}
 	t->npy = (uint32_t)(r->pn->nids - t->py_first);
 	return err;
 }
@@ -283,7 +287,7 @@ static void job_drop(void *arg)
 	free(j);
 }
 
-int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out)
+int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct stackset *out)
 {
 	struct pynow_job *j = calloc(1, sizeof(*j));
 	int err = j ? 0 : -ENOMEM;
@@ -294,6 +298,7 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out
 	if (!err) {
 		j->pid = pid;
 		j->kernel = kernel;
+		j->pn.locals = locals;
 		hashmap_init(&j->pn.by_tid);
 		hashmap_init(&j->pn.by_ns);
 		j->ss = stackset_new();

@@ -236,6 +236,7 @@ struct listing {
 	struct hashmap map; /* global frame id -> out's */
 	uint32_t *ids, *out_ids;
 	bool kernel;        /* the caller may see kernel frames */
+	uint32_t max_frames; /* of a thread's stack in the reply */
 	struct pynow now;   /* stacks read from the process just before */
 };
 
@@ -319,7 +320,7 @@ static void add_read_now(struct listing *l, uint32_t first, uint32_t n, uint32_t
 {
 	uint32_t i;
 
-	for (i = 0; i < n && *m < LISTING_MAX_FRAMES; i++)
+	for (i = 0; i < n && *m < l->max_frames; i++)
 		l->out_ids[(*m)++] = l->now.ids[first + i];
 }
 
@@ -331,7 +332,7 @@ static int add_frames(struct daemon *d, struct listing *l, uint32_t n, uint32_t 
 	int64_t id;
 	uint64_t v;
 
-	for (i = 0; i < n && *m < LISTING_MAX_FRAMES; i++) {
+	for (i = 0; i < n && *m < l->max_frames; i++) {
 		if (!view_keeps(l->kernel ? 0 : VIEW_NO_KERNEL,
 				     d->agg.dict->frames[l->ids[i]].kind))
 			continue;
@@ -397,18 +398,19 @@ static int list_threads_job(struct daemon *d, void *arg)
 	return each_thread(d, l->pid, list_thread, l);
 }
 
-int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel,
+int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool kernel, bool locals,
 			  struct stackset *out)
 {
-	struct listing l = { .pid = pid, .uid = uid, .out = out, .kernel = kernel };
+	struct listing l = { .pid = pid, .uid = uid, .out = out, .kernel = kernel,
+			     .max_frames = LISTING_MAX_FRAMES + (locals ? PYNOW_MAX_LOCALS : 0) };
 	int err = control_may_look(d, pid, uid);
 
 	/* Read before the job, on this thread: the process controls how long
 	 * its memory takes, and the ingest thread must not wait on it. */
 	if (!err)
-		err = pynow_read(&l.now, pid, kernel, out);
+		err = pynow_read(&l.now, pid, kernel, locals, out);
 	l.ids = malloc(INGEST_MAX_FRAMES * sizeof(*l.ids));
-	l.out_ids = malloc(LISTING_MAX_FRAMES * sizeof(*l.out_ids));
+	l.out_ids = malloc(l.max_frames * sizeof(*l.out_ids));
 	hashmap_init(&l.map);
 	if (!err && (!l.ids || !l.out_ids))
 		err = -ENOMEM;

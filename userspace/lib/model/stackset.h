@@ -21,6 +21,9 @@ enum frame_kind {
 	FRAME_GPU = 5,     /* driver command or CUDA entry point */
 	FRAME_WAIT = 6,    /* synthetic: what a blocked thread waits for ("[GIL wait]") */
 	FRAME_TASK = 7,    /* synthetic: the asyncio task running ("[task fetch-3]") */
+	/* synthetic: a variable of the Python frame before it, only in a
+	 * PROTO_STACKS_LOCALS reply: "flags<TAB>name<TAB>repr" (protocol.h) */
+	FRAME_LOCAL = 8,
 	FRAME_KIND_MAX
 };
 

@@ -80,6 +80,14 @@ enum proto_type {
  * now, 0 when suspended; awaited_by: comma-separated names of the tasks
  * waiting for it), then its coroutine chain, outermost first. */
 #define PROTO_STACKS_ASYNC 1u
+/* LOCALS: each Python frame read now is followed (leafward) by its
+ * arguments and local variables, FRAME_LOCAL frames named
+ * "flags<TAB>name<TAB>repr": flags a letter each, 'a' an argument, 'c' a
+ * cell (captured by an inner function), 'f' a free variable (captured
+ * from an outer one), "-" none; repr a bounded, escaped repr without tabs
+ * or newlines.  Only to a client that asks: an older one never sees the
+ * kind. */
+#define PROTO_STACKS_LOCALS 2u
 
 /* Attribute tags, one namespace per message or nested attribute. */
 enum proto_dump_attr {

@@ -635,3 +635,131 @@ int pyoffsets_async_from_debug(const void *data, size_t len, struct pyoff_async 
 	}
 	return 0;
 }
+
+/* ---- fast locals (profctl stacks --locals) ---- */
+
+/* PyVarObject's ob_size at 16, what follows it at 24 (x86_64, GIL). */
+#define OBJECTS_OLD                                                                                \
+	.tuple_size = 16, .tuple_items = 24, .list_size = 16, .list_items = 24, .float_value = 16, \
+	.long_size = 16, .long_digits = 24, .dict_used = 16
+
+/* clang-format off */
+static const struct pyoff_locals locals_builtin[] = {
+	/* 3.9: f_localsplus follows f_blockstack[CO_MAXBLOCKS]. */
+	{ .frame_localsplus = 360, .code_argcount = 16, .code_kwonlyargcount = 24,
+	  .code_flags = 36, .code_nlocals = 28, .code_varnames = 72, .code_freevars = 80,
+	  .code_cellvars = 88, .code_cell2arg = 96, .code_localsplusnames = PYOFF_NONE,
+	  .code_localspluskinds = PYOFF_NONE, OBJECTS_OLD,
+	  .dict_keys = PYOFF_NONE, .dict_values = PYOFF_NONE },
+	/* 3.10: f_stacktop went, f_stackdepth (an int) came. */
+	{ .frame_localsplus = 352, .code_argcount = 16, .code_kwonlyargcount = 24,
+	  .code_flags = 36, .code_nlocals = 28, .code_varnames = 72, .code_freevars = 80,
+	  .code_cellvars = 88, .code_cell2arg = 96, .code_localsplusnames = PYOFF_NONE,
+	  .code_localspluskinds = PYOFF_NONE, OBJECTS_OLD,
+	  .dict_keys = PYOFF_NONE, .dict_values = PYOFF_NONE },
+	/* 3.11: co_flags, then co_warmup and a short before co_argcount. */
+	{ .frame_localsplus = 72, .code_argcount = 56, .code_kwonlyargcount = 64,
+	  .code_flags = 48, .code_nlocals = PYOFF_NONE, .code_varnames = PYOFF_NONE,
+	  .code_freevars = PYOFF_NONE, .code_cellvars = PYOFF_NONE, .code_cell2arg = PYOFF_NONE,
+	  .code_localsplusnames = 96, .code_localspluskinds = 104, OBJECTS_OLD,
+	  .dict_keys = 32, .dict_values = 40 },
+	/* 3.12: co_argcount right after co_flags, as in every later one. */
+	{ .frame_localsplus = 72, .code_argcount = 52, .code_kwonlyargcount = 60,
+	  .code_flags = 48, .code_nlocals = PYOFF_NONE, .code_varnames = PYOFF_NONE,
+	  .code_freevars = PYOFF_NONE, .code_cellvars = PYOFF_NONE, .code_cell2arg = PYOFF_NONE,
+	  .code_localsplusnames = 96, .code_localspluskinds = 104, OBJECTS_OLD,
+	  .dict_keys = 32, .dict_values = 40, .long_tagged = 1 },
+};
+/* clang-format on */
+
+struct dbg_locals {
+	uint64_t frame_size, localsplus, code_size, argcount, names, kinds;
+	uint64_t tuple[3], list[3], dict[3], flt[2], lng[3]; /* size, then members */
+};
+
+#define LOCALS_PICK(u, d)                                                                          \
+	do {                                                                                       \
+		(u)->frame_size = (d)->frame.size;                                                 \
+		(u)->localsplus = (d)->frame.localsplus;                                           \
+		(u)->code_size = (d)->code.size;                                                   \
+		(u)->argcount = (d)->code.argcount;                                                \
+		(u)->names = (d)->code.localsplusnames;                                            \
+		(u)->kinds = (d)->code.localspluskinds;                                            \
+		memcpy((u)->tuple, (d)->tuple, sizeof((u)->tuple));                                \
+		memcpy((u)->list, (d)->list, sizeof((u)->list));                                   \
+		memcpy((u)->dict, (d)->dict, sizeof((u)->dict));                                   \
+		memcpy((u)->flt, (d)->flt, sizeof((u)->flt));                                      \
+		memcpy((u)->lng, (d)->lng, sizeof((u)->lng));                                      \
+	} while (0)
+
+/* tuple: size, ob_item, ob_size; list: the same (ob_item a pointer);
+ * float: size, ob_fval; int: size, lv_tag, ob_digit. */
+static int objects_fit(const struct dbg_locals *u)
+{
+	return fits(u->tuple[1], u->tuple[0] + 8, 8) && fits(u->tuple[2], u->tuple[0], 8) &&
+	       fits(u->list[1], u->list[0], 8) && fits(u->list[2], u->list[0], 8) &&
+	       fits(u->flt[1], u->flt[0], 8) && fits(u->lng[1], u->lng[0], 8) &&
+	       fits(u->lng[2], u->lng[0] + 8, 4) && fits(u->dict[1], u->dict[0], 8) &&
+	       fits(u->dict[2], u->dict[0], 8);
+}
+
+static int locals_from_debug(int minor, const void *data, size_t len, struct pyoff_locals *out)
+{
+	union {
+		struct dbg313 v13;
+		struct dbg314 v14;
+		struct dbg315 v15;
+	} d;
+	struct dbg_locals u;
+	uint64_t hex;
+
+	if (!pyoffsets_has_debug(data, len, &hex) || (int)((hex >> 16) & 0xff) != minor ||
+	    len < sizeof(d.v15))
+		return -EINVAL;
+	memcpy(&d, data, sizeof(d.v15));
+	if (minor == 13)
+		LOCALS_PICK(&u, &d.v13);
+	else if (minor == 14)
+		LOCALS_PICK(&u, &d.v14);
+	else
+		LOCALS_PICK(&u, &d.v15);
+	/* localsplus is the frame's trailing array: it starts at its end.
+	 * co_flags and co_kwonlyargcount sit 4 before and 8 after argcount. */
+	if (!u.frame_size || u.localsplus > u.frame_size || u.frame_size >= 4096 ||
+	    u.argcount < 4 || !fits(u.argcount + 8, u.code_size, 4) ||
+	    !fits(u.names, u.code_size, 8) || !fits(u.kinds, u.code_size, 8) || !objects_fit(&u))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->frame_localsplus = (uint32_t)u.localsplus;
+	out->code_argcount = (uint32_t)u.argcount;
+	out->code_flags = (uint32_t)u.argcount - 4;
+	out->code_kwonlyargcount = (uint32_t)u.argcount + 8;
+	out->code_nlocals = out->code_varnames = PYOFF_NONE;
+	out->code_cellvars = out->code_freevars = out->code_cell2arg = PYOFF_NONE;
+	out->code_localsplusnames = (uint32_t)u.names;
+	out->code_localspluskinds = (uint32_t)u.kinds;
+	out->tuple_size = (uint32_t)u.tuple[2];
+	out->tuple_items = (uint32_t)u.tuple[1];
+	out->list_size = (uint32_t)u.list[2];
+	out->list_items = (uint32_t)u.list[1];
+	out->float_value = (uint32_t)u.flt[1];
+	out->long_size = (uint32_t)u.lng[1];
+	out->long_digits = (uint32_t)u.lng[2];
+	out->dict_used = (uint32_t)u.lng[1]; /* ma_used and ob_size both follow the header */
+	out->dict_keys = (uint32_t)u.dict[1];
+	out->dict_values = (uint32_t)u.dict[2];
+	out->long_tagged = 1;
+	out->stackref = minor >= 14;
+	return 0;
+}
+
+int pyoffsets_locals(int minor, const void *debug, size_t len, struct pyoff_locals *out)
+{
+	if (minor >= 9 && minor <= 12) {
+		*out = locals_builtin[minor - 9];
+		return 0;
+	}
+	if (minor >= 13 && minor <= 15)
+		return locals_from_debug(minor, debug, len, out);
+	return -EPROTONOSUPPORT;
+}

@@ -69,4 +69,35 @@ struct pyoff_async {
  * 3.14: no asyncio debug section, or a layout not known yet). */
 int pyoffsets_async_from_debug(const void *data, size_t len, struct pyoff_async *out);
 
+/* What `profctl stacks --locals` reads beyond the walker's offsets: a
+ * frame's fast locals and the code object fields that name them.  From
+ * CPython's headers for 3.9 .. 3.12 (x86_64, default build), from
+ * _Py_DebugOffsets for 3.13+ (the fields next to co_argcount, which it
+ * does not list, have kept their places around it since 3.11). */
+struct pyoff_locals {
+	uint32_t frame_localsplus; /* f_localsplus / localsplus */
+	uint32_t code_argcount, code_kwonlyargcount, code_flags; /* ints */
+	/* 3.9, 3.10: co_nlocals and three tuples of names (locals, then
+	 * cells, then free variables in f_localsplus). */
+	uint32_t code_nlocals, code_varnames, code_cellvars, code_freevars;
+	uint32_t code_cell2arg; /* Py_ssize_t *: the argument a cell took over */
+	/* 3.11+: one tuple of names and a bytes object of their kinds. */
+	uint32_t code_localsplusnames, code_localspluskinds;
+	/* The objects whose values are shown (3.14 put ob_hash in a tuple
+	 * before its items). */
+	uint32_t tuple_size, tuple_items, list_size, list_items, float_value;
+	uint32_t long_size, long_digits; /* ob_size or lv_tag, ob_digit */
+	/* PyDictObject's ma_used, ma_keys, ma_values where its keys object
+	 * has the 3.11+ layout (dk_log2_size, dk_log2_index_bytes, dk_kind,
+	 * dk_nentries, dk_indices), else PYOFF_NONE. */
+	uint32_t dict_used, dict_keys, dict_values;
+	uint8_t long_tagged;   /* 3.12+: PyLongObject's lv_tag, not ob_size */
+	uint8_t stackref;      /* 3.14+: localsplus holds tagged _PyStackRefs */
+};
+
+/* 0; -EPROTONOSUPPORT for a version with no layout here; -EINVAL for a
+ * _Py_DebugOffsets block (debug, len: the first bytes of _PyRuntime,
+ * needed for 3.13+ only) that is short or implausible. */
+int pyoffsets_locals(int minor, const void *debug, size_t len, struct pyoff_locals *out);
+
 #endif

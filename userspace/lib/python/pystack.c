@@ -152,6 +152,7 @@ static int walk_from(const struct pyruntime *rt, uint64_t frame, struct hashmap 
 			}
 			code = f.code & ~PYOFF_STACKREF_TAG;
 			t->code[t->nframes] = code;
+			t->frame[t->nframes] = frame;
 			t->instr[t->nframes++] = instr_offset(rt->pid, o, &f, code);
 		}
 		frame = f.previous;

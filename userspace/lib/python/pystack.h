@@ -42,6 +42,7 @@ struct pystack_thread {
 	bool cut;
 	uint64_t code[PYSTACK_MAX_FRAMES]; /* leaf first */
 	int64_t instr[PYSTACK_MAX_FRAMES]; /* as pycode_name() takes it */
+	uint64_t frame[PYSTACK_MAX_FRAMES]; /* where it is, for pylocals_frame() */
 };
 
 typedef int (*pystack_fn)(const struct pystack_thread *t, void *arg);

@@ -48,6 +48,7 @@ static const char *const kind_label[FRAME_KIND_MAX] = {
 	[FRAME_GPU] = "GPU",
 	[FRAME_WAIT] = "wait",
 	[FRAME_TASK] = "asyncio task",
+	[FRAME_LOCAL] = "local variable",
 };
 
 /* Hue range, saturation and lightness per kind: kernel orange (the
@@ -64,6 +65,7 @@ static const struct {
 	[FRAME_GPU] = { 88, 128, 0.55, 0.56 },
 	[FRAME_WAIT] = { 50, 58, 0.90, 0.62 },
 	[FRAME_TASK] = { 160, 176, 0.45, 0.64 },
+	[FRAME_LOCAL] = { 0, 0, 0.0, 0.74 },
 };
 
 static uint32_t node_kind(const struct svg_ctx *c, const struct render_node *n)

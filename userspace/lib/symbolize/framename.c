@@ -74,7 +74,7 @@ const char *framename_kind(uint32_t kind)
 	static const char *const names[FRAME_KIND_MAX] = {
 		[FRAME_UNKNOWN] = "unknown", [FRAME_KERNEL] = "kernel", [FRAME_NATIVE] = "native",
 		[FRAME_PYTHON] = "python",   [FRAME_ROOT] = "root",	[FRAME_GPU] = "gpu",
-		[FRAME_WAIT] = "wait",	     [FRAME_TASK] = "task",
+		[FRAME_WAIT] = "wait",	     [FRAME_TASK] = "task",	[FRAME_LOCAL] = "local",
 	};
 
 	return kind < FRAME_KIND_MAX ? names[kind] : "unknown";
