@@ -33,6 +33,9 @@ start_ready() {
 	fail "$1 not ready after 30 s"
 }
 
+INNER=()
+trap 'kill -KILL "${INNER[@]}" 2>/dev/null; cleanup' EXIT
+
 # start_in_container PY ARGS...: start_ready under new pid and mount
 # namespaces; W is the interpreter's pid as the host sees it.
 start_in_container() {
@@ -41,6 +44,10 @@ start_in_container() {
 	u=$W
 	W=$(pgrep -P "$u" | head -1)
 	[ -n "$W" ] || fail "no process inside the namespace of $u"
+	# unshare --fork ignores SIGTERM while it waits, and the job, the
+	# namespace's pid 1, ignores every signal but SIGKILL from outside:
+	# killed that way on the way out, or it spins on after the test.
+	INNER+=("$W")
 }
 
 # check_json VERSION PID FILE [offcpu]: the JSON listing of a py_hang.py;
