@@ -211,6 +211,7 @@ static void test_render(void **state)
 	assert_string_equal(render_format_ext("trace"), ".trace.json");
 	assert_int_equal(render_format("trace", t->ss, NULL, &out), -EINVAL);
 	assert_int_equal(render_timeline("trace", t, &out), 0);
+	assert_non_null(buf_cstr(&out)); /* a buf is bytes: end them for strstr */
 	assert_false(out.failed);
 	assert_non_null(strstr(out.data, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":"
 					 "\"profd\",\"startTimeNs\":1700000000000000000,"));
@@ -261,6 +262,7 @@ static void test_gap(void **state)
 	t->rate_hz = 100;
 	tlset_sort(t);
 	assert_int_equal(render_timeline("trace", t, &out), 0);
+	assert_non_null(buf_cstr(&out)); /* a buf is bytes: end them for strstr */
 	read_back(out.data, &s);
 	assert_int_equal(s.events, 4);
 	assert_non_null(strstr(out.data, "{\"ph\":\"E\",\"name\":\"busy\",\"cat\":\"native\","
@@ -280,6 +282,7 @@ static void test_empty(void **state)
 	(void)state;
 	buf_init(&out);
 	assert_int_equal(render_timeline("trace", t, &out), 0);
+	assert_non_null(buf_cstr(&out)); /* a buf is bytes: end them for strstr */
 	assert_non_null(strstr(out.data, "\"traceEvents\":[]"));
 	buf_free(&out);
 	tlset_free(t);
