@@ -103,3 +103,45 @@ void tlset_sort(struct tlset *t)
 	if (t->nevents > 1)
 		qsort(t->events, t->nevents, sizeof(*t->events), by_time);
 }
+
+/* A counting sort by thread: stable, so each thread keeps time order. */
+int tlset_threads_init(struct tlset_threads *g, const struct tlset *t)
+{
+	size_t i, *next;
+
+	memset(g, 0, sizeof(*g));
+	hashmap_init(&g->main_of);
+	g->first = calloc(t->nthreads + 1, sizeof(*g->first));
+	g->order = malloc((t->nevents ? t->nevents : 1) * sizeof(*g->order));
+	next = calloc(t->nthreads + 1, sizeof(*next));
+	if (!g->first || !g->order || !next) {
+		free(next);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == t->threads[i].pid &&
+		    hashmap_put(&g->main_of, t->threads[i].pid, i)) {
+			free(next);
+			return -ENOMEM;
+		}
+	for (i = 0; i < t->nevents; i++)
+		g->first[t->events[i].thread + 1]++;
+	for (i = 0; i < t->nthreads; i++)
+		g->first[i + 1] += g->first[i];
+	memcpy(next, g->first, t->nthreads * sizeof(*next));
+	for (i = 0; i < t->nevents; i++)
+		g->order[next[t->events[i].thread]++] = i;
+	free(next);
+	g->start_ns = t->start_ns;
+	if (t->nevents && (!g->start_ns || t->events[0].start_ns < g->start_ns))
+		g->start_ns = t->events[0].start_ns;
+	return 0;
+}
+
+void tlset_threads_free(struct tlset_threads *g)
+{
+	free(g->first);
+	free(g->order);
+	hashmap_free(&g->main_of);
+	memset(g, 0, sizeof(*g));
+}

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashmap.h"
 #include "stackset.h"
 
 /* Profile types named by events: at most this many. */
@@ -45,6 +46,20 @@ struct tlset {
 
 struct tlset *tlset_new(void);
 void tlset_free(struct tlset *t);
+
+/* t's events by thread, without moving them: thread i's are
+ * events[order[first[i]]] .. events[order[first[i+1] - 1]], in time
+ * order; main_of maps a pid to its main thread's index (tid == pid);
+ * start_ns is the earlier of t->start_ns and the first event's.  What
+ * every timeline renderer walks. */
+struct tlset_threads {
+	size_t *first, *order;
+	struct hashmap main_of;
+	uint64_t start_ns;
+};
+/* 0 or -ENOMEM; g is to be freed either way. */
+int tlset_threads_init(struct tlset_threads *g, const struct tlset *t);
+void tlset_threads_free(struct tlset_threads *g);
 /* Index of a type name (added on first use), or -ENOSPC / -ENOMEM. */
 int tlset_type(struct tlset *t, const char *name);
 /* Index of thread (pid, tid), added with name on first use; a later

@@ -51,10 +51,7 @@ struct gk_ctx {
 	struct jsonw w;
 	int marker_of[TLSET_MAX_TYPES]; /* tlset type -> enum gk_marker, -1 cpu/other */
 	int cpu_type;			/* tlset type of "cpu", or -1 */
-	size_t *order;			/* events grouped by thread, in time order */
-	size_t *first;			/* thread i's events: order[first[i]..first[i+1]) */
-	uint64_t start_ns;
-	struct hashmap main_of; /* pid -> its main thread's index */
+	struct tlset_threads g; /* the events by thread */
 	struct gk_thread th;
 };
 
@@ -91,39 +88,6 @@ static void map_types(struct gk_ctx *c)
 			if (!strcmp(c->t->types[i], marker_kinds[m].type_name))
 				c->marker_of[i] = m;
 	}
-}
-
-/* A counting sort by thread: stable, so each thread keeps time order. */
-static int group_by_thread(struct gk_ctx *c)
-{
-	const struct tlset *t = c->t;
-	size_t i, *next;
-
-	c->first = calloc(t->nthreads + 1, sizeof(*c->first));
-	c->order = malloc((t->nevents ? t->nevents : 1) * sizeof(*c->order));
-	next = calloc(t->nthreads + 1, sizeof(*next));
-	if (!c->first || !c->order || !next) {
-		free(next);
-		return -ENOMEM;
-	}
-	for (i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == t->threads[i].pid &&
-		    hashmap_put(&c->main_of, t->threads[i].pid, i)) {
-			free(next);
-			return -ENOMEM;
-		}
-	for (i = 0; i < t->nevents; i++)
-		c->first[t->events[i].thread + 1]++;
-	for (i = 0; i < t->nthreads; i++)
-		c->first[i + 1] += c->first[i];
-	memcpy(next, c->first, t->nthreads * sizeof(*next));
-	for (i = 0; i < t->nevents; i++)
-		c->order[next[t->events[i].thread]++] = i;
-	free(next);
-	c->start_ns = t->start_ns;
-	if (t->nevents && (!c->start_ns || t->events[0].start_ns < c->start_ns))
-		c->start_ns = t->events[0].start_ns;
-	return 0;
 }
 
 static void thread_reset(struct gk_thread *th)
@@ -195,14 +159,14 @@ static int64_t thread_stack(struct gk_ctx *c, uint32_t s)
 
 static int build_thread(struct gk_ctx *c, size_t ti)
 {
-	size_t n = c->first[ti + 1] - c->first[ti], i;
+	size_t n = c->g.first[ti + 1] - c->g.first[ti], i;
 	int64_t s;
 
 	c->th.ev_stack = malloc((n ? n : 1) * sizeof(uint32_t));
 	if (!c->th.ev_stack)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		const struct tl_event *e = &c->t->events[c->order[c->first[ti] + i]];
+		const struct tl_event *e = &c->t->events[c->g.order[c->g.first[ti] + i]];
 
 		if ((s = thread_stack(c, e->stack)) < -1)
 			return (int)s;
@@ -213,8 +177,8 @@ static int build_thread(struct gk_ctx *c, size_t ti)
 
 static double ms_after(const struct gk_ctx *c, uint64_t ns)
 {
-	return ns >= c->start_ns ? (double)(ns - c->start_ns) / 1e6
-				 : -(double)(c->start_ns - ns) / 1e6;
+	return ns >= c->g.start_ns ? (double)(ns - c->g.start_ns) / 1e6
+				 : -(double)(c->g.start_ns - ns) / 1e6;
 }
 
 static void put_stack_ref(struct jsonw *w, uint32_t s)
@@ -248,14 +212,14 @@ static void put_samples(struct gk_ctx *c, size_t ti)
 	jsonw_key(w, "samples");
 	jsonw_object(w);
 	put_schema(w, cols, 3);
-	for (i = c->first[ti]; i < c->first[ti + 1]; i++) {
-		const struct tl_event *e = &c->t->events[c->order[i]];
+	for (i = c->g.first[ti]; i < c->g.first[ti + 1]; i++) {
+		const struct tl_event *e = &c->t->events[c->g.order[i]];
 
 		if ((int)e->type != c->cpu_type)
 			continue;
 		jsonw_break(w);
 		jsonw_array(w);
-		put_stack_ref(w, c->th.ev_stack[i - c->first[ti]]);
+		put_stack_ref(w, c->th.ev_stack[i - c->g.first[ti]]);
 		jsonw_double(w, ms_after(c, e->start_ns));
 		jsonw_u64(w, 0);
 		jsonw_end(w);
@@ -353,12 +317,12 @@ static void put_markers(struct gk_ctx *c, size_t ti)
 	jsonw_key(w, "markers");
 	jsonw_object(w);
 	put_schema(w, cols, 6);
-	for (i = c->first[ti]; i < c->first[ti + 1]; i++) {
-		const struct tl_event *e = &c->t->events[c->order[i]];
+	for (i = c->g.first[ti]; i < c->g.first[ti + 1]; i++) {
+		const struct tl_event *e = &c->t->events[c->g.order[i]];
 		int m = c->marker_of[e->type];
 
 		if (m >= 0)
-			put_marker(c, e, m, c->th.ev_stack[i - c->first[ti]]);
+			put_marker(c, e, m, c->th.ev_stack[i - c->g.first[ti]]);
 	}
 	jsonw_end(w);
 	jsonw_end(w);
@@ -448,7 +412,7 @@ static const char *process_name(const struct gk_ctx *c, const struct tl_thread *
 {
 	uint64_t v;
 
-	if (hashmap_get(&c->main_of, th->pid, &v))
+	if (hashmap_get(&c->g.main_of, th->pid, &v))
 		return c->t->threads[v].name;
 	return th->name;
 }
@@ -550,7 +514,7 @@ static void put_meta(struct gk_ctx *c)
 	jsonw_object(w);
 	jsonw_key_u64(w, "version", GECKO_VERSION);
 	jsonw_key(w, "startTime");
-	jsonw_double(w, (double)c->start_ns / 1e6);
+	jsonw_double(w, (double)c->g.start_ns / 1e6);
 	jsonw_key(w, "shutdownTime");
 	jsonw_null(w);
 	jsonw_key(w, "interval");
@@ -609,11 +573,9 @@ int render_gecko(const struct tlset *t, struct buf *out)
 	int err;
 
 	map_types(&c);
-	err = group_by_thread(&c);
+	err = tlset_threads_init(&c.g, t);
 	if (!err)
 		err = put_file(&c, out);
-	free(c.first);
-	free(c.order);
-	hashmap_free(&c.main_of);
+	tlset_threads_free(&c.g);
 	return err;
 }

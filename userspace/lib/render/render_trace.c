@@ -44,9 +44,8 @@ struct tr_ctx {
 	struct jsonw w;
 	enum tr_role role_of[TLSET_MAX_TYPES];
 	int marker_of[TLSET_MAX_TYPES];
-	uint64_t start_ns, period_ns;
-	size_t *order, *first;	/* events grouped by thread, as render_gecko */
-	struct hashmap main_of; /* pid -> its main thread's index */
+	uint64_t period_ns;
+	struct tlset_threads g; /* the events by thread */
 	/* One thread's work, reused from thread to thread. */
 	struct tr_span *leaves, *calls;
 	size_t nleaves, leaves_cap, ncalls, calls_cap;
@@ -75,44 +74,10 @@ static void map_types(struct tr_ctx *c)
 			}
 }
 
-/* A counting sort by thread: stable, so each thread keeps time order. */
-static int group_by_thread(struct tr_ctx *c)
-{
-	const struct tlset *t = c->t;
-	size_t i, *next;
-
-	c->first = calloc(t->nthreads + 1, sizeof(*c->first));
-	c->order = malloc((t->nevents ? t->nevents : 1) * sizeof(*c->order));
-	next = calloc(t->nthreads + 1, sizeof(*next));
-	if (!c->first || !c->order || !next) {
-		free(next);
-		return -ENOMEM;
-	}
-	for (i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == t->threads[i].pid &&
-		    hashmap_put(&c->main_of, t->threads[i].pid, i)) {
-			free(next);
-			return -ENOMEM;
-		}
-	for (i = 0; i < t->nevents; i++)
-		c->first[t->events[i].thread + 1]++;
-	for (i = 0; i < t->nthreads; i++)
-		c->first[i + 1] += c->first[i];
-	memcpy(next, c->first, t->nthreads * sizeof(*next));
-	for (i = 0; i < t->nevents; i++)
-		c->order[next[t->events[i].thread]++] = i;
-	free(next);
-	c->start_ns = t->start_ns;
-	if (t->nevents && (!c->start_ns || t->events[0].start_ns < c->start_ns))
-		c->start_ns = t->events[0].start_ns;
-	c->period_ns = 1000000000ull / (t->rate_hz ? t->rate_hz : 99);
-	return 0;
-}
-
 static double us_after(const struct tr_ctx *c, uint64_t ns)
 {
-	return ns >= c->start_ns ? (double)(ns - c->start_ns) / 1e3
-				 : -(double)(c->start_ns - ns) / 1e3;
+	return ns >= c->g.start_ns ? (double)(ns - c->g.start_ns) / 1e3
+				 : -(double)(c->g.start_ns - ns) / 1e3;
 }
 
 static int push_span(struct tr_span **v, size_t *n, size_t *cap, const struct tr_span *s)
@@ -166,8 +131,8 @@ static int collect(struct tr_ctx *c, size_t ti)
 	int err = 0;
 
 	c->nleaves = c->ncalls = c->nbounds = 0;
-	for (i = c->first[ti]; i < c->first[ti + 1] && !err; i++) {
-		const struct tl_event *e = &c->t->events[c->order[i]];
+	for (i = c->g.first[ti]; i < c->g.first[ti + 1] && !err; i++) {
+		const struct tl_event *e = &c->t->events[c->g.order[i]];
 		struct tr_span s = {e->start_ns, 0, e->stack, c->marker_of[e->type]};
 
 		switch (c->role_of[e->type]) {
@@ -310,8 +275,8 @@ static void put_instants(struct tr_ctx *c, size_t ti, size_t *ev, uint64_t ns)
 	const struct tl_thread *th = &c->t->threads[ti];
 	struct jsonw *w = &c->w;
 
-	for (; *ev < c->first[ti + 1]; (*ev)++) {
-		const struct tl_event *e = &c->t->events[c->order[*ev]];
+	for (; *ev < c->g.first[ti + 1]; (*ev)++) {
+		const struct tl_event *e = &c->t->events[c->g.order[*ev]];
 
 		if (e->start_ns >= ns)
 			return;
@@ -359,7 +324,7 @@ static int update_active(struct tr_ctx *c, size_t *next_call, uint64_t ns)
 static int put_thread_frames(struct tr_ctx *c, size_t ti)
 {
 	const struct tl_thread *th = &c->t->threads[ti];
-	size_t b, leaf = 0, call = 0, ev = c->first[ti];
+	size_t b, leaf = 0, call = 0, ev = c->g.first[ti];
 	int err = collect(c, ti);
 
 	c->nopen = c->nactive = 0;
@@ -385,7 +350,7 @@ static const char *process_name(const struct tr_ctx *c, const struct tl_thread *
 {
 	uint64_t v;
 
-	if (hashmap_get(&c->main_of, th->pid, &v))
+	if (hashmap_get(&c->g.main_of, th->pid, &v))
 		return c->t->threads[v].name;
 	return th->name;
 }
@@ -442,7 +407,7 @@ static void put_other_data(struct tr_ctx *c)
 	jsonw_key(w, "otherData");
 	jsonw_object(w);
 	jsonw_key_str(w, "producer", "profd");
-	jsonw_key_u64(w, "startTimeNs", c->start_ns);
+	jsonw_key_u64(w, "startTimeNs", c->g.start_ns);
 	jsonw_key_u64(w, "rateHz", c->t->rate_hz);
 	jsonw_key_u64(w, "droppedEvents", c->t->dropped);
 	jsonw_end(w);
@@ -478,19 +443,17 @@ int render_trace(const struct tlset *t, struct buf *out)
 	struct tr_ctx c = {.t = t};
 	int err;
 
-	hashmap_init(&c.main_of);
 	map_types(&c);
-	err = group_by_thread(&c);
+	c.period_ns = 1000000000ull / (t->rate_hz ? t->rate_hz : 99);
+	err = tlset_threads_init(&c.g, t);
 	if (!err)
 		err = put_file(&c, out);
-	free(c.first);
-	free(c.order);
+	tlset_threads_free(&c.g);
 	free(c.leaves);
 	free(c.calls);
 	free(c.bounds);
 	free(c.open);
 	free(c.next);
 	free(c.active);
-	hashmap_free(&c.main_of);
 	return err;
 }
