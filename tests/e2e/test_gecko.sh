@@ -11,32 +11,13 @@
 . "$(dirname "$0")/lib.sh"
 
 PY=$(command -v python3) || fail "python3 missing (a dependency)"
+. "$(dirname "$0")/timeline.sh"
 CHECK=$SRC/tests/data/gecko_check.py
-WL=$SRC/tests/workloads/py_timeline.py
-CC=${CC:-cc}
-
-# With the CUDA probes where this kernel has them; the rest runs anyway.
-cuda=yes
-line=$("$PROFD" --config /dev/null --check 2>/dev/null | grep '^  cuda uprobes: ')
-case $line in "  cuda uprobes: yes"*) ;; *) cuda="no ($line)" ;; esac
-if [ "$cuda" = yes ]; then
-	start_profd --off-cpu --gpu on --cuda-launches
-else
-	start_profd --off-cpu
-fi
 
 # summarize FILE: gecko_check's summary in FILE.summary.
 summarize() { "$PY" "$CHECK" "$1" >"$1.summary" || fail "gecko_check refused $1"; }
 
-run_bg "$PY" "$WL" 8 >"$T/wl.out"
-WPID=${CHILDREN[-1]}
-for i in $(seq 1 100); do
-	grep -q '^ready$' "$T/wl.out" && break
-	kill -0 "$WPID" 2>/dev/null || fail "the workload exited early"
-	sleep 0.1
-done
-grep -q '^ready$' "$T/wl.out" || fail "the workload did not start its threads"
-sleep 4
+timeline_start
 ctl dump --pid "$WPID" --format gecko -o "$T/dump.gecko.json" || fail "dump --format gecko failed"
 summarize "$T/dump.gecko.json"
 
@@ -168,18 +149,7 @@ viewer_check() {
 viewer_check
 
 if [ "$cuda" = yes ]; then
-	build_cuda_stubs "$T/lib" || fail "building the stub libraries failed"
-	GPU=$SRC/tests/workloads/gpu
-	$CC -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -o "$T/gpu_app" \
-		"$GPU/gpu_app.c" -L"$T/lib" -lcudart -lcuda -lkernels -Wl,-rpath,"$T/lib" ||
-		fail "building gpu_app failed"
-	run_bg "$T/gpu_app" "$T/go" "$T/done"
-	GPID=${CHILDREN[-1]}
-	wait_unwind_ready "$GPID"
-	touch "$T/go"
-	for i in $(seq 1 300); do [ -f "$T/done" ] && break; sleep 0.05; done
-	[ -f "$T/done" ] || fail "gpu_app did not finish"
-	sleep 0.5
+	gpu_app_run
 	ctl dump --pid "$GPID" --format gecko -o "$T/gpu.gecko.json" || fail "gpu dump failed"
 	summarize "$T/gpu.gecko.json"
 	"$PY" - "$T/gpu.gecko.json.summary" "$GPID" <<'PYEOF' || fail "the CUDA calls' intervals are wrong"
