@@ -80,7 +80,10 @@ nap = [t for t in threads if py(t)[:1] == [at("nap", l_nap)]]
 assert len(nap) == 1, [py(t) for t in threads]
 assert nap[0]["stack_from"] == "read-now" and nap[0]["state"] in "SD", nap[0]
 assert py(nap[0])[-1].split(" (")[0] in ("_bootstrap", "Thread._bootstrap"), py(nap[0])
-spin = [t for t in threads if at("spin", l_spin) in py(t)]
+# A running thread is read wherever it is in its loop: the while line
+# or the one under it.
+spin = [t for t in threads
+        if any(f in (at("spin", l_spin - 1), at("spin", l_spin)) for f in py(t))]
 assert len(spin) == 1, [py(t) for t in threads]
 if offcpu:  # seen by BPF by now: its latest CPU sample (or a preemption)
     assert spin[0]["stack_from"] in ("cpu-sample", "switch-out", "read-now"), spin[0]
