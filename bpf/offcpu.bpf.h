@@ -24,7 +24,11 @@
  *    threshold since it came back, and it was walked less than
  *    offcpu_rewalk_ns ago.  A storm costs one task-storage lookup per
  *    switch, not a walk.  A long block right out of a storm is
- *    sent without stacks ("[off-cpu: stack not walked]");
+ *    sent without stacks ("[off-cpu: stack not walked]"), except in a
+ *    thread's first OFFCPU_YOUNG_NS: a program starting up blocks
+ *    briefly many times (pipes, imports), then often for good (a
+ *    multiprocessing child that waits for work, a job that hangs),
+ *    and that block is the one to see;
  *  - the time is the scheduler's own clock, read for this very switch
  *    (offcpu_now): reading the clocksource again cost more than all the
  *    rest of a storm switch on a paravirtualized clock (bench/RESULTS.md);
@@ -50,6 +54,7 @@
 #include "unwind.bpf.h"
 
 #define OFFCPU_WINDOW_NS 10000000ull /* budget window */
+#define OFFCPU_YOUNG_NS 2000000000ull /* never a storm before this age */
 
 /* Set by userspace before load. */
 const volatile __u32 offcpu_enabled = 0;
@@ -408,7 +413,8 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	fresh = !ts->captured_ns;
 	/* The storm test first: most switches of a busy machine end here. */
 	if (!fresh && !(ts->long_hist & 0xff) && back && now - back < offcpu_min_ns &&
-	    now - ts->captured_ns < offcpu_rewalk_ns)
+	    now - ts->captured_ns < offcpu_rewalk_ns &&
+	    now - BPF_CORE_READ(prev, start_time) >= OFFCPU_YOUNG_NS)
 		return;
 	if (fresh)
 		ts->long_hist = 0xff; /* no history yet: not a storm */
