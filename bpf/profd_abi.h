@@ -174,7 +174,12 @@ struct profd_stack {
 	__u32 type; /* PROFD_EV_STACK */
 	__u32 kind; /* enum profd_stack_kind */
 	__u32 nr;
-	__u32 _pad;
+	/* The process whose walk sent it: userspace names a new Python
+	 * stack's code objects while that thread may still be blocked in
+	 * it (a sample of a long block comes when it ends, maybe as the
+	 * process exits and its memory goes).  Not hashed: the first
+	 * sender of a stack shared by processes. */
+	__u32 tgid;
 	__u64 id;   /* content hash of kind and ips */
 	__u64 ips[PROFD_STACK_WORDS]; /* native stacks use the first PROFD_MAX_STACK_DEPTH */
 };

@@ -196,7 +196,7 @@ static __always_inline __u64 stackhash_store(struct profd_stack *st, __u32 *flag
 	if (known && *known == tag)
 		return h;
 	st->type = PROFD_EV_STACK;
-	st->_pad = 0;
+	st->tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	st->id = h;
 	size = PROFD_STACK_REC_BYTES((__u64)st->nr);
 	if (size > sizeof(*st))

@@ -384,13 +384,18 @@ static void read_py_name(struct worker *w, const struct job *j, struct result *r
 	char text[2 * PYCODE_MAX_STR + 64];
 	const struct ingest_py_ask *a = &j->ask;
 
+	bool gone = py_forgotten(w, j);
+
 	r->job.rt = NULL; /* freed with the job */
-	if (py_forgotten(w, j))
+	if (gone)
 		r->py_err = -ESRCH;
 	else if (a->task) /* at most a task name's length, as inline */
 		r->py_err = pyasync_task_name(j->rt, a->addr, text, PYASYNC_NAME_MAX, &r->py_named);
 	else
 		r->py_err = pycode_name(w->pyc, j->rt, a->addr, a->fp, a->off, text, sizeof(text));
+	if (r->py_err == -ESRCH && !a->task)
+		r->py_err = pycode_name_in_donor(w->pyc, j->rt, (int)a->donor, a->addr, a->fp,
+						 a->off, text, sizeof(text));
 	if (!r->py_err && !(r->py_text = strdup(text)))
 		r->py_err = -ENOMEM;
 }

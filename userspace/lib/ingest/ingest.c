@@ -153,6 +153,8 @@ static void on_stack(struct ingest *in, const void *data, size_t len)
 		free(r);
 		return;
 	}
+	if (r->kind == PROFD_STACK_PYTHON)
+		ingest_python_prefetch(in, hdr.tgid, r);
 	if (in->raw[0].len >= in->raw_max)
 		raw_rotate(in);
 }

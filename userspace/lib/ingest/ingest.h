@@ -52,6 +52,10 @@ struct ingest_py_ask {
 	int64_t off;
 	uint32_t fp;
 	uint32_t epoch, gen;
+	/* Where to read a code object once pid is gone: a live ancestor
+	 * with the same interpreter at the same addresses (0: none); see
+	 * pycode_name_in_donor. */
+	uint32_t donor;
 	bool task;
 };
 

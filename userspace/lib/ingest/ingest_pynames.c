@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "ingest.h"
 #include "ingest_int.h"
 #include "pyproc.h"
@@ -18,6 +19,9 @@
 #include "pycode.h"
 
 #define TASK_UNREADABLE "[task unreadable]"
+/* Ancestors looked at for a donor: a fork's parent; a forkserver's
+ * child, the forkserver and the program that started it. */
+#define DONOR_DEPTH 4
 
 static uint32_t epoch_of(uint64_t mono)
 {
@@ -38,6 +42,32 @@ static void renamed(struct proc *p, bool cached, int64_t old, int64_t id)
 {
 	if (cached && old != id)
 		hashmap_free(&p->ing->stack_memo);
+}
+
+/* A live ancestor of p running the same interpreter at the same addresses
+ * (a fork's parent, the multiprocessing forkserver): the code objects p
+ * inherited are there too.  What names a child that exits as it wakes
+ * from a long sleep, whose only sample (off-CPU, at its wake-up) comes
+ * too late to read its own memory.  0: none (spawned children, whose
+ * interpreter starts afresh, have none). */
+static uint32_t donor_of(struct ingest *in, const struct proc *p)
+{
+	const struct pyruntime *rt = p->ing->py->rt, *up;
+	uint32_t pid = p->ppid;
+	int depth;
+
+	for (depth = 0; depth < DONOR_DEPTH && pid > 1; depth++) {
+		struct proc *q = proctable_find_live(in->pt, pid);
+
+		if (!q || !q->ing)
+			return 0;
+		up = q->ing->py->rt;
+		if (up && up->major == rt->major && up->minor == rt->minor &&
+		    up->runtime_addr == rt->runtime_addr && q->start_time <= p->start_time)
+			return pid;
+		pid = q->ppid;
+	}
+	return 0;
 }
 
 /* Names are asked of the worker, unless there is none (tests) or a
@@ -69,6 +99,18 @@ static int ask_name(struct ingest *in, struct proc *p, uint64_t key, const struc
 	return 1;
 }
 
+/* Who asks for a name and when (a's pid, start time, epoch, generation
+ * and donor). */
+static void ask_from(struct ingest *in, const struct proc *p, struct ingest_py_ask *a,
+		     uint32_t epoch)
+{
+	a->pid = p->pid;
+	a->start_time = p->start_time;
+	a->epoch = epoch;
+	a->gen = p->ing->py->gen;
+	a->donor = a->task || !a->fp ? 0 : donor_of(in, p);
+}
+
 /* A name due for a read, asked of the worker (a: what to read; pid,
  * epoch and gen filled here): the id to count now, or -EAGAIN
  * (unreadable).  Until the answer, a frame seen before counts under the
@@ -79,18 +121,15 @@ static int64_t await_name(struct ingest *in, struct proc *p, uint64_t key, struc
 {
 	int r;
 
-	a->pid = p->pid;
-	a->start_time = p->start_time;
-	a->epoch = epoch;
-	a->gen = p->ing->py->gen;
-
+	ask_from(in, p, a, epoch);
 	if (p->exited && cached) { /* its memory changes no more: the name stands */
 		in->c.py_frames_named_after_exit++;
 		keep_name(p, key, epoch, old);
 		return old;
 	}
-	/* Gone: only an answer asked while it lived can still name it. */
-	if (p->exited)
+	/* Gone: only an answer asked while it lived, or one its donor
+	 * gives, can still name it. */
+	if (p->exited && !a->donor)
 		r = pyproc_asked(p->ing->py, key, epoch) > 0;
 	else if ((r = ask_name(in, p, key, a, !cached)) < 0)
 		return r;
@@ -113,6 +152,9 @@ static int64_t read_python_frame(struct ingest *in, struct proc *p, uint64_t key
 	int64_t id;
 	int err = pycode_name(in->pyc, p->ing->py->rt, f->code, f->fp, f->off, text, sizeof(text));
 
+	if (err == -ESRCH && !cached)
+		err = pycode_name_in_donor(in->pyc, p->ing->py->rt, (int)donor_of(in, p), f->code,
+					   f->fp, f->off, text, sizeof(text));
 	/* Gone (the last samples of a program are often read after its exit):
 	 * its memory changes no more, so the name last checked stands. */
 	if (err == -ESRCH && cached) {
@@ -149,6 +191,27 @@ int64_t ingest_python_frame(struct ingest *in, struct proc *p, const struct py_r
 	if (asks_worker(in))
 		return await_name(in, p, key, &a, cached, old, epoch, stable);
 	return read_python_frame(in, p, key, f, cached, old, epoch);
+}
+
+void ingest_python_prefetch(struct ingest *in, uint32_t tgid, const struct raw_stack *py)
+{
+	struct proc *p = tgid ? proctable_find_live(in->pt, tgid) : NULL;
+	uint32_t i, epoch = epoch_of(clock_mono_ns()), named;
+	int64_t old;
+
+	if (!p || !p->ing || !p->ing->py->rt || !asks_worker(in))
+		return;
+	for (i = 0; i < py->nr / 2; i++) {
+		struct py_raw_frame f = py_raw_frame(py, i);
+		struct ingest_py_ask a = {.addr = f.code, .off = f.off, .fp = f.fp};
+		uint64_t key = pyproc_frame_key(f.code, f.fp, f.off);
+
+		if ((f.flags & PROFD_PYFRAME_TASK) || pyproc_name(p->ing->py, key, &old, &named))
+			continue;
+		ask_from(in, p, &a, epoch);
+		if (ask_name(in, p, key, &a, false) < 0)
+			return;
+	}
 }
 
 bool ingest_python_names_same(struct ingest *in, struct proc *p, uint64_t pystack_id,

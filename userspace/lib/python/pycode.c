@@ -445,3 +445,14 @@ int pycode_name(struct pycode_cache *c, const struct pyruntime *rt, uint64_t cod
 	n = snprintf(buf, len, "%s (%s:%d)", f.qualname, f.filename, f.line);
 	return n < 0 ? -EINVAL : 0;
 }
+
+int pycode_name_in_donor(struct pycode_cache *c, const struct pyruntime *rt, int donor,
+			 uint64_t code_addr, uint32_t fp, int64_t instr_off, char *buf, size_t len)
+{
+	struct pyruntime there = *rt;
+
+	if (donor <= 0 || !fp)
+		return -ESRCH;
+	there.pid = donor;
+	return pycode_name(c, &there, code_addr, fp, instr_off, buf, len);
+}

@@ -58,6 +58,15 @@ int pycode_resolve(struct pycode_cache *c, const struct pyruntime *rt, uint64_t 
 int pycode_name(struct pycode_cache *c, const struct pyruntime *rt, uint64_t code_addr, uint32_t fp,
 		int64_t instr_off, char *buf, size_t len);
 
+/* A code object of a process that is gone, read in donor instead: a live
+ * process holding the same memory from before a fork (the parent, a
+ * multiprocessing forkserver), where the child's inherited code objects
+ * still are.  Only with the fingerprint the walker saw (fp != 0), which
+ * another object at that address fails.  -ESRCH when there is no donor or
+ * no fingerprint; else as pycode_name. */
+int pycode_name_in_donor(struct pycode_cache *c, const struct pyruntime *rt, int donor,
+			 uint64_t code_addr, uint32_t fp, int64_t instr_off, char *buf, size_t len);
+
 /* The walker's instruction offset from the raw frame field: f_lasti (an
  * int, sign-extended) or the prev_instr/instr_ptr pointer. */
 int64_t pycode_offset_from_frame(const struct profd_pyoffsets *off, uint64_t code_addr,
