@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 PACKAGES="build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev zlib1g-dev
 bpftool libdw-dev libcmocka-dev libsqlite3-dev libcurl4-openssl-dev python3 python3-jsonschema chromium
 golang-go protobuf-compiler binutils adduser libclang-rt-14-dev patchelf python3-torch
-qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap debuginfod"
+qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap debuginfod python3.11-dbg"
 
 missing=""
 for p in $PACKAGES; do

@@ -30,6 +30,16 @@ pythons() {
 	fi
 }
 
+# has_take_gil PY: PY's symbols name take_gil (or a clone, take_gil.lto_priv.0),
+# or those of its debug file by build-id (Debian's python3.11-dbg has
+# /usr/bin/python3.11's), which profd reads.
+has_take_gil() {
+	local id dbg
+	id=$(readelf -n "$1" 2>/dev/null | awk '/Build ID/ { print $3 }')
+	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+	{ nm "$1"; [ -n "$id" ] && [ -f "$dbg" ] && nm "$dbg"; } 2>/dev/null | grep -qE ' take_gil(\.|$)'
+}
+
 # sum_ns FILE REGEX: as sum_matching, for weights in ns (printed whole).
 sum_ns() { awk -v re="$2" '{ n = $NF; $NF = ""; if ($0 ~ re) s += n } END { printf "%.0f\n", s }' "$1"; }
 
@@ -139,9 +149,8 @@ PYEOF
 	if [ "$gil" -gt 0 ]; then
 		echo "python $ver: $((gil / 1000000)) ms of GIL waits under gil_worker"
 		ok "python $ver: threads contending for the GIL show [GIL wait]"
-	elif nm -D "$PY" 2>/dev/null | grep -q . && ! nm "$PY" 2>/dev/null | grep -qw take_gil &&
-	     ! grep -q 'libpython' <(ldd "$PY" 2>/dev/null); then
-		echo "python $ver: not checked: this interpreter has no take_gil symbol (stripped)"
+	elif ! has_take_gil "$PY" && ! grep -q 'libpython' <(ldd "$PY" 2>/dev/null); then
+		echo "python $ver: not checked: this interpreter has no take_gil symbol (stripped, and no debug file: python3.11-dbg)"
 	else
 		sort -t' ' -k2 -n "$T/gil.folded" | tail -3 >&2
 		fail "python $ver: no [GIL wait] under gil_worker"

@@ -8,8 +8,9 @@
  * A thread waiting for the GIL blocks inside the interpreter's take_gil():
  * such a stack gets a "[GIL wait]" leaf, so the wait shows next to the
  * Python line that asked for the GIL back, also in Python-only views.
- * That needs take_gil's symbol (pyenv and python.org builds, libpython;
- * a stripped interpreter without its debug file shows the futex wait only). */
+ * That needs take_gil's symbol (pyenv and python.org builds, libpython,
+ * a distribution's stripped interpreter with its debug file: Debian's
+ * python3.11-dbg, or from debuginfod); without it, the futex wait only. */
 #include <errno.h>
 #include <string.h>
 
@@ -42,6 +43,16 @@ static void as_sample(const struct profd_offcpu_event *e, struct profd_sample *s
 	memcpy(s->comm, e->comm, sizeof(s->comm));
 }
 
+/* fn itself or a compiler's clone of it: GCC's LTO and partial inlining
+ * name them fn.lto_priv.0, fn.cold, fn.isra.0 (Debian's python3.11 has
+ * take_gil.lto_priv.0 in its debug file, no take_gil). */
+static bool is_function(const char *name, const char *fn)
+{
+	size_t n = strlen(fn);
+
+	return !strncmp(name, fn, n) && (name[n] == '\0' || name[n] == '.');
+}
+
 /* Whether the interpreter's take_gil() is among the native frames. */
 static bool waits_for_gil(const struct ingest *in, const uint32_t *ids, uint32_t n)
 {
@@ -51,7 +62,7 @@ static bool waits_for_gil(const struct ingest *in, const uint32_t *ids, uint32_t
 	for (i = 0; i < n; i++) {
 		const struct ss_frame *f = &dict->frames[ids[i]];
 
-		if (f->kind == FRAME_NATIVE && !strcmp(f->name, GIL_FN))
+		if (f->kind == FRAME_NATIVE && is_function(f->name, GIL_FN))
 			return true;
 	}
 	return false;
