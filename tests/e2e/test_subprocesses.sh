@@ -4,7 +4,8 @@
 # the child that sleeps all its life is there with its Python frames: its
 # only sample comes as it wakes and exits, so its code objects are named
 # from the stack record BPF sent when it blocked (read while it slept),
-# or from the fork parent's memory.  The child that burns a CPU is there
+# or from the fork parent's memory.  Blocks while it starts may stay
+# unreadable (code run once and freed before it could be read).  The child that burns a CPU is there
 # too, and in a CPU recording.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pythons.sh"
@@ -53,10 +54,13 @@ for py in "${PYTHONS[@]}"; do
 			fail "python $ver $method: the napper $NAPPER has $nap s in nap(), of ${SECS} s asleep"
 		}
 		# Start-up blocks may name code run once and freed (a module's
-		# body) before it could be read: a little, never the nap.
-		at_least 0.25 "$lost" || fail "python $ver $method: $lost s of the napper unreadable"
+		# body) before it could be read (more on a slow machine), but
+		# never the nap: no unreadable block as long as a second.
+		worst=$(awk -v p="($NAPPER)" 'index($0, p) && /python frame unreadable/ && $NF > m { m = $NF }
+			END { printf "%.2f", m / 1e9 }' "$T/rec.folded")
+		at_least 1 "$worst" || fail "python $ver $method: a block of $worst s of the napper unreadable"
 		at_least "$burn" 1.5 || fail "python $ver $method: the burner $BURNER has $burn s in burn()"
-		ok "python $ver $method: wall of the napper in nap() ${nap} s (unreadable ${lost} s), burner in burn() ${burn} s"
+		ok "python $ver $method: wall of the napper in nap() ${nap} s (unreadable ${lost} s, at most ${worst} s at once), burner in burn() ${burn} s"
 	done
 done
 
