@@ -24,8 +24,8 @@
  *    threshold since it came back, and it was walked less than
  *    offcpu_rewalk_ns ago.  A storm costs one task-storage lookup per
  *    switch, not a walk.  A long block right out of a storm is
- *    sent without stacks ("[off-cpu: stack not walked]"), except in a
- *    thread's first OFFCPU_YOUNG_NS: a program starting up blocks
+ *    sent without stacks ("[off-cpu: stack not walked]"), except for
+ *    a young thread (offcpu_young): a program starting up blocks
  *    briefly many times (pipes, imports), then often for good (a
  *    multiprocessing child that waits for work, a job that hangs),
  *    and that block is the one to see;
@@ -54,7 +54,11 @@
 #include "unwind.bpf.h"
 
 #define OFFCPU_WINDOW_NS 10000000ull /* budget window */
-#define OFFCPU_YOUNG_NS 2000000000ull /* never a storm before this age */
+/* A thread younger than this is walked through a storm, for its first
+ * OFFCPU_YOUNG_WALKS walks: a start-up's blocks are walked, a young
+ * thread in a real storm costs that many walks (~1 ms) and no more. */
+#define OFFCPU_YOUNG_NS 2000000000ull
+#define OFFCPU_YOUNG_WALKS 64
 
 /* Set by userspace before load. */
 const volatile __u32 offcpu_enabled = 0;
@@ -246,7 +250,19 @@ static __always_inline void offcpu_walk(void *ctx, struct task_struct *prev,
 			    : 0;
 	ts->captured_ns = now;
 	ts->captured = 1;
+	if (ts->walks < 255)
+		ts->walks++;
 	count(PROFD_CNT_OFFCPU_CAPTURES);
+}
+
+/* Whether t is a young thread still walked through a storm: a few walks
+ * into its first OFFCPU_YOUNG_NS (start_time read only for a storm
+ * candidate). */
+static __always_inline int offcpu_young(struct task_struct *t, struct profd_thread_state *ts,
+					__u64 now)
+{
+	return ts->walks < OFFCPU_YOUNG_WALKS &&
+	       now - BPF_CORE_READ(t, start_time) < OFFCPU_YOUNG_NS;
 }
 
 /* t's state, created if it has none yet.  Looked up without the create
@@ -413,8 +429,7 @@ static __always_inline void offcpu_switch_out(void *ctx, struct task_struct *pre
 	fresh = !ts->captured_ns;
 	/* The storm test first: most switches of a busy machine end here. */
 	if (!fresh && !(ts->long_hist & 0xff) && back && now - back < offcpu_min_ns &&
-	    now - ts->captured_ns < offcpu_rewalk_ns &&
-	    now - BPF_CORE_READ(prev, start_time) >= OFFCPU_YOUNG_NS)
+	    now - ts->captured_ns < offcpu_rewalk_ns && !offcpu_young(prev, ts, now))
 		return;
 	if (fresh)
 		ts->long_hist = 0xff; /* no history yet: not a storm */

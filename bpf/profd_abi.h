@@ -151,6 +151,8 @@ struct profd_thread_state {
 	__u32 pcount_out;    /* sched_info.pcount (low bits) at the last switch-out: the
 			      * thread has not been back on a CPU since while it is unchanged */
 	__u64 on_ns;         /* the last switch-in (kernels without sched_info only) */
+	__u32 walks;         /* off-CPU walks of the thread, up to 255 */
+	__u32 _pad;
 };
 
 /* Process lifecycle events from tracepoints, in a ring of their own so a
