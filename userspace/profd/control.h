@@ -33,12 +33,15 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
 
 /* control_pystack.c: stacks read from the process on request.  Frame ids
  * are the reply stackset's, each range root first. */
+#define PYNOW_NAME_MAX 64 /* PYTHREADS_NAME_MAX */
 struct pynow_thread {
 	uint32_t tid;	 /* host */
 	uint32_t ns_tid; /* in the process's pid namespace */
 	bool tstate;	 /* a Python thread state is this thread's */
 	uint32_t py_first, npy; /* its Python frames (a cut stack: a marker first) */
 	uint32_t k_first, nk;	/* its kernel frames (none while it runs) */
+	/* Python's name of it (threading's Thread.name), "" if none. */
+	char pyname[PYNOW_NAME_MAX];
 };
 struct pynow {
 	struct pynow_thread *v;

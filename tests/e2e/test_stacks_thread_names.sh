@@ -1,0 +1,83 @@
+# profctl stacks names each thread as Python does (threading's
+# Thread.name, as py-spy shows it), on a daemon left at its defaults (no
+# --off-cpu), on every interpreter pythons.sh lists: the main thread
+# "MainThread", one named at creation "CustomThreadName-3", one named by
+# default with a target "Thread-N (worker)" ("Thread-N" before 3.10), all
+# blocked (tests/workloads/py_thread_names.py).  Each name must be on the
+# thread the script itself says has it, in the text header and in the
+# JSON's python_name; the OS name stays in the JSON's name.  (3.14 and
+# 3.15 come from sid where get_sid_pythons.sh can fetch them, else are
+# skipped with its reason.)
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pythons.sh"
+
+SCRIPT=$SRC/tests/workloads/py_thread_names.py
+
+# start_names PY: run the script under PY until it has printed its
+# threads' "TID NAME" lines; sets W and OUT (its output).
+start_names() {
+	local i
+	OUT="$T/names.$RANDOM"
+	"$1" "$SCRIPT" >"$OUT" 2>&1 &
+	CHILDREN+=($!)
+	W=$!
+	for i in $(seq 1 300); do # a loaded machine starts Python slowly
+		[ "$(grep -c '^[0-9]* ' "$OUT")" -ge 3 ] && return 0
+		kill -0 "$W" 2>/dev/null || { cat "$OUT" >&2; fail "$1 exited before it was ready"; }
+		sleep 0.1
+	done
+	fail "$1 not ready after 30 s"
+}
+
+# check VERSION PID OUT TEXT JSON: every thread the script named is
+# listed with its name, in the text and the JSON.
+check() {
+	python3 - "$@" <<'PY' || fail "python $1: thread names wrong"
+import json, re, sys
+ver, pid, out, text, js = sys.argv[1:]
+want = {}
+for line in open(out):
+    m = re.fullmatch(r"(\d+) (.+)\n?", line)
+    if m:
+        want[int(m.group(1))] = m.group(2)
+minor = int(ver.split()[0].split(".")[1])
+names = sorted(want.values())
+assert names[0] == "CustomThreadName-3" and names[1] == "MainThread", names
+assert re.fullmatch(r"Thread-\d+ \(worker\)" if minor >= 10 else r"Thread-\d+", names[2]), names
+assert want[int(pid)] == "MainThread", want
+heads = {}
+for line in open(text):
+    m = re.match(r'Thread (\d+) "(.*)" ', line)
+    if m:
+        heads[int(m.group(1))] = m.group(2)
+threads = {t["tid"]: t for t in json.load(open(js))}
+for tid, name in want.items():
+    assert heads.get(tid) == name, ("text", tid, heads.get(tid), name)
+    assert threads[tid]["python_name"] == name, ("json", tid, threads[tid], name)
+    assert threads[tid]["name"], ("no OS name", threads[tid])
+print(", ".join('%d "%s"' % (t, n) for t, n in sorted(want.items())))
+PY
+}
+
+mapfile -t PYS < <(list_pythons)
+[ "${#PYS[@]}" -gt 0 ] || skip "no CPython 3.9+ found"
+[ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (running as uid $(id -u))"
+JOBS=()
+VERS=()
+OUTS=()
+for py in "${PYS[@]}"; do
+	start_names "$py"
+	JOBS+=("$W")
+	OUTS+=("$OUT")
+	VERS+=("$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])') ($py)")
+done
+start_profd
+for i in "${!JOBS[@]}"; do
+	W=${JOBS[$i]} ver=${VERS[$i]}
+	ctl stacks --pid "$W" >"$T/st.txt" 2>"$T/st.err" ||
+		{ cat "$T/st.err" >&2; fail "python $ver: stacks failed"; }
+	ctl stacks --pid "$W" --json >"$T/st.json" || fail "python $ver: stacks --json failed"
+	check "$ver" "$W" "${OUTS[$i]}" "$T/st.txt" "$T/st.json" >"$T/summary"
+	ok "python $ver: $(cat "$T/summary")"
+done
+stop_profd
