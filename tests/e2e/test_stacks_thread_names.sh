@@ -5,7 +5,9 @@
 # default with a target "Thread-N (worker)" ("Thread-N" before 3.10), all
 # blocked (tests/workloads/py_thread_names.py).  Each name must be on the
 # thread the script itself says has it, in the text header and in the
-# JSON's python_name; the OS name stays in the JSON's name.  (3.14 and
+# JSON's python_name; the OS name stays in the JSON's name.  Then the same
+# threads computing: dump --by-thread roots them "NAME (TID)", alone and
+# under their process's root.  (3.14 and
 # 3.15 come from sid where get_sid_pythons.sh can fetch them, else are
 # skipped with its reason.)
 . "$(dirname "$0")/lib.sh"
@@ -13,16 +15,16 @@
 
 SCRIPT=$SRC/tests/workloads/py_thread_names.py
 
-# start_names PY: run the script under PY until it has printed its
+# start_names PY [spin]: run the script under PY until it has printed its
 # threads' "TID NAME" lines; sets W and OUT (its output).
 start_names() {
 	local i
 	OUT="$T/names.$RANDOM"
-	"$1" "$SCRIPT" >"$OUT" 2>&1 &
+	nice -n 19 "$1" "$SCRIPT" "${@:2}" >"$OUT" 2>&1 &
 	CHILDREN+=($!)
 	W=$!
 	for i in $(seq 1 300); do # a loaded machine starts Python slowly
-		[ "$(grep -c '^[0-9]* ' "$OUT")" -ge 3 ] && return 0
+		[ "$(grep -cs '^[0-9]* ' "$OUT")" -ge 3 ] && return 0
 		kill -0 "$W" 2>/dev/null || { cat "$OUT" >&2; fail "$1 exited before it was ready"; }
 		sleep 0.1
 	done
@@ -59,6 +61,27 @@ print(", ".join('%d "%s"' % (t, n) for t, n in sorted(want.items())))
 PY
 }
 
+# roots OUT FOLDED [DEPTH]: the folded dump has a root "NAME (TID)" (at
+# DEPTH, 0 the first frame) for every thread OUT names; silent, 1 if not.
+roots() {
+	python3 - "$@" <<'PY'
+import re, sys
+out, folded = sys.argv[1:3]
+depth = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+want = set()
+for line in open(out):
+    m = re.fullmatch(r"(\d+) (.+)\n?", line)
+    if m:
+        want.add("%s (%s)" % (m.group(2), m.group(1)))
+got = set()
+for line in open(folded):
+    frames = line.rsplit(" ", 1)[0].split(";")
+    if len(frames) > depth:
+        got.add(frames[depth])
+sys.exit(0 if want <= got else 1)
+PY
+}
+
 mapfile -t PYS < <(list_pythons)
 [ "${#PYS[@]}" -gt 0 ] || skip "no CPython 3.9+ found"
 [ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (running as uid $(id -u))"
@@ -80,4 +103,36 @@ for i in "${!JOBS[@]}"; do
 	check "$ver" "$W" "${OUTS[$i]}" "$T/st.txt" "$T/st.json" >"$T/summary"
 	ok "python $ver: $(cat "$T/summary")"
 done
+stop_profd
+kill "${JOBS[@]}"
+
+JOBS=()
+OUTS=()
+for py in "${PYS[@]}"; do
+	start_names "$py" spin
+	JOBS+=("$W")
+	OUTS+=("$OUT")
+done
+start_profd
+for i in "${!JOBS[@]}"; do
+	W=${JOBS[$i]} ver=${VERS[$i]}
+	for n in $(seq 1 40); do # until each thread has samples (24 of them spin)
+		# No samples yet is an error too.
+		ctl dump --pid "$W" --by-thread >"$T/d.folded" 2>"$T/d.err" &&
+			roots "${OUTS[$i]}" "$T/d.folded" && break
+		sleep 0.5
+	done
+	roots "${OUTS[$i]}" "$T/d.folded" || {
+		cut -d';' -f1 "$T/d.folded" | sort | uniq -c >&2
+		cat "$T/d.err" "${OUTS[$i]}" >&2
+		fail "python $ver: dump --by-thread roots not the Python names"
+	}
+	ok "python $ver: dump --by-thread: $(cut -d';' -f1 "$T/d.folded" | sort -u | paste -sd,)"
+done
+# Two processes: each thread's root under its process's.
+ctl dump --pid "${JOBS[0]}" --pid "${JOBS[-1]}" --by-thread >"$T/d2.folded" ||
+	fail "dump of two failed"
+roots "${OUTS[0]}" "$T/d2.folded" 1 && roots "${OUTS[-1]}" "$T/d2.folded" 1 ||
+	{ cut -d';' -f1,2 "$T/d2.folded" | sort -u >&2; fail "two processes: thread roots not named"; }
+ok "two processes: $(cut -d';' -f1,2 "$T/d2.folded" | sort -u | paste -sd,)"
 stop_profd

@@ -3,6 +3,7 @@
 #   MainThread            the main thread, in Event.wait
 #   CustomThreadName-3    named at creation
 #   Thread-N (worker)     default-named with a target (3.10+; Thread-N before)
+# With "spin": every thread computes instead (for dump --by-thread).
 # Prints "ready", then one line per thread: "TID NAME" (TID: its
 # threading.get_native_id(), as the process's namespace numbers it).
 import sys
@@ -10,11 +11,19 @@ import threading
 import time
 
 started = threading.Barrier(3)
+SPIN = sys.argv[1:] == ["spin"]
+
+
+def block_or_spin():
+    if not SPIN:
+        time.sleep(3600)
+    while True:
+        sum(range(1000))
 
 
 def worker():
     started.wait()
-    time.sleep(3600)
+    block_or_spin()
 
 
 def main():
@@ -27,6 +36,8 @@ def main():
     print("ready", flush=True)
     for t in threading.enumerate():
         print(t.native_id, t.name, flush=True)
+    if SPIN:
+        block_or_spin()
     threading.Event().wait()
 
 

@@ -725,6 +725,10 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	if (!err && nsel >= 0 && d->hist)
 		err = dump_history(d, c, r, dp, ss);
 	pthread_mutex_unlock(&d->hist_lock);
+	/* Read from the processes' memory: with no lock held. */
+	if (!err && nsel >= 0 && (dp->q.flags & AGG_BY_THREAD))
+		err = control_python_thread_roots(dp->pids, dp->nsel,
+						  dp->q.flags & AGG_PROCESS_ROOT, ss);
 	if (err)
 		return reply_error(out, -err, "building the profile failed: %s", strerror(-err));
 	if (nsel < 0)

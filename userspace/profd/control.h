@@ -52,6 +52,7 @@ struct pynow {
 	bool python;	  /* a CPython runtime was found */
 	bool out_of_time; /* threads after the budget ran out were not read */
 	bool locals;	  /* each Python frame's variables after it */
+	bool names_only;  /* which thread state is which, and names: no frames */
 	char why[96];	  /* why no Python stack was read at all, "" if read */
 	const char *unread; /* why no thread was read: timed out or refused */
 };
@@ -73,7 +74,18 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct 
 struct pyruntime;
 int pynow_add_locals(struct pynow *pn, const struct pyruntime *rt, uint64_t code, uint64_t frame,
 		     uint32_t first, struct stackset *out);
+/* The same, threads' Python names only (pyname; no frames read). */
+int pynow_read_names(struct pynow *pn, uint32_t pid);
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
+
+/* control_pynames.c: in a dump by thread (ss) of the live processes
+ * pids, the roots of threads Python names renamed "NAME (TID)", at depth
+ * 1 under a process root (process_root), else 0.  Nothing done for more
+ * than PYNAMES_MAX_PROCS processes (each is read from its memory).  0 or
+ * -ENOMEM. */
+#define PYNAMES_MAX_PROCS 16
+int control_python_thread_roots(const uint32_t *pids, size_t n, bool process_root,
+				struct stackset *ss);
 void pynow_free(struct pynow *pn);
 
 /* How long the control thread waits for a read of a process's memory

@@ -207,6 +207,8 @@ static int keep_thread(const struct pystack_thread *ps, void *arg)
 	t->tstate = true;
 	if (ps->ident && hashmap_get(&r->by_ident, ps->ident, &i))
 		snprintf(t->pyname, sizeof(t->pyname), "%s", r->names[i]);
+	if (r->pn->names_only)
+		return 0;
 	t->py_first = (uint32_t)r->pn->nids;
 	if (ps->cut)
 		err = add_id(
@@ -325,7 +327,8 @@ static void job_drop(void *arg)
 	free(j);
 }
 
-int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct stackset *out)
+static int read_job(struct pynow *pn, uint32_t pid, bool kernel, bool locals, bool names_only,
+		    struct stackset *out)
 {
 	struct pynow_job *j = calloc(1, sizeof(*j));
 	int err = j ? 0 : -ENOMEM;
@@ -337,6 +340,7 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct 
 		j->pid = pid;
 		j->kernel = kernel;
 		j->pn.locals = locals;
+		j->pn.names_only = names_only;
 		hashmap_init(&j->pn.by_tid);
 		hashmap_init(&j->pn.by_ns);
 		j->ss = stackset_new();
@@ -364,6 +368,22 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct 
 	}
 	if (j)
 		job_drop(j);
+	return err;
+}
+
+int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct stackset *out)
+{
+	return read_job(pn, pid, kernel, locals, false, out);
+}
+
+int pynow_read_names(struct pynow *pn, uint32_t pid)
+{
+	struct stackset *scratch = stackset_new(); /* no frames come */
+	int err = scratch ? read_job(pn, pid, false, false, true, scratch) : -ENOMEM;
+
+	if (!scratch)
+		memset(pn, 0, sizeof(*pn));
+	stackset_free(scratch);
 	return err;
 }
 

@@ -118,6 +118,12 @@ bool stackset_signed(const struct stackset *ss);
  * both.  NULL on allocation failure. */
 struct stackset *stackset_split_signs(const struct stackset *ss);
 
+/* Replace the pos-th frame (root first) of every stack deep enough by
+ * map's value for it (frame id -> frame id; frames not in map stay),
+ * adding up stacks that become equal.  0 or -ENOMEM (the stacks are
+ * then listed once each, some perhaps not merged). */
+int stackset_replace_at(struct stackset *ss, uint32_t pos, const struct hashmap *map);
+
 /* Sort stacks lexicographically by frame names (stable, deterministic
  * output for folded and golden tests). */
 void stackset_sort(struct stackset *ss);

@@ -1,0 +1,107 @@
+/* control_pynames.c: `dump --by-thread` roots named as Python names the
+ * threads (threading's Thread.name: "MainThread (1234)"), where the
+ * sampled name (the OS's, "python3.11 (1234)") is still the thread's.
+ *
+ * The names are read from the processes' memory after the profile is
+ * built, with no lock held, by the same reader as `profctl stacks`
+ * (pynow_read_names: a reader thread and a deadline), for a dump of a few
+ * live processes only.  Only threads alive now have a Python name to
+ * read; a root is renamed only while the thread's OS name is still the
+ * one its samples carry, so that a tid the kernel gave to a newer thread
+ * does not lend its name to an older one's samples (mostly: two threads
+ * of one process share the OS name before 3.14). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "control.h"
+
+/* "NAME (TID)": the name's length and the tid; false for another shape. */
+static bool split_root(const char *label, size_t *nlen, uint32_t *tid)
+{
+	size_t len = strlen(label);
+	const char *open;
+	char *end;
+	unsigned long v;
+
+	if (len < 4 || label[len - 1] != ')')
+		return false;
+	open = strrchr(label, '(');
+	if (!open || open == label || open[-1] != ' ')
+		return false;
+	v = strtoul(open + 1, &end, 10);
+	if (end != label + len - 1 || end == open + 1 || v > UINT32_MAX)
+		return false;
+	*nlen = (size_t)(open - 1 - label);
+	*tid = (uint32_t)v;
+	return true;
+}
+
+/* The thread's OS name now is the label's name part. */
+static bool comm_still(uint32_t pid, uint32_t tid, const char *name, size_t nlen)
+{
+	char path[96], comm[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	n = proc_read_small_file(path, comm, sizeof(comm));
+	if (n <= 0)
+		return false;
+	comm[strcspn(comm, "\n")] = '\0';
+	return strlen(comm) == nlen && !memcmp(comm, name, nlen);
+}
+
+/* The roots of pid's threads that Python names, each with its new frame,
+ * into map (old frame id -> new). */
+static int name_roots(uint32_t pid, const struct pynow *pn, struct stackset *ss,
+		      struct hashmap *map)
+{
+	size_t i, n = ss->nframes, nlen;
+	uint32_t tid;
+
+	for (i = 0; i < n; i++) {
+		const struct pynow_thread *t;
+		char label[PYNOW_NAME_MAX + 16];
+		int64_t id;
+
+		if (ss->frames[i].kind != FRAME_ROOT ||
+		    !split_root(ss->frames[i].name, &nlen, &tid))
+			continue;
+		t = pynow_find(pn, tid);
+		if (!t || !t->pyname[0] || !comm_still(pid, tid, ss->frames[i].name, nlen))
+			continue;
+		snprintf(label, sizeof(label), "%s (%u)", t->pyname, tid);
+		id = stackset_intern(ss, FRAME_ROOT, label);
+		if (id < 0 || hashmap_put(map, i, (uint64_t)id))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int control_python_thread_roots(const uint32_t *pids, size_t n, bool process_root,
+				struct stackset *ss)
+{
+	struct hashmap map;
+	struct pynow pn;
+	size_t i;
+	int err = 0;
+
+	if (n > PYNAMES_MAX_PROCS)
+		return 0;
+	hashmap_init(&map);
+	for (i = 0; i < n && !err; i++) {
+		err = pynow_read_names(&pn, pids[i]);
+		if (!err)
+			err = name_roots(pids[i], &pn, ss, &map);
+		pynow_free(&pn);
+		if (err == -ESRCH)
+			err = 0; /* gone since: its samples keep their names */
+	}
+	/* The thread's root is under the process's where there is one. */
+	if (!err && map.len)
+		err = stackset_replace_at(ss, process_root ? 1 : 0, &map);
+	hashmap_free(&map);
+	return err;
+}
