@@ -7,7 +7,8 @@
 # thread the script itself says has it, in the text header and in the
 # JSON's python_name; the OS name stays in the JSON's name.  Then the same
 # threads computing: dump --by-thread roots them "NAME (TID)", alone and
-# under their process's root.  (3.14 and
+# under their process's root, and the trace and gecko timelines name
+# their tracks so (the process still by its main thread's OS name).  (3.14 and
 # 3.15 come from sid where get_sid_pythons.sh can fetch them, else are
 # skipped with its reason.)
 . "$(dirname "$0")/lib.sh"
@@ -135,4 +136,30 @@ ctl dump --pid "${JOBS[0]}" --pid "${JOBS[-1]}" --by-thread >"$T/d2.folded" ||
 roots "${OUTS[0]}" "$T/d2.folded" 1 && roots "${OUTS[-1]}" "$T/d2.folded" 1 ||
 	{ cut -d';' -f1,2 "$T/d2.folded" | sort -u >&2; fail "two processes: thread roots not named"; }
 ok "two processes: $(cut -d';' -f1,2 "$T/d2.folded" | sort -u | paste -sd,)"
+# Timelines: each thread's track by its Python name, each process by
+# its main thread's OS name.
+ctl dump --pid "${JOBS[0]}" --pid "${JOBS[-1]}" -f trace -o "$T/t.json" || fail "trace failed"
+ctl dump --pid "${JOBS[0]}" --pid "${JOBS[-1]}" -f gecko -o "$T/g.json" || fail "gecko failed"
+python3 - "$T/t.json" "$T/g.json" "${OUTS[0]}" "${OUTS[-1]}" <<'PY' >"$T/summary" ||
+import json, re, sys
+trace, gecko = (json.load(open(f)) for f in sys.argv[1:3])
+want = {}
+for out in sys.argv[3:]:
+    for line in open(out):
+        m = re.fullmatch(r"(\d+) (.+)\n?", line)
+        if m:
+            want[int(m.group(1))] = m.group(2)
+ev = trace["traceEvents"] if isinstance(trace, dict) else trace
+names = {e["tid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"}
+procs = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "process_name"}
+tracks = {t["tid"]: (t["name"], t["processName"]) for t in gecko["threads"]}
+for tid, name in want.items():
+    assert names.get(tid) == name, ("trace", tid, names.get(tid), name)
+    assert tracks[tid][0] == "%s (%d)" % (name, tid), ("gecko", tid, tracks[tid], name)
+    assert tracks[tid][1] != "MainThread", ("gecko process", tracks[tid])
+assert "MainThread" not in procs.values(), procs
+print("trace", sorted(names.values()), "processes", sorted(procs.values()))
+PY
+	fail "timelines: tracks not named by Python"
+ok "timelines: $(cat "$T/summary")"
 stop_profd

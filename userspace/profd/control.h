@@ -86,6 +86,9 @@ const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
 #define PYNAMES_MAX_PROCS 16
 int control_python_thread_roots(const uint32_t *pids, size_t n, bool process_root,
 				struct stackset *ss);
+/* The same for a timeline's threads: their pyname set. */
+struct tlset;
+int control_python_thread_tracks(const uint32_t *pids, size_t n, struct tlset *tl);
 void pynow_free(struct pynow *pn);
 
 /* How long the control thread waits for a read of a process's memory

@@ -1,6 +1,7 @@
 /* control_pynames.c: `dump --by-thread` roots named as Python names the
  * threads (threading's Thread.name: "MainThread (1234)"), where the
- * sampled name (the OS's, "python3.11 (1234)") is still the thread's.
+ * sampled name (the OS's, "python3.11 (1234)") is still the thread's;
+ * the same for a timeline's tracks (gecko, trace).
  *
  * The names are read from the processes' memory after the profile is
  * built, with no lock held, by the same reader as `profctl stacks`
@@ -17,6 +18,7 @@
 
 #include "daemon.h"
 #include "control.h"
+#include "tlset.h"
 
 /* "NAME (TID)": the name's length and the tid; false for another shape. */
 static bool split_root(const char *label, size_t *nlen, uint32_t *tid)
@@ -80,28 +82,70 @@ static int name_roots(uint32_t pid, const struct pynow *pn, struct stackset *ss,
 	return 0;
 }
 
-int control_python_thread_roots(const uint32_t *pids, size_t n, bool process_root,
-				struct stackset *ss)
+typedef int (*pynames_fn)(uint32_t pid, const struct pynow *pn, void *arg);
+
+/* fn for each of the live processes pids with its threads' names read. */
+static int each_named(const uint32_t *pids, size_t n, pynames_fn fn, void *arg)
 {
-	struct hashmap map;
 	struct pynow pn;
 	size_t i;
 	int err = 0;
 
 	if (n > PYNAMES_MAX_PROCS)
 		return 0;
-	hashmap_init(&map);
 	for (i = 0; i < n && !err; i++) {
 		err = pynow_read_names(&pn, pids[i]);
 		if (!err)
-			err = name_roots(pids[i], &pn, ss, &map);
+			err = fn(pids[i], &pn, arg);
 		pynow_free(&pn);
 		if (err == -ESRCH)
 			err = 0; /* gone since: its samples keep their names */
 	}
+	return err;
+}
+
+static int roots_of(uint32_t pid, const struct pynow *pn, void *arg)
+{
+	void **a = arg;
+
+	return name_roots(pid, pn, a[0], a[1]);
+}
+
+int control_python_thread_roots(const uint32_t *pids, size_t n, bool process_root,
+				struct stackset *ss)
+{
+	struct hashmap map;
+	void *arg[2] = {ss, &map};
+	int err;
+
+	hashmap_init(&map);
+	err = each_named(pids, n, roots_of, arg);
 	/* The thread's root is under the process's where there is one. */
 	if (!err && map.len)
 		err = stackset_replace_at(ss, process_root ? 1 : 0, &map);
 	hashmap_free(&map);
 	return err;
+}
+
+/* The tracks of pid's threads that Python names. */
+static int tracks_of(uint32_t pid, const struct pynow *pn, void *arg)
+{
+	struct tlset *tl = arg;
+	size_t i;
+
+	for (i = 0; i < tl->nthreads; i++) {
+		struct tl_thread *th = &tl->threads[i];
+		const struct pynow_thread *t = th->pid == pid ? pynow_find(pn, th->tid) : NULL;
+
+		if (!t || !t->pyname[0] || !comm_still(pid, th->tid, th->name, strlen(th->name)))
+			continue;
+		if (stackset_set_str(&th->pyname, t->pyname))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int control_python_thread_tracks(const uint32_t *pids, size_t n, struct tlset *tl)
+{
+	return each_named(pids, n, tracks_of, tl);
 }

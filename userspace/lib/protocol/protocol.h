@@ -222,6 +222,7 @@ enum proto_tl_thread_attr {
 	PROTO_TL_THREAD_A_PID = 1, /* u32, required */
 	PROTO_TL_THREAD_A_TID = 2, /* u32, required */
 	PROTO_TL_THREAD_A_NAME = 3,
+	PROTO_TL_THREAD_A_PYNAME = 4, /* string: Python's name of it, where known */
 };
 
 #define PROTO_TL_EVENTS_CHUNK 1024
