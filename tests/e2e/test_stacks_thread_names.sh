@@ -8,7 +8,9 @@
 # JSON's python_name; the OS name stays in the JSON's name.  Then the same
 # threads computing: dump --by-thread roots them "NAME (TID)", alone and
 # under their process's root, and the trace and gecko timelines name
-# their tracks so (the process still by its main thread's OS name).  (3.14 and
+# their tracks so (the process still by its main thread's OS name).
+# Last, a thread named in a subinterpreter (3.12+: each interpreter has
+# its own threading) beside one of the main interpreter.  (3.14 and
 # 3.15 come from sid where get_sid_pythons.sh can fetch them, else are
 # skipped with its reason.)
 . "$(dirname "$0")/lib.sh"
@@ -16,8 +18,9 @@
 
 SCRIPT=$SRC/tests/workloads/py_thread_names.py
 
-# start_names PY [spin]: run the script under PY until it has printed its
-# threads' "TID NAME" lines; sets W and OUT (its output).
+# start_names PY [spin]: run $SCRIPT under PY until it has printed its
+# threads' "TID NAME" lines ($NEED of them, 3 unless set); sets W and OUT
+# (its output).
 start_names() {
 	local i
 	OUT="$T/names.$RANDOM"
@@ -25,7 +28,7 @@ start_names() {
 	CHILDREN+=($!)
 	W=$!
 	for i in $(seq 1 300); do # a loaded machine starts Python slowly
-		[ "$(grep -cs '^[0-9]* ' "$OUT")" -ge 3 ] && return 0
+		[ "$(grep -cs '^[0-9]* ' "$OUT")" -ge "${NEED:-3}" ] && return 0
 		kill -0 "$W" 2>/dev/null || { cat "$OUT" >&2; fail "$1 exited before it was ready"; }
 		sleep 0.1
 	done
@@ -162,4 +165,32 @@ print("trace", sorted(names.values()), "processes", sorted(procs.values()))
 PY
 	fail "timelines: tracks not named by Python"
 ok "timelines: $(cat "$T/summary")"
+stop_profd
+kill "${JOBS[@]}"
+
+SCRIPT=$SRC/tests/workloads/py_subinterp_threads.py
+JOBS=()
+OUTS=()
+SUBVERS=()
+for i in "${!PYS[@]}"; do
+	py=${PYS[$i]}
+	if [ "$("$py" -c 'import sys; print(sys.version_info[1] >= 12)')" != True ]; then
+		echo "subinterpreter: ${VERS[$i]} skipped (no threads in subinterpreters before 3.12)"
+		continue
+	fi
+	NEED=2 start_names "$py"
+	JOBS+=("$W")
+	OUTS+=("$OUT")
+	SUBVERS+=("${VERS[$i]}")
+done
+[ "${#JOBS[@]}" -gt 0 ] || { ok "no CPython 3.12+: no subinterpreter check"; exit 0; }
+start_profd
+for i in "${!JOBS[@]}"; do
+	ctl stacks --pid "${JOBS[$i]}" >"$T/st.txt" || fail "python ${SUBVERS[$i]}: stacks failed"
+	while read -r tid name; do
+		grep -q "^Thread $tid \"$name\" " "$T/st.txt" ||
+			{ cat "$T/st.txt" >&2; fail "python ${SUBVERS[$i]}: thread $tid not named $name"; }
+	done < <(grep '^[0-9]* ' "${OUTS[$i]}")
+	ok "python ${SUBVERS[$i]}: subinterpreter: $(grep '^[0-9]* ' "${OUTS[$i]}" | paste -sd,)"
+done
 stop_profd

@@ -47,14 +47,14 @@ static int dict_get(const struct reader *r, uint64_t dict, size_t max, const cha
 	return err ? err : pydict_find_str(r->rt, &v, name, value);
 }
 
-/* threading._active, through the main interpreter's sys.modules. */
-static int active_dict(const struct reader *r, uint64_t *active)
+/* threading._active of the interpreter at interp, through its
+ * sys.modules. */
+static int active_dict(const struct reader *r, uint64_t interp, uint64_t *active)
 {
 	const struct pyruntime *rt = r->rt;
-	uint64_t interp, modules, module, md_dict;
+	uint64_t modules, module, md_dict;
 
-	if (pymem_read_u64(rt->pid, rt->runtime_addr + rt->off.runtime_interp_head, &interp) ||
-	    !aligned(interp) || pymem_read_u64(rt->pid, interp + r->th.interp_modules, &modules))
+	if (pymem_read_u64(rt->pid, interp + r->th.interp_modules, &modules))
 		return -EFAULT;
 	if (dict_get(r, modules, MODULES_MAX, "threading", &module) || !aligned(module) ||
 	    pymem_read_u64(rt->pid, module + r->th.module_dict, &md_dict))
@@ -150,30 +150,50 @@ static int thread_name(const struct reader *r, uint64_t thread, char *name, size
 	return pylocals_str(r->rt, str, name, len);
 }
 
-int pythreads_names(const struct pyruntime *rt, pythreads_fn fn, void *arg)
+/* The names one interpreter's threading knows. */
+static int names_in(const struct reader *r, uint64_t interp, pythreads_fn fn, void *arg)
 {
 	char name[PYTHREADS_NAME_MAX];
 	struct pydict_view v;
-	struct reader r;
 	uint64_t active, key, thread, ident;
 	size_t i;
-	int err = layouts(rt, &r);
+	int err;
 
-	if (err)
-		return err;
-	if (active_dict(&r, &active))
+	if (active_dict(r, interp, &active))
 		return 0; /* threading not imported (yet): no names */
-	if (pydict_view(rt, &r.lay, active, PYTHREADS_MAX, &v))
+	if (pydict_view(r->rt, &r->lay, active, PYTHREADS_MAX, &v))
 		return -EFAULT;
 	for (i = 0; i < v.n; i++) {
-		if (pydict_entry(rt->pid, &v, i, &key, &thread))
+		if (pydict_entry(r->rt->pid, &v, i, &key, &thread))
 			return -EFAULT;
-		if (!key || !thread || pydict_long_u64(rt, &r.lay, key, &ident) ||
-		    thread_name(&r, thread, name, sizeof(name)))
+		if (!key || !thread || pydict_long_u64(r->rt, &r->lay, key, &ident) ||
+		    thread_name(r, thread, name, sizeof(name)))
 			continue; /* deleted, or not readable as a name */
 		err = fn(ident, name, arg);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+int pythreads_names(const struct pyruntime *rt, pythreads_fn fn, void *arg)
+{
+	const struct profd_pyoffsets *o = &rt->off;
+	struct reader r;
+	uint64_t interp;
+	size_t n;
+	int err = layouts(rt, &r);
+
+	/* Every interpreter's (newest first, the main one last): a thread
+	 * of a subinterpreter is in its threading only. */
+	if (!err && pymem_read_u64(rt->pid, rt->runtime_addr + o->runtime_interp_head, &interp))
+		err = -EFAULT;
+	for (n = 0; !err && aligned(interp) && n < PYTHREADS_MAX_INTERPS; n++) {
+		err = names_in(&r, interp, fn, arg);
+		if (err == -EFAULT)
+			err = 0; /* that one's threading unreadable: the others' still */
+		if (!err && pymem_read_u64(rt->pid, interp + o->interp_next, &interp))
+			break;
+	}
+	return err;
 }

@@ -3,7 +3,7 @@
  *
  * threading._active maps each thread's ident (pthread_self(), the thread
  * state's thread_id) to its Thread object, whose _name attribute is the
- * name.  The module is found in the main interpreter's sys.modules; the
+ * name.  The module is found in each interpreter's sys.modules; the
  * attribute in the instance's dict, wherever the version keeps it:
  * tp_dictoffset (3.9, 3.10), the managed dict or values before the object
  * (3.11, 3.12), inline values after it (3.13+), with the keys shared in
@@ -17,8 +17,9 @@
 
 #include "pyruntime.h"
 
-#define PYTHREADS_MAX 4096    /* entries of threading._active looked at */
-#define PYTHREADS_NAME_MAX 64 /* bytes of a name, NUL included (UTF-8 kept whole) */
+#define PYTHREADS_MAX 4096	 /* entries of threading._active looked at */
+#define PYTHREADS_NAME_MAX 64	 /* bytes of a name, NUL included (UTF-8 kept whole) */
+#define PYTHREADS_MAX_INTERPS 16 /* interpreters looked at */
 
 typedef int (*pythreads_fn)(uint64_t ident, const char *name, void *arg);
 
