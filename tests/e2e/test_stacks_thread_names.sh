@@ -9,6 +9,7 @@
 # threads computing: dump --by-thread roots them "NAME (TID)", alone and
 # under their process's root, and the trace and gecko timelines name
 # their tracks so (the process still by its main thread's OS name).
+# A thread that exits during record --by-thread is still subtracted.
 # Last, a thread named in a subinterpreter (3.12+: each interpreter has
 # its own threading) beside one of the main interpreter.  (3.14 and
 # 3.15 come from sid where get_sid_pythons.sh can fetch them, else are
@@ -167,6 +168,26 @@ PY
 ok "timelines: $(cat "$T/summary")"
 stop_profd
 kill "${JOBS[@]}"
+
+# record --by-thread across a thread's exit: rooted at its Python name at
+# the start and at its OS name at the end, it must still be subtracted:
+# the window holds less of it than its whole life.
+SCRIPT=$SRC/tests/workloads/py_thread_exits.py
+start_profd
+NEED=1 start_names "${PYS[-1]}" 4
+sleep 2
+ctl record --pid "$W" --duration 4s --by-thread -f folded -o "$T/r.folded" >/dev/null ||
+	fail "record --by-thread failed"
+ctl dump --pid "$W" --by-thread >"$T/all.folded" || fail "dump after record failed"
+read -r stid _ < <(grep '^[0-9]* ' "$OUT")
+in_window=$(sum_matching "$T/r.folded" "^[^;]* [(]$stid[)];")
+whole=$(sum_matching "$T/all.folded" "^[^;]* [(]$stid[)];")
+[ "$whole" -gt 0 ] && [ "$in_window" -lt "$whole" ] ||
+	{ cut -d';' -f1 "$T/r.folded" "$T/all.folded" | sort | uniq -c >&2
+	  fail "record --by-thread: thread $stid has $in_window of its $whole samples in the window"; }
+ok "record --by-thread: the exited thread $stid: $in_window of its $whole samples in the window"
+stop_profd
+kill "$W"
 
 SCRIPT=$SRC/tests/workloads/py_subinterp_threads.py
 JOBS=()

@@ -167,6 +167,24 @@ static void test_stackset_replace_at(void **state)
 	stackset_free(ss);
 }
 
+static void test_stackset_root_tid(void **state)
+{
+	size_t n;
+	uint32_t tid;
+
+	(void)state;
+	assert_true(stackset_root_tid("Thread-2 (worker) (1236)", &n, &tid));
+	assert_int_equal(n, 17);
+	assert_int_equal(tid, 1236);
+	assert_true(stackset_root_tid("py (7)", &n, &tid) && n == 2 && tid == 7);
+	assert_false(stackset_root_tid("py(7)", &n, &tid));
+	assert_false(stackset_root_tid("py ()", &n, &tid));
+	assert_false(stackset_root_tid("py (7x)", &n, &tid));
+	assert_false(stackset_root_tid("py (99999999999)", &n, &tid));
+	assert_true(stackset_root_tid(" (7)", &n, &tid) && n == 0); /* no name */
+	assert_false(stackset_root_tid("main", &n, &tid));
+}
+
 static void test_duration(void **state)
 {
 	uint64_t ns;
@@ -224,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_buf_escapes),
 		cmocka_unit_test(test_stackset_merges),
 		cmocka_unit_test(test_stackset_replace_at),
+		cmocka_unit_test(test_stackset_root_tid),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_hexnum),
 	};

@@ -20,27 +20,6 @@
 #include "control.h"
 #include "tlset.h"
 
-/* "NAME (TID)": the name's length and the tid; false for another shape. */
-static bool split_root(const char *label, size_t *nlen, uint32_t *tid)
-{
-	size_t len = strlen(label);
-	const char *open;
-	char *end;
-	unsigned long v;
-
-	if (len < 4 || label[len - 1] != ')')
-		return false;
-	open = strrchr(label, '(');
-	if (!open || open == label || open[-1] != ' ')
-		return false;
-	v = strtoul(open + 1, &end, 10);
-	if (end != label + len - 1 || end == open + 1 || v > UINT32_MAX)
-		return false;
-	*nlen = (size_t)(open - 1 - label);
-	*tid = (uint32_t)v;
-	return true;
-}
-
 /* The thread's OS name now is the label's name part. */
 static bool comm_still(uint32_t pid, uint32_t tid, const char *name, size_t nlen)
 {
@@ -69,7 +48,7 @@ static int name_roots(uint32_t pid, const struct pynow *pn, struct stackset *ss,
 		int64_t id;
 
 		if (ss->frames[i].kind != FRAME_ROOT ||
-		    !split_root(ss->frames[i].name, &nlen, &tid))
+		    !stackset_root_tid(ss->frames[i].name, &nlen, &tid))
 			continue;
 		t = pynow_find(pn, tid);
 		if (!t || !t->pyname[0] || !comm_still(pid, tid, ss->frames[i].name, nlen))

@@ -280,6 +280,26 @@ void stackset_sort(struct stackset *ss)
 	}
 }
 
+bool stackset_root_tid(const char *label, size_t *nlen, uint32_t *tid)
+{
+	size_t len = strlen(label);
+	const char *open;
+	char *end;
+	unsigned long v;
+
+	if (len < 4 || label[len - 1] != ')')
+		return false;
+	open = strrchr(label, '(');
+	if (!open || open == label || open[-1] != ' ')
+		return false;
+	v = strtoul(open + 1, &end, 10);
+	if (end != label + len - 1 || end == open + 1 || v > UINT32_MAX)
+		return false;
+	*nlen = (size_t)(open - 1 - label);
+	*tid = (uint32_t)v;
+	return true;
+}
+
 /* Index the stacks anew, adding each into the first equal one before it
  * (frames changed in place may have made two stacks one). */
 static int merge_stacks(struct stackset *ss)
