@@ -132,6 +132,59 @@ static void test_stackset_merges(void **state)
 	stackset_free(ss);
 }
 
+/* Thread roots renamed at one depth: the process root above them stays
+ * (the same frame: "comm (pid)" names both), stacks that become one add
+ * up, later adds still merge. */
+static void test_stackset_replace_at(void **state)
+{
+	struct stackset *ss = stackset_new();
+	const uint32_t kinds[3] = { FRAME_ROOT, FRAME_ROOT, FRAME_PYTHON };
+	const char *a[3] = { "py (7)", "py (7)", "f" };
+	const char *b[3] = { "py (7)", "py (8)", "f" };
+	const char *c[3] = { "py (7)", "Main (7)", "f" };
+	struct hashmap map;
+	int64_t old, main_;
+
+	(void)state;
+	assert_non_null(ss);
+	assert_int_equal(stackset_add_named(ss, kinds, a, 3, 2), 0);
+	assert_int_equal(stackset_add_named(ss, kinds, b, 3, 1), 0);
+	assert_int_equal(stackset_add_named(ss, kinds, c, 3, 4), 0);
+	old = stackset_intern(ss, FRAME_ROOT, "py (7)");
+	main_ = stackset_intern(ss, FRAME_ROOT, "Main (7)");
+	hashmap_init(&map);
+	assert_int_equal(hashmap_put(&map, (uint64_t)old, (uint64_t)main_), 0);
+	assert_int_equal(stackset_replace_at(ss, 1, &map), 0);
+	hashmap_free(&map);
+	assert_int_equal(ss->nstacks, 2); /* a became c */
+	assert_int_equal(ss->total, 7);
+	assert_int_equal(ss->stacks[0].count, 6);
+	assert_int_equal(ss->stacks[0].frames[0], old);
+	assert_int_equal(ss->stacks[0].frames[1], main_);
+	assert_int_equal(stackset_add_named(ss, kinds, c, 3, 1), 0);
+	assert_int_equal(ss->nstacks, 2);
+	assert_int_equal(ss->stacks[0].count, 7);
+	stackset_free(ss);
+}
+
+static void test_stackset_root_tid(void **state)
+{
+	size_t n;
+	uint32_t tid;
+
+	(void)state;
+	assert_true(stackset_root_tid("Thread-2 (worker) (1236)", &n, &tid));
+	assert_int_equal(n, 17);
+	assert_int_equal(tid, 1236);
+	assert_true(stackset_root_tid("py (7)", &n, &tid) && n == 2 && tid == 7);
+	assert_false(stackset_root_tid("py(7)", &n, &tid));
+	assert_false(stackset_root_tid("py ()", &n, &tid));
+	assert_false(stackset_root_tid("py (7x)", &n, &tid));
+	assert_false(stackset_root_tid("py (99999999999)", &n, &tid));
+	assert_true(stackset_root_tid(" (7)", &n, &tid) && n == 0); /* no name */
+	assert_false(stackset_root_tid("main", &n, &tid));
+}
+
 static void test_duration(void **state)
 {
 	uint64_t ns;
@@ -188,6 +241,8 @@ int main(void)
 		cmocka_unit_test(test_cursor_bounds),
 		cmocka_unit_test(test_buf_escapes),
 		cmocka_unit_test(test_stackset_merges),
+		cmocka_unit_test(test_stackset_replace_at),
+		cmocka_unit_test(test_stackset_root_tid),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_hexnum),
 	};

@@ -108,6 +108,17 @@ static void test_protocol_roundtrip(void **state)
 		assert_string_equal(t->types[x->type], u->types[y->type]);
 		assert_int_equal(t->ss->stacks[x->stack].depth, u->ss->stacks[y->stack].depth);
 	}
+	/* Python's names travel with the threads, where there are. */
+	assert_null(u->threads[1].pyname);
+	tlset_free(u);
+	assert_int_equal(stackset_set_str(&t->threads[1].pyname, "Thread-1 (work)"), 0);
+	buf_reset(&b);
+	assert_int_equal(proto_encode_timeline(&b, t), 0);
+	u = proto_decode_timeline(b.data, b.len, &err);
+	assert_non_null(u);
+	assert_string_equal(u->threads[1].pyname, "Thread-1 (work)");
+	assert_string_equal(u->threads[1].name, "worker");
+	assert_null(u->threads[0].pyname);
 	/* An event naming a stack past the table is malformed. */
 	t->events[0].stack = 99;
 	buf_reset(&b);
@@ -181,6 +192,14 @@ static void test_render(void **state)
 	/* Every thread of pid 7 in the process its main thread names. */
 	assert_non_null(strstr(out.data, "\"name\":\"worker (8)\",\"processType\":\"default\","
 					 "\"processName\":\"python3\""));
+	/* A thread Python names is its track's name; the process keeps its
+	 * main thread's OS name. */
+	assert_int_equal(stackset_set_str(&t->threads[0].pyname, "MainThread"), 0);
+	buf_reset(&out);
+	assert_int_equal(render_timeline("gecko", t, &out), 0);
+	assert_non_null(strstr(buf_cstr(&out),
+			       "\"name\":\"MainThread (7)\",\"processType\":\"default\","
+			       "\"processName\":\"python3\""));
 	scratch_teardown(NULL);
 	buf_free(&out);
 	tlset_free(t);

@@ -253,6 +253,58 @@ static int record_timeline(const struct ctl *ctl, struct record *o, uint64_t sin
 	return rc;
 }
 
+/* Where a --by-thread dump keeps the thread's root: under the process's
+ * root (two roots first) or first. */
+static uint32_t thread_depth(const struct stackset *ss)
+{
+	const struct ss_stack *st = ss->nstacks ? &ss->stacks[0] : NULL;
+
+	return st && st->depth > 1 && ss->frames[st->frames[0]].kind == FRAME_ROOT &&
+		       ss->frames[st->frames[1]].kind == FRAME_ROOT
+		   ? 1
+		   : 0;
+}
+
+/* --by-thread: profd roots a live Python thread at its Python name and an
+ * exited one at its OS name, so a thread that exited (or was renamed)
+ * during the window is rooted apart at the start and at the end.  The
+ * start's roots are renamed as the end's, by tid, for the subtraction to
+ * meet them.  0 or -ENOMEM. */
+static int same_thread_roots(struct stackset *before, const struct stackset *after)
+{
+	uint32_t depth = thread_depth(after), tid;
+	struct hashmap by_tid, map;
+	size_t i, nlen;
+	uint64_t f;
+	int err = 0;
+
+	hashmap_init(&by_tid);
+	hashmap_init(&map);
+	for (i = 0; i < after->nstacks && !err; i++) {
+		const struct ss_stack *st = &after->stacks[i];
+
+		if (st->depth > depth && after->frames[st->frames[depth]].kind == FRAME_ROOT &&
+		    stackset_root_tid(after->frames[st->frames[depth]].name, &nlen, &tid))
+			err = hashmap_put(&by_tid, tid, st->frames[depth]);
+	}
+	for (i = 0; i < before->nframes && !err; i++) {
+		int64_t id;
+
+		if (before->frames[i].kind != FRAME_ROOT ||
+		    !stackset_root_tid(before->frames[i].name, &nlen, &tid) ||
+		    !hashmap_get(&by_tid, tid, &f) ||
+		    !strcmp(before->frames[i].name, after->frames[f].name))
+			continue;
+		id = stackset_intern(before, FRAME_ROOT, after->frames[f].name);
+		err = id < 0 ? (int)id : hashmap_put(&map, i, (uint64_t)id);
+	}
+	if (!err && map.len)
+		err = stackset_replace_at(before, depth, &map);
+	hashmap_free(&by_tid);
+	hashmap_free(&map);
+	return err;
+}
+
 /* record --pid (or a workload): the profile at the end minus the profile
  * at the start. */
 static int record_pid(const struct ctl *ctl, struct record *o)
@@ -279,6 +331,10 @@ static int record_pid(const struct ctl *ctl, struct record *o)
 	wait_window(o);
 	if (client_dump(ctl, &req, &after))
 		goto out;
+	if ((req.flags & PROTO_DUMP_BY_THREAD) && same_thread_roots(before, after)) {
+		client_error(ctl, "out of memory");
+		goto out;
+	}
 	window = stackset_subtract(after, before);
 	if (!window) {
 		client_error(ctl, "out of memory");

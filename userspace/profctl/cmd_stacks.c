@@ -16,10 +16,10 @@
 #include "protocol.h"
 
 /* One thread's header, split in place.  from: "switch-out",
- * "cpu-sample", "read-now" or "" (no stack); "" from a daemon that does
- * not send it. */
+ * "cpu-sample", "read-now" or "" (no stack); pyname: Python's name of the
+ * thread or ""; each "" from a daemon that does not send it. */
 struct thread_hdr {
-	const char *tid, *name, *state, *wait, *source, *age_ns, *from;
+	const char *tid, *name, *state, *wait, *source, *age_ns, *from, *pyname;
 };
 
 /* One task's header (PROTO_STACKS_ASYNC), split in place. */
@@ -65,13 +65,17 @@ static int split_fields(char *text, const char **f[], size_t n, char **rest)
 static int split_thread(char *text, struct thread_hdr *h)
 {
 	const char **f[] = { &h->tid, &h->name, &h->state, &h->wait, &h->source, &h->age_ns };
-	char *from; /* the seventh field, where sent */
+	char *from, *pyname; /* the seventh and eighth fields, where sent */
 
 	if (split_fields(text, f, sizeof(f) / sizeof(f[0]), &from))
 		return -1;
-	if (strchr(from, '\t')) /* fields a later daemon may add */
-		*strchr(from, '\t') = '\0';
+	pyname = strchr(from, '\t');
+	if (pyname)
+		*pyname++ = '\0';
+	if (pyname && strchr(pyname, '\t')) /* fields a later daemon may add */
+		*strchr(pyname, '\t') = '\0';
 	h->from = from;
+	h->pyname = pyname ? pyname : "";
 	return 0;
 }
 
@@ -162,7 +166,9 @@ static void print_thread_text(const struct stackset *ss, const struct ss_stack *
 	double age = strtod(h->age_ns, NULL) / 1e9;
 	uint32_t i;
 
-	printf("Thread %s \"%s\" %s", h->tid, h->name, state_name(h->state[0]));
+	/* Python's name where it has one, as py-spy shows it; the OS's else. */
+	printf("Thread %s \"%s\" %s", h->tid, *h->pyname ? h->pyname : h->name,
+	       state_name(h->state[0]));
 	if (*h->wait)
 		printf(", waiting in %s", h->wait);
 	if (!strcmp(h->from, "read-now") || !number(h->age_ns)) /* read now, or no stack */
@@ -189,6 +195,7 @@ static void print_thread_json(struct jsonw *w, const struct stackset *ss, const 
 	jsonw_object(w);
 	jsonw_key_u64(w, "tid", number(h->tid));
 	jsonw_key_str(w, "name", h->name);
+	jsonw_key_str(w, "python_name", h->pyname);
 	jsonw_key_str(w, "state", state);
 	jsonw_key_str(w, "state_name", state_name(h->state[0]));
 	jsonw_key_str(w, "wait", h->wait);

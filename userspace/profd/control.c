@@ -686,6 +686,20 @@ static int timeline_answer(struct buf *out, int err, ssize_t nsel, const struct 
 	return 0;
 }
 
+/* Under d->lock: a timeline's processes by pid, for their Python thread
+ * names (read after the lock is let go). */
+static int timeline_pids(struct dump_plan *dp)
+{
+	size_t i;
+
+	dp->pids = calloc(dp->nsel + 1, sizeof(*dp->pids));
+	if (!dp->pids)
+		return -ENOMEM;
+	for (i = 0; i < dp->nsel; i++)
+		dp->pids[i] = dp->sel[i]->pid;
+	return 0;
+}
+
 /* Selection and memory under both locks, history under its own, the
  * encoding under none. */
 static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
@@ -711,10 +725,15 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 		/* A timeline is memory only: no blocks under way, no history. */
 		err = tl ? control_timeline_collect(d, dp->sel, dp->nsel, &dp->q, tl)
 			 : dump_memory(d, r, dp, ss);
+		if (!err && tl)
+			err = timeline_pids(dp);
 	}
 	daemon_unlock(d);
 	if (tl) {
 		pthread_mutex_unlock(&d->hist_lock);
+		/* Read from the processes' memory: with no lock held. */
+		if (!err && nsel > 0)
+			err = control_python_thread_tracks(dp->pids, dp->nsel, tl);
 		return timeline_answer(out, err, nsel, dp, tl);
 	}
 	if (!err && nsel >= 0)
@@ -725,6 +744,10 @@ static int build_dump(struct daemon *d, struct buf *out, const struct caller *c,
 	if (!err && nsel >= 0 && d->hist)
 		err = dump_history(d, c, r, dp, ss);
 	pthread_mutex_unlock(&d->hist_lock);
+	/* Read from the processes' memory: with no lock held. */
+	if (!err && nsel >= 0 && (dp->q.flags & AGG_BY_THREAD))
+		err = control_python_thread_roots(dp->pids, dp->nsel,
+						  dp->q.flags & AGG_PROCESS_ROOT, ss);
 	if (err)
 		return reply_error(out, -err, "building the profile failed: %s", strerror(-err));
 	if (nsel < 0)

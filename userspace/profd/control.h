@@ -33,12 +33,15 @@ int control_thread_stacks(struct daemon *d, uint32_t pid, uint32_t uid, bool ker
 
 /* control_pystack.c: stacks read from the process on request.  Frame ids
  * are the reply stackset's, each range root first. */
+#define PYNOW_NAME_MAX 64 /* PYTHREADS_NAME_MAX */
 struct pynow_thread {
 	uint32_t tid;	 /* host */
 	uint32_t ns_tid; /* in the process's pid namespace */
 	bool tstate;	 /* a Python thread state is this thread's */
 	uint32_t py_first, npy; /* its Python frames (a cut stack: a marker first) */
 	uint32_t k_first, nk;	/* its kernel frames (none while it runs) */
+	/* Python's name of it (threading's Thread.name), "" if none. */
+	char pyname[PYNOW_NAME_MAX];
 };
 struct pynow {
 	struct pynow_thread *v;
@@ -49,6 +52,7 @@ struct pynow {
 	bool python;	  /* a CPython runtime was found */
 	bool out_of_time; /* threads after the budget ran out were not read */
 	bool locals;	  /* each Python frame's variables after it */
+	bool names_only;  /* which thread state is which, and names: no frames */
 	char why[96];	  /* why no Python stack was read at all, "" if read */
 	const char *unread; /* why no thread was read: timed out or refused */
 };
@@ -70,7 +74,21 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct 
 struct pyruntime;
 int pynow_add_locals(struct pynow *pn, const struct pyruntime *rt, uint64_t code, uint64_t frame,
 		     uint32_t first, struct stackset *out);
+/* The same, threads' Python names only (pyname; no frames read). */
+int pynow_read_names(struct pynow *pn, uint32_t pid);
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
+
+/* control_pynames.c: in a dump by thread (ss) of the live processes
+ * pids, the roots of threads Python names renamed "NAME (TID)", at depth
+ * 1 under a process root (process_root), else 0.  Nothing done for more
+ * than PYNAMES_MAX_PROCS processes (each is read from its memory).  0 or
+ * -ENOMEM. */
+#define PYNAMES_MAX_PROCS 16
+int control_python_thread_roots(const uint32_t *pids, size_t n, bool process_root,
+				struct stackset *ss);
+/* The same for a timeline's threads: their pyname set. */
+struct tlset;
+int control_python_thread_tracks(const uint32_t *pids, size_t n, struct tlset *tl);
 void pynow_free(struct pynow *pn);
 
 /* How long the control thread waits for a read of a process's memory

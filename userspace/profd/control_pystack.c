@@ -25,6 +25,9 @@
 #include "memread.h"
 #include "pycode.h"
 #include "pystack.h"
+#include "pythreads.h"
+
+_Static_assert(PYNOW_NAME_MAX == PYTHREADS_NAME_MAX, "thread name size");
 
 /* A process with thousands of threads (or memory that lies) gets this
  * long; the threads not read by then say so. */
@@ -38,6 +41,10 @@ struct pynow_reader {
 	struct pycode_cache *pyc;
 	struct stackset *out;
 	uint64_t deadline_ns;
+	/* Python's thread names: ident (pthread_self()) -> index in names. */
+	struct hashmap by_ident;
+	char (*names)[PYTHREADS_NAME_MAX];
+	size_t nnames;
 };
 
 static int keep_ids(struct pynow *pn, uint32_t n)
@@ -198,6 +205,10 @@ static int keep_thread(const struct pystack_thread *ps, void *arg)
 		return 0; /* gone, or not told which thread it is */
 	t = &r->pn->v[i];
 	t->tstate = true;
+	if (ps->ident && hashmap_get(&r->by_ident, ps->ident, &i))
+		snprintf(t->pyname, sizeof(t->pyname), "%s", r->names[i]);
+	if (r->pn->names_only)
+		return 0;
 	t->py_first = (uint32_t)r->pn->nids;
 	if (ps->cut)
 		err = add_id(
@@ -212,6 +223,29 @@ static int keep_thread(const struct pystack_thread *ps, void *arg)
 	return err;
 }
 
+static int keep_name(uint64_t ident, const char *name, void *arg)
+{
+	struct pynow_reader *r = arg;
+
+	if (r->nnames == PYTHREADS_MAX)
+		return 1;
+	snprintf(r->names[r->nnames], sizeof(r->names[0]), "%s", name);
+	return hashmap_put(&r->by_ident, ident, r->nnames++);
+}
+
+/* Python's names of the threads, before their stacks: a process that
+ * lies about them only goes without (its OS names stay). */
+static int read_names(struct pynow_reader *r)
+{
+	int err;
+
+	r->names = malloc(PYTHREADS_MAX * sizeof(*r->names));
+	if (!r->names)
+		return -ENOMEM;
+	err = pythreads_names(r->rt, keep_name, r);
+	return err == -ENOMEM ? err : 0;
+}
+
 static int read_python(struct pynow *pn, uint32_t pid, struct stackset *out)
 {
 	struct pynow_reader r = {.pn = pn, .out = out};
@@ -220,17 +254,23 @@ static int read_python(struct pynow *pn, uint32_t pid, struct stackset *out)
 	size_t i;
 	int err = tids ? pyruntime_detect((int)pid, &rt) : -ENOMEM;
 
+	hashmap_init(&r.by_ident);
 	if (!err && !(r.pyc = pycode_cache_new()))
 		err = -ENOMEM;
 	if (!err) {
 		pn->python = true;
 		r.rt = &rt;
 		r.deadline_ns = clock_mono_ns() + PYNOW_BUDGET_NS;
+		err = read_names(&r);
+	}
+	if (!err) {
 		for (i = 0; i < pn->n; i++)
 			tids[i] = pn->v[i].ns_tid;
 		err = pystack_threads(&rt, tids, pn->n, keep_thread, &r);
 	}
 	pycode_cache_free(r.pyc);
+	hashmap_free(&r.by_ident);
+	free(r.names);
 	free(tids);
 	return err == 1 ? 0 : err; /* 1: the budget, what came is kept */
 }
@@ -287,7 +327,8 @@ static void job_drop(void *arg)
 	free(j);
 }
 
-int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct stackset *out)
+static int read_job(struct pynow *pn, uint32_t pid, bool kernel, bool locals, bool names_only,
+		    struct stackset *out)
 {
 	struct pynow_job *j = calloc(1, sizeof(*j));
 	int err = j ? 0 : -ENOMEM;
@@ -299,6 +340,7 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct 
 		j->pid = pid;
 		j->kernel = kernel;
 		j->pn.locals = locals;
+		j->pn.names_only = names_only;
 		hashmap_init(&j->pn.by_tid);
 		hashmap_init(&j->pn.by_ns);
 		j->ss = stackset_new();
@@ -326,6 +368,22 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct 
 	}
 	if (j)
 		job_drop(j);
+	return err;
+}
+
+int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct stackset *out)
+{
+	return read_job(pn, pid, kernel, locals, false, out);
+}
+
+int pynow_read_names(struct pynow *pn, uint32_t pid)
+{
+	struct stackset *scratch = stackset_new(); /* no frames come */
+	int err = scratch ? read_job(pn, pid, false, false, true, scratch) : -ENOMEM;
+
+	if (!scratch)
+		memset(pn, 0, sizeof(*pn));
+	stackset_free(scratch);
 	return err;
 }
 

@@ -35,6 +35,7 @@ struct thread_now {
 	uint32_t pcount; /* /proc schedstat: times it came on a CPU (low bits) */
 	const char *source;
 	const char *from; /* the header's last word: where the stack is from */
+	const char *pyname; /* Python's name of it (threading), "" if none */
 	char why[160];    /* storage for a source made up here */
 	uint64_t age_ns; /* how old the stack is (blocked: how long) */
 	bool blocked;    /* the stack is a switch-out's, still blocked */
@@ -256,8 +257,8 @@ static int64_t header_frame(struct stackset *out, struct thread_now *t)
 
 	no_tabs(t->name);
 	no_tabs(t->wait);
-	snprintf(text, sizeof(text), "%u\t%s\t%c\t%s\t%s\t%llu\t%s", t->tid, t->name, t->state,
-		 t->wait, t->source, (unsigned long long)t->age_ns, t->from);
+	snprintf(text, sizeof(text), "%u\t%s\t%c\t%s\t%s\t%llu\t%s\t%s", t->tid, t->name,
+		 t->state, t->wait, t->source, (unsigned long long)t->age_ns, t->from, t->pyname);
 	return stackset_intern(out, FRAME_ROOT, text);
 }
 
@@ -350,7 +351,7 @@ static int add_frames(struct daemon *d, struct listing *l, uint32_t n, uint32_t 
 
 static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 {
-	const struct pynow_thread *now = NULL;
+	const struct pynow_thread *now = NULL, *py;
 	struct listing *l = arg;
 	uint32_t n = 0, m = 0;
 	int64_t id;
@@ -360,6 +361,9 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 		n = 0;
 	if (!t->have)
 		now = read_now(l, t, d->cfg.offcpu);
+	/* Named by Python too where its state was read, whoever gave the stack. */
+	py = pynow_find(&l->now, t->tid);
+	t->pyname = py ? py->pyname : "";
 	if (t->blocked && t->state != 'R' && !t->wait[0])
 		wait_from_frames(d->agg.dict, l->ids, n, t->wait, sizeof(t->wait));
 	if (now && now->nk && t->state != 'R' && !t->wait[0])

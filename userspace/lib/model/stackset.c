@@ -280,6 +280,73 @@ void stackset_sort(struct stackset *ss)
 	}
 }
 
+bool stackset_root_tid(const char *label, size_t *nlen, uint32_t *tid)
+{
+	size_t len = strlen(label);
+	const char *open;
+	char *end;
+	unsigned long v;
+
+	if (len < 4 || label[len - 1] != ')')
+		return false;
+	open = strrchr(label, '(');
+	if (!open || open == label || open[-1] != ' ')
+		return false;
+	v = strtoul(open + 1, &end, 10);
+	if (end != label + len - 1 || end == open + 1 || v > UINT32_MAX)
+		return false;
+	*nlen = (size_t)(open - 1 - label);
+	*tid = (uint32_t)v;
+	return true;
+}
+
+/* Index the stacks anew, adding each into the first equal one before it
+ * (frames changed in place may have made two stacks one). */
+static int merge_stacks(struct stackset *ss)
+{
+	size_t i, n = 0;
+	uint64_t v;
+	int err = 0;
+
+	hashmap_free(&ss->stack_index);
+	for (i = 0; i < ss->nstacks; i++) {
+		struct ss_stack st = ss->stacks[i];
+		size_t bytes = st.depth * sizeof(uint32_t);
+		uint64_t h = hash64_bytes(st.frames, bytes, st.depth);
+
+		for (; hashmap_get(&ss->stack_index, h, &v); h++)
+			if (ss->stacks[v - 1].depth == st.depth &&
+			    !memcmp(ss->stacks[v - 1].frames, st.frames, bytes))
+				break;
+		if (hashmap_get(&ss->stack_index, h, &v)) {
+			ss->stacks[v - 1].count += st.count;
+			free(st.frames);
+			continue;
+		}
+		ss->stacks[n] = st;
+		/* Out of memory: the rest kept unindexed, listed apart. */
+		if (!err && hashmap_put(&ss->stack_index, h, n + 1))
+			err = -ENOMEM;
+		n++;
+	}
+	ss->nstacks = n;
+	return err;
+}
+
+int stackset_replace_at(struct stackset *ss, uint32_t pos, const struct hashmap *map)
+{
+	size_t i;
+	uint64_t to;
+
+	for (i = 0; i < ss->nstacks; i++) {
+		struct ss_stack *st = &ss->stacks[i];
+
+		if (st->depth > pos && hashmap_get(map, st->frames[pos], &to) && to < ss->nframes)
+			st->frames[pos] = (uint32_t)to;
+	}
+	return merge_stacks(ss);
+}
+
 /* Find other's stack i in ss by frame kinds and names. */
 uint64_t stackset_count_like(const struct stackset *ss, const struct stackset *other, size_t i)
 {

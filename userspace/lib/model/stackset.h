@@ -118,6 +118,16 @@ bool stackset_signed(const struct stackset *ss);
  * both.  NULL on allocation failure. */
 struct stackset *stackset_split_signs(const struct stackset *ss);
 
+/* A thread's root frame as dump --by-thread makes it, "NAME (TID)": true
+ * with the name's length and the tid, false for another shape. */
+bool stackset_root_tid(const char *label, size_t *nlen, uint32_t *tid);
+
+/* Replace the pos-th frame (root first) of every stack deep enough by
+ * map's value for it (frame id -> frame id; frames not in map stay),
+ * adding up stacks that become equal.  0 or -ENOMEM (the stacks are
+ * then listed once each, some perhaps not merged). */
+int stackset_replace_at(struct stackset *ss, uint32_t pos, const struct hashmap *map);
+
 /* Sort stacks lexicographically by frame names (stable, deterministic
  * output for folded and golden tests). */
 void stackset_sort(struct stackset *ss);

@@ -28,8 +28,10 @@ void tlset_free(struct tlset *t)
 	stackset_free(t->ss);
 	for (i = 0; i < t->ntypes; i++)
 		free(t->types[i]);
-	for (i = 0; i < t->nthreads; i++)
+	for (i = 0; i < t->nthreads; i++) {
 		free(t->threads[i].name);
+		free(t->threads[i].pyname);
+	}
 	free(t->threads);
 	free(t->events);
 	free(t);
@@ -69,10 +71,18 @@ int64_t tlset_thread(struct tlset *t, uint32_t pid, uint32_t tid, const char *na
 	th = &t->threads[t->nthreads];
 	th->pid = pid;
 	th->tid = tid;
+	th->pyname = NULL;
 	th->name = strdup(name ? name : "");
 	if (!th->name)
 		return -ENOMEM;
 	return (int64_t)t->nthreads++;
+}
+
+const char *tlset_thread_label(const struct tl_thread *th)
+{
+	if (th->pyname && *th->pyname)
+		return th->pyname;
+	return th->name && *th->name ? th->name : "?";
 }
 
 int tlset_add(struct tlset *t, const struct tl_event *e)

@@ -17,6 +17,9 @@
 struct tl_thread {
 	uint32_t pid, tid;
 	char *name;
+	/* Python's name of it (threading's), for its track; NULL if none.
+	 * The process stays named after its main thread's name. */
+	char *pyname;
 };
 
 /* One event: a CPU sample (weight 1), or an interval (off-CPU block, CUDA
@@ -66,6 +69,9 @@ int tlset_type(struct tlset *t, const char *name);
  * non-empty name replaces it (events come oldest first: the thread is
  * named as it is now, after an exec or a rename).  -ENOMEM on failure. */
 int64_t tlset_thread(struct tlset *t, uint32_t pid, uint32_t tid, const char *name);
+/* What a thread's track is called: Python's name, else the OS's, else
+ * "?". */
+const char *tlset_thread_label(const struct tl_thread *th);
 /* Append an event (indices already valid). 0 or -ENOMEM / -EINVAL. */
 int tlset_add(struct tlset *t, const struct tl_event *e);
 /* Events by start time, then thread (stable for equal keys). */

@@ -62,12 +62,14 @@ enum proto_type {
 	PROTO_RESP_DUMP = 131,
 	/* A stackset with one stack (count 1) per thread, root first; its
 	 * root frame (FRAME_ROOT) is the thread's header, tab-separated:
-	 * "tid<TAB>name<TAB>state<TAB>wait<TAB>source<TAB>age_ns<TAB>from"
+	 * "tid<TAB>name<TAB>state<TAB>wait<TAB>source<TAB>age_ns<TAB>from<TAB>pyname"
 	 * (state as /proc's stat letter, wait the kernel wait channel or "",
 	 * source where the stack comes from in words, age_ns how old it is,
 	 * from the same as a word: "switch-out", "cpu-sample", "read-now"
 	 * (read from the process for this answer) or "" (no stack); added
-	 * last so that older clients read the first six as before). */
+	 * last so that older clients read the first six as before), then
+	 * pyname: Python's name of the thread (threading.Thread.name, read
+	 * from the process now) or "", after from for the same reason). */
 	PROTO_RESP_STACKS = 132,
 	/* A dump request with PROTO_DUMP_TIMELINE: the selection's recent
 	 * events in time order (proto_tl_attr). */
@@ -220,6 +222,7 @@ enum proto_tl_thread_attr {
 	PROTO_TL_THREAD_A_PID = 1, /* u32, required */
 	PROTO_TL_THREAD_A_TID = 2, /* u32, required */
 	PROTO_TL_THREAD_A_NAME = 3,
+	PROTO_TL_THREAD_A_PYNAME = 4, /* string: Python's name of it, where known */
 };
 
 #define PROTO_TL_EVENTS_CHUNK 1024

@@ -18,6 +18,8 @@ static int encode_thread(struct buf *b, const struct tl_thread *th)
 	proto_tlv_put_u32(b, PROTO_TL_THREAD_A_PID, th->pid);
 	proto_tlv_put_u32(b, PROTO_TL_THREAD_A_TID, th->tid);
 	err = proto_tlv_put_str(b, PROTO_TL_THREAD_A_NAME, th->name);
+	if (!err && th->pyname && *th->pyname)
+		err = proto_tlv_put_str(b, PROTO_TL_THREAD_A_PYNAME, th->pyname);
 	return err ? err : proto_tlv_nest_end(b, nest);
 }
 
@@ -76,7 +78,7 @@ struct tl_decoder {
 
 struct thread_ctx {
 	uint32_t pid, tid;
-	char *name;
+	char *name, *pyname;
 	uint64_t seen;
 };
 
@@ -91,6 +93,8 @@ static int thread_attr(const struct proto_attr *a, void *arg)
 		return proto_tlv_get_u32(a, &x->seen, &x->tid);
 	case PROTO_TL_THREAD_A_NAME:
 		return proto_tlv_get_str(a, &x->seen, &x->name);
+	case PROTO_TL_THREAD_A_PYNAME:
+		return proto_tlv_get_str(a, &x->seen, &x->pyname);
 	default:
 		return 0;
 	}
@@ -114,7 +118,12 @@ static int decode_thread(struct tl_decoder *d, const struct proto_attr *a)
 		err = -ENOMEM;
 	if (!err && d->t->nthreads == before)
 		err = -EPROTO;
+	if (!err && x.pyname) { /* the thread's own, taken over */
+		d->t->threads[before].pyname = x.pyname;
+		x.pyname = NULL;
+	}
 	free(x.name);
+	free(x.pyname);
 	return err;
 }
 

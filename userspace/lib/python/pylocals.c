@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pydict.h"
 #include "pymem.h"
 
 #define TYPE_NAME_MAX 48 /* bytes of tp_name kept */
@@ -470,36 +471,19 @@ static void repr_seq(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 	put(o, tuple ? ")" : "]", 1);
 }
 
-/* A combined dict's keys object (3.11+): sizes as powers of two, its
- * kind (0 general: {hash, key, value} entries; 1 str keys: {key, value}),
- * the entries after 1 << log2_index_bytes bytes of indices. */
-#define DK_HEAD 32
+/* A combined dict's entries (3.11+ keys objects only: before, the
+ * dict is shown by its address). */
 #define DK_ENTRIES_READ 16 /* entries looked at for PYLOCALS_ITEMS items */
 
-struct dict_keys {
-	uint64_t entries;
-	size_t esize, n;
-};
-
 static int dict_keys(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
-		     struct dict_keys *k)
+		     struct pydict_view *k)
 {
 	uint64_t keys, values;
-	uint8_t head[DK_HEAD];
-	int64_t nentries;
 
 	if (lo->dict_keys == PYOFF_NONE || pymem_read_u64(rt->pid, obj + lo->dict_keys, &keys) ||
-	    pymem_read_u64(rt->pid, obj + lo->dict_values, &values) || values || !aligned(keys) ||
-	    pymem_read(rt->pid, keys, head, sizeof(head)))
+	    pymem_read_u64(rt->pid, obj + lo->dict_values, &values) || values)
 		return -EINVAL; /* split (values apart: their layout varies) or unreadable */
-	memcpy(&nentries, head + 24, 8);
-	if (head[8] > 40 || head[9] > 43 || head[9] < head[8] || head[10] > 1 || nentries < 0 ||
-	    nentries > (1ll << head[8]))
-		return -EINVAL;
-	k->esize = head[10] ? 16 : 24;
-	k->entries = keys + DK_HEAD + (1ull << head[9]);
-	k->n = nentries < DK_ENTRIES_READ ? (size_t)nentries : DK_ENTRIES_READ;
-	return 0;
+	return pydict_keys_view(rt->pid, false, keys, 0, DK_ENTRIES_READ, k);
 }
 
 /* Its first items as {key: value}, or <dict at 0xADDR> where that is
@@ -508,7 +492,7 @@ static void repr_dict(const struct pyruntime *rt, const struct pyoff_locals *lo,
 		      struct out *o)
 {
 	uint64_t e[DK_ENTRIES_READ * 3];
-	struct dict_keys k;
+	struct pydict_view k;
 	int64_t used;
 	size_t i, shown = 0;
 
@@ -572,6 +556,19 @@ void pylocals_repr(const struct pyruntime *rt, const struct pyoff_locals *lo, ui
 	out_init(&o, buf, len);
 	repr_obj(rt, lo, obj, 0, &o);
 	out_end(&o);
+}
+
+int pylocals_str(const struct pyruntime *rt, uint64_t obj, char *buf, size_t len)
+{
+	char type[8];
+	struct out o;
+
+	out_init(&o, buf, len);
+	if (!aligned(obj) || type_name(rt, obj, type, sizeof(type)) || strcmp(type, "str") ||
+	    put_str(rt, obj, PYLOCALS_STR_CHARS, false, &o))
+		return -EFAULT;
+	out_end(&o);
+	return 0;
 }
 
 /* ---- a frame's variables ---- */

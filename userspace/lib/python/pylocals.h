@@ -63,4 +63,9 @@ int pylocals_frame_at(const struct pyruntime *rt, const struct pyoff_locals *lo,
 void pylocals_repr(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
 		   char *buf, size_t len);
 
+/* The text of the str at obj, bare (no quotes; what does not print
+ * escaped) into buf (len >= 8), cut at a whole character with "..." where
+ * it does not fit: 0, or -EFAULT (not a str that could be read). */
+int pylocals_str(const struct pyruntime *rt, uint64_t obj, char *buf, size_t len);
+
 #endif

@@ -763,3 +763,72 @@ int pyoffsets_locals(int minor, const void *debug, size_t len, struct pyoff_loca
 		return locals_from_debug(minor, debug, len, out);
 	return -EPROTONOSUPPORT;
 }
+
+/* ---- thread names (pythreads.h) ---- */
+
+/* PyTypeObject's head has kept its shape since 3.8 (tp_vectorcall_offset):
+ * tp_basicsize at 32, tp_flags at 168, tp_dictoffset at 288; md_dict
+ * right after the object header. */
+#define THREADS_TYPE .type_basicsize = 32, .type_flags = 168, .type_dictoffset = 288, \
+	.module_dict = 16
+
+/* clang-format off */
+static const struct pyoff_threads threads_builtin[] = {
+	{ .interp_modules = 856, .heap_cached_keys = 864, THREADS_TYPE }, /* 3.9 */
+	/* 3.10: PyAsyncMethods gained am_send. */
+	{ .interp_modules = 856, .heap_cached_keys = 872, THREADS_TYPE },
+	/* 3.11: the interpreter state grew before modules. */
+	{ .interp_modules = 888, .heap_cached_keys = 872, THREADS_TYPE },
+	/* 3.12: modules moved into interp->imports; tp_watched. */
+	{ .interp_modules = 944, .heap_cached_keys = 880, THREADS_TYPE },
+	/* 3.13, 3.14: interp_modules from _Py_DebugOffsets. */
+	{ .interp_modules = PYOFF_NONE, .heap_cached_keys = 880, THREADS_TYPE },
+	{ .interp_modules = PYOFF_NONE, .heap_cached_keys = 880, THREADS_TYPE },
+	{ .interp_modules = PYOFF_NONE, .heap_cached_keys = PYOFF_NONE, THREADS_TYPE },
+};
+/* clang-format on */
+
+/* The interpreter group's imports_modules: after gc (3.13), after
+ * threads_main and gc (3.14+); 3.15's heap type group: size, then
+ * ht_cached_keys. */
+_Static_assert(offsetof(struct dbg313, interp._n[1]) == 88, "3.13 imports_modules");
+_Static_assert(offsetof(struct dbg314, interp._n[2]) == 96, "3.14 imports_modules");
+_Static_assert(offsetof(struct dbg315, interp._n[2]) == 96, "3.15 imports_modules");
+_Static_assert(offsetof(struct dbg315, heap_type[1]) == 536, "3.15 ht_cached_keys");
+
+static int threads_from_debug(int minor, const void *data, size_t len, struct pyoff_threads *out)
+{
+	union {
+		struct dbg313 v13;
+		struct dbg314 v14;
+		struct dbg315 v15;
+	} d;
+	uint64_t hex, modules, isize;
+
+	if (!pyoffsets_has_debug(data, len, &hex) || (int)((hex >> 16) & 0xff) != minor ||
+	    len < sizeof(d.v15))
+		return -EINVAL;
+	memcpy(&d, data, sizeof(d.v15));
+	if (d.v13.free_threaded)
+		return -EPROTONOSUPPORT; /* a larger object header: not laid out here */
+	modules = minor == 13 ? d.v13.interp._n[1] : d.v14.interp._n[2];
+	isize = minor == 13 ? d.v13.interp.size : d.v14.interp.size;
+	if (!fits(modules, isize, 8))
+		return -EINVAL;
+	out->interp_modules = (uint32_t)modules;
+	if (minor == 15) {
+		/* The heap type is a type object and a few pointers more. */
+		if (d.v15.heap_type[1] < 400 || !fits(d.v15.heap_type[1], d.v15.heap_type[0], 8))
+			return -EINVAL;
+		out->heap_cached_keys = (uint32_t)d.v15.heap_type[1];
+	}
+	return 0;
+}
+
+int pyoffsets_threads(int minor, const void *debug, size_t len, struct pyoff_threads *out)
+{
+	if (minor < 9 || minor > 15)
+		return -EPROTONOSUPPORT;
+	*out = threads_builtin[minor - 9];
+	return minor >= 13 ? threads_from_debug(minor, debug, len, out) : 0;
+}

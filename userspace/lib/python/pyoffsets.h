@@ -100,4 +100,24 @@ struct pyoff_locals {
  * needed for 3.13+ only) that is short or implausible. */
 int pyoffsets_locals(int minor, const void *debug, size_t len, struct pyoff_locals *out);
 
+/* What reading Python's thread names (pythreads.h) needs beyond the
+ * walker's offsets: where the interpreter keeps sys.modules, and the
+ * fields of a type that say where an instance's attributes are.  From
+ * CPython's headers for 3.9 .. 3.14 (x86_64, default build; the heap
+ * type's ht_cached_keys checked against live interpreters), from
+ * _Py_DebugOffsets where it names them (imports_modules from 3.13,
+ * ht_cached_keys from 3.15). */
+struct pyoff_threads {
+	uint32_t interp_modules;   /* PyInterpreterState: modules / imports.modules */
+	uint32_t type_basicsize;   /* PyTypeObject: tp_basicsize, tp_flags, tp_dictoffset */
+	uint32_t type_flags, type_dictoffset;
+	uint32_t heap_cached_keys; /* PyHeapTypeObject: ht_cached_keys (3.11+) */
+	uint32_t module_dict;	   /* PyModuleObject: md_dict */
+};
+
+/* 0; -EPROTONOSUPPORT for a version with no layout here (or a
+ * free-threaded build); -EINVAL for a _Py_DebugOffsets block (3.13+) that
+ * is short or implausible. */
+int pyoffsets_threads(int minor, const void *debug, size_t len, struct pyoff_threads *out);
+
 #endif

@@ -322,6 +322,7 @@ int pystack_threads(const struct pyruntime *rt, const uint32_t *tids, size_t nti
 	for (i = l.n; !err && i > 0; i--) {
 		t->tstate = l.v[i - 1].tstate;
 		t->tid = l.v[i - 1].tid;
+		t->ident = l.v[i - 1].pthread;
 		if (pystack_walk(rt, t->tstate, t))
 			t->cut = true; /* freed under us: listed with no frames */
 		err = fn(t, arg);

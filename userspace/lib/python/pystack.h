@@ -36,6 +36,9 @@ struct pystack_thread {
 	/* The thread as the process's own pid namespace numbers it (what
 	 * gettid() says inside it); 0 when not known. */
 	uint32_t tid;
+	/* Its thread_id: pthread_self() of the thread, the key of
+	 * threading._active (pythreads.h); 0 when not read. */
+	uint64_t ident;
 	uint32_t nframes;
 	/* The chain went on past what is kept, or stopped early: a frame
 	 * unreadable, seen twice, or more than PYSTACK_MAX_WALK. */
@@ -56,7 +59,7 @@ typedef int (*pystack_fn)(const struct pystack_thread *t, void *arg);
 int pystack_threads(const struct pyruntime *rt, const uint32_t *tids, size_t ntids, pystack_fn fn,
 		    void *arg);
 
-/* The frames of one thread state into t (t->tstate, t->tid left as they
+/* The frames of one thread state into t (t->tstate, t->tid, t->ident left as they
  * are): 0, or -EFAULT when the thread state itself is unreadable. */
 int pystack_walk(const struct pyruntime *rt, uint64_t tstate, struct pystack_thread *t);
 

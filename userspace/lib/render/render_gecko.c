@@ -422,7 +422,7 @@ static void put_thread_head(struct gk_ctx *c, const struct tl_thread *th)
 	struct jsonw *w = &c->w;
 	char name[96];
 
-	snprintf(name, sizeof(name), "%s (%u)", th->name && *th->name ? th->name : "?", th->tid);
+	snprintf(name, sizeof(name), "%s (%u)", tlset_thread_label(th), th->tid);
 	jsonw_key_str(w, "name", name);
 	jsonw_key_str(w, "processType", "default");
 	jsonw_key_str(w, "processName", process_name(c, th));

@@ -386,7 +386,7 @@ static void put_metadata(struct tr_ctx *c)
 	hashmap_init(&named);
 	for (i = 0; i < t->nthreads; i++) {
 		const struct tl_thread *th = &t->threads[i];
-		const char *name = th->name && *th->name ? th->name : "?";
+		const char *name = tlset_thread_label(th);
 
 		if (!hashmap_get(&named, th->pid, &v)) {
 			put_meta_event(c, th, "process_name", process_name(c, th), 0);
