@@ -375,6 +375,42 @@ static int wait_command(struct launch *l, const struct record *o, int *code)
 	return done;
 }
 
+/* profd's samples waiting for maps or names (stats' samples_pending), or
+ * -errno. */
+static int64_t samples_pending(const struct ctl *ctl)
+{
+	struct proto_stats s = { 0 };
+	struct buf req, resp;
+	int64_t n = -ENOENT;
+	size_t i;
+
+	buf_init(&req);
+	buf_init(&resp);
+	if (client_call(ctl, PROTO_REQ_STATS, &req, PROTO_RESP_STATS, &resp))
+		n = -EIO;
+	else if (proto_decode_stats(resp.data, resp.len, &s))
+		n = -EPROTO;
+	for (i = 0; n == -ENOENT && i < s.n; i++)
+		if (!strcmp(s.items[i].name, "samples_pending"))
+			n = (int64_t)s.items[i].value;
+	proto_stats_free(&s);
+	buf_free(&req);
+	buf_free(&resp);
+	return n;
+}
+
+/* A command's last samples, and its children's (a child's wake-up from a
+ * long sleep is its only wall sample, sent as it exits), may wait in
+ * profd for the maps or names of processes that have just exited: give
+ * them until none waits, or RECORD_SETTLE_MS. */
+static void settle(const struct ctl *ctl)
+{
+	uint64_t deadline = clock_mono_ns() + RECORD_SETTLE_MS * 1000000ull;
+
+	while (samples_pending(ctl) > 0 && clock_mono_ns() < deadline)
+		usleep(RECORD_POLL_MS * 1000 / 4);
+}
+
 /* The profile of a command that exited.  Its last samples may still wait
  * in profd for its maps or names (a busy machine takes a while), and a
  * command shorter than a sample period may have none: profd then knows
@@ -387,6 +423,7 @@ static int dump_exited(const struct ctl *ctl, const struct record *o,
 	int err;
 
 	quiet.quiet = true;
+	settle(&quiet);
 	do {
 		usleep(RECORD_POLL_MS * 1000);
 		err = client_dump(&quiet, req, window);
