@@ -39,6 +39,9 @@ struct pynow_thread {
 	bool tstate;	 /* a Python thread state is this thread's */
 	uint32_t py_first, npy; /* its Python frames (a cut stack: a marker first) */
 	uint32_t k_first, nk;	/* its kernel frames (none while it runs) */
+	uint32_t nnat;		/* native frames read (a cut stack: a marker first) */
+	uint32_t u_first, nu;	/* its user frames: native, Python in the eval loop's place */
+	const char *native_why; /* why no native frames, when none */
 };
 struct pynow {
 	struct pynow_thread *v;
@@ -70,6 +73,12 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct 
 struct pyruntime;
 int pynow_add_locals(struct pynow *pn, const struct pyruntime *rt, uint64_t code, uint64_t frame,
 		     uint32_t first, struct stackset *out);
+/* control_native.c: each thread's native frames, walked from the user
+ * registers of a thread blocked in the kernel, named into out and merged
+ * with its Python frames (u_first, nu), by deadline_ns.  0 or -ENOMEM. */
+int pynow_read_native(struct pynow *pn, uint32_t pid, uint64_t deadline_ns, struct stackset *out);
+/* Room for n more ids in pn->ids: 0 or -ENOMEM. */
+int pynow_keep_ids(struct pynow *pn, uint32_t n);
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
 void pynow_free(struct pynow *pn);
 

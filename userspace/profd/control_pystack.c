@@ -2,8 +2,9 @@
  * request, for threads BPF holds no stack of (profd runs without
  * --off-cpu, or the thread blocked before profd started and has not run
  * since): every Python thread's frames from the process's memory
- * (pystack.h), and where the caller may see them, the kernel's stack of
- * each thread from /proc/PID/task/TID/stack.
+ * (pystack.h), each blocked thread's native frames (control_native.c),
+ * and where the caller may see them, the kernel's stack of each thread
+ * from /proc/PID/task/TID/stack.
  *
  * Read outside the state lock and before the listing's job on the ingest
  * thread, on a reader thread of its own with a deadline (memread.h), with
@@ -40,7 +41,7 @@ struct pynow_reader {
 	uint64_t deadline_ns;
 };
 
-static int keep_ids(struct pynow *pn, uint32_t n)
+int pynow_keep_ids(struct pynow *pn, uint32_t n)
 {
 	if (pn->nids + n > pn->ids_cap) {
 		size_t cap = 2 * (pn->nids + n);
@@ -58,7 +59,7 @@ static int add_id(struct pynow *pn, int64_t id)
 {
 	if (id < 0)
 		return (int)id;
-	if (keep_ids(pn, 1))
+	if (pynow_keep_ids(pn, 1))
 		return -ENOMEM;
 	pn->ids[pn->nids++] = (uint32_t)id;
 	return 0;
@@ -212,7 +213,8 @@ static int keep_thread(const struct pystack_thread *ps, void *arg)
 	return err;
 }
 
-static int read_python(struct pynow *pn, uint32_t pid, struct stackset *out)
+static int read_python(struct pynow *pn, uint32_t pid, uint64_t deadline_ns,
+		       struct stackset *out)
 {
 	struct pynow_reader r = {.pn = pn, .out = out};
 	struct pyruntime rt;
@@ -225,7 +227,7 @@ static int read_python(struct pynow *pn, uint32_t pid, struct stackset *out)
 	if (!err) {
 		pn->python = true;
 		r.rt = &rt;
-		r.deadline_ns = clock_mono_ns() + PYNOW_BUDGET_NS;
+		r.deadline_ns = deadline_ns;
 		for (i = 0; i < pn->n; i++)
 			tids[i] = pn->v[i].ns_tid;
 		err = pystack_threads(&rt, tids, pn->n, keep_thread, &r);
@@ -245,8 +247,11 @@ static void say_why(struct pynow *pn, int err)
 		snprintf(pn->why, sizeof(pn->why), "its memory not read: %s", strerror(-err));
 }
 
+/* One budget for the whole request: Python frames first (they say the
+ * most), then the native walks with what is left. */
 static int read_here(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out)
 {
+	uint64_t deadline_ns = clock_mono_ns() + PYNOW_BUDGET_NS;
 	size_t i;
 	int err;
 
@@ -256,9 +261,11 @@ static int read_here(struct pynow *pn, uint32_t pid, bool kernel, struct stackse
 	for (i = 0; kernel && i < pn->n; i++)
 		if (kernel_stack(pn, pid, &pn->v[i], out))
 			return -ENOMEM;
-	err = read_python(pn, pid, out);
+	err = read_python(pn, pid, deadline_ns, out);
 	say_why(pn, err);
-	return err == -ENOMEM ? err : 0;
+	if (err == -ENOMEM)
+		return err;
+	return pynow_read_native(pn, pid, deadline_ns, out);
 }
 
 /* What the reader owns: freed by whichever of it and the control thread
