@@ -95,13 +95,14 @@ PY
 }
 
 # check_text VERSION PID FILE: the text listing names the main thread and
-# its frames hang <- main <- <module>, leaf first.
+# its Python frames hang <- main <- <module>, leaf first (the native frames
+# between eval calls left out: tests/e2e/test_stacks_native.sh).
 check_text() {
 	awk -v h="Thread $2 " 'index($0, h) == 1 { on = 1; print; next } /^$/ { on = 0 } on' "$3" |
 		sed 's/^ *//' >"$T/main.txt"
 	head -1 "$T/main.txt" | grep -q "(blocked: Python stack read now)" ||
 		{ cat "$3" >&2; fail "python $1: main thread not listed as read now"; }
-	grep -A2 -x "hang ($SCRIPT:$L_HANG)" "$T/main.txt" | tr '\n' '|' |
+	grep -E ' \(.*:[0-9]+\)$' "$T/main.txt" | grep -A2 -x "hang ($SCRIPT:$L_HANG)" | tr '\n' '|' |
 		grep -qx "hang ($SCRIPT:$L_HANG)|main ($SCRIPT:$L_MAIN)|<module> ($SCRIPT:$L_MOD)|" ||
 		{ cat "$T/main.txt" >&2; fail "python $1: main thread's frames not hang <- main <- <module>"; }
 }

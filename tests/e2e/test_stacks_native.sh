@@ -83,6 +83,11 @@ else:
     # time.sleep's C function under the Python frame that called it.
     in_order(names(nap), [WAIT, ("time_sleep",), (at("nap", l_nap),),
                           ("Thread.run",), ("start_thread",)])
+    # Two eval calls (Thread.run calls nap through C): each one's Python
+    # frames in its eval frame's place, the C call between them.
+    in_order(names(nap), [(at("nap", l_nap),), ("_PyFunction_Vectorcall",), ("Thread.run",),
+                          ("Thread._bootstrap",), ("thread_run",)])
+    assert "_PyEval_EvalFrameDefault" not in names(nap), names(nap)
     in_order(names(main), [("PyThread_acquire_lock_timed",), ("Condition.wait",),
                            (at("hang", l_hang),), (at("main", l_main),),
                            (at("<module>", l_mod),), ("Py_RunMain",), ("Py_BytesMain",),

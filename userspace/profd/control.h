@@ -48,6 +48,7 @@ struct pynow {
 	size_t n;
 	struct hashmap by_tid, by_ns; /* tid -> index in v */
 	uint32_t *ids;
+	bool *entry; /* ids[i] is the outermost Python frame of an eval call */
 	size_t nids, ids_cap;
 	bool python;	  /* a CPython runtime was found */
 	bool out_of_time; /* threads after the budget ran out were not read */

@@ -250,13 +250,13 @@ static int walk_thread(struct native_req *q, uint32_t tid, struct stackset *out,
 	return 0;
 }
 
-/* The thread's user frames: its native ones with its Python frames in
- * place of the interpreter's eval loop (mixedstack.h: without the entry
- * frames' marks, every Python frame goes to the innermost eval frame). */
+/* The thread's user frames: its native ones with each eval call's Python
+ * frames in place of its _PyEval_EvalFrameDefault frame (mixedstack.h),
+ * paired from the leaf. */
 static int merge_thread(struct pynow *pn, struct pynow_thread *t, const struct native_stack *ns)
 {
 	uint32_t max = ns->n + t->npy, *py = NULL, got;
-	bool *entry = calloc(t->npy ? t->npy : 1, sizeof(*entry));
+	bool *entry = malloc((t->npy ? t->npy : 1) * sizeof(*entry));
 	struct mixed_in mi = {.native = ns->ids,
 			      .is_eval = ns->is_eval,
 			      .nnative = ns->n,
@@ -270,8 +270,10 @@ static int merge_thread(struct pynow *pn, struct pynow_thread *t, const struct n
 		py = malloc((t->npy ? t->npy : 1) * sizeof(*py));
 		if (py) {
 			memcpy(py, pn->ids + t->py_first, t->npy * sizeof(*py));
+			memcpy(entry, pn->entry + t->py_first, t->npy * sizeof(*entry));
 			mi.py = py;
 			got = mixed_merge(&mi, pn->ids + pn->nids, max);
+			memset(pn->entry + pn->nids, 0, got * sizeof(*pn->entry));
 			t->u_first = (uint32_t)pn->nids;
 			t->nu = got;
 			pn->nids += got;

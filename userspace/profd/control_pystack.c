@@ -46,10 +46,13 @@ int pynow_keep_ids(struct pynow *pn, uint32_t n)
 	if (pn->nids + n > pn->ids_cap) {
 		size_t cap = 2 * (pn->nids + n);
 		uint32_t *ids = realloc(pn->ids, cap * sizeof(*ids));
+		bool *entry = ids ? realloc(pn->entry, cap * sizeof(*entry)) : NULL;
 
-		if (!ids)
+		if (ids)
+			pn->ids = ids;
+		if (!entry)
 			return -ENOMEM;
-		pn->ids = ids;
+		pn->entry = entry;
 		pn->ids_cap = cap;
 	}
 	return 0;
@@ -61,6 +64,7 @@ static int add_id(struct pynow *pn, int64_t id)
 		return (int)id;
 	if (pynow_keep_ids(pn, 1))
 		return -ENOMEM;
+	pn->entry[pn->nids] = false;
 	pn->ids[pn->nids++] = (uint32_t)id;
 	return 0;
 }
@@ -205,6 +209,8 @@ static int keep_thread(const struct pystack_thread *ps, void *arg)
 		    r->pn, stackset_intern(r->out, FRAME_UNKNOWN, "[more Python frames not read]"));
 	for (i = ps->nframes; !err && i > 0; i--) {
 		err = name_frame(r, ps->code[i - 1], ps->instr[i - 1]);
+		if (!err)
+			r->pn->entry[r->pn->nids - 1] = ps->entry[i - 1];
 		if (!err && r->pn->locals)
 			err = pynow_add_locals(r->pn, r->rt, ps->code[i - 1], ps->frame[i - 1],
 					       t->py_first, r->out);
@@ -349,4 +355,5 @@ void pynow_free(struct pynow *pn)
 	hashmap_free(&pn->by_ns);
 	free(pn->v);
 	free(pn->ids);
+	free(pn->entry);
 }
