@@ -74,10 +74,17 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct 
 struct pyruntime;
 int pynow_add_locals(struct pynow *pn, const struct pyruntime *rt, uint64_t code, uint64_t frame,
 		     uint32_t first, struct stackset *out);
-/* control_native.c: each thread's native frames, walked from the user
- * registers of a thread blocked in the kernel, named into out and merged
- * with its Python frames (u_first, nu), by deadline_ns.  0 or -ENOMEM. */
-int pynow_read_native(struct pynow *pn, uint32_t pid, uint64_t deadline_ns, struct stackset *out);
+/* A process with thousands of threads (or memory that lies) gets this
+ * long for its Python frames, and as long again for its native ones; the
+ * threads not read by then say so. */
+#define PYNOW_BUDGET_NS (500ull * 1000000ull)
+/* control_native.c: each thread of pn (read by pynow_read) with its
+ * native frames, walked from the user registers of a thread blocked in
+ * the kernel on a reader thread of their own (memread.h), named into out
+ * and merged with its Python frames (u_first, nu).  A read that times out
+ * leaves every thread's Python frames and says why in native_why.
+ * 0 or -ENOMEM. */
+int pynow_read_native(struct pynow *pn, uint32_t pid, struct stackset *out);
 /* Room for n more ids in pn->ids: 0 or -ENOMEM. */
 int pynow_keep_ids(struct pynow *pn, uint32_t n);
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
@@ -85,7 +92,8 @@ void pynow_free(struct pynow *pn);
 
 /* How long the control thread waits for a read of a process's memory
  * (memread.h): the reads' own 500 ms budget, finding the runtime, and a
- * margin.  Every other client may wait this long behind it, no longer. */
+ * margin.  Every other client may wait this long behind it, no longer
+ * (`profctl stacks`: this, then up to a second for the native frames). */
 #define CONTROL_MEMREAD_TIMEOUT_MS 1500
 /* Moves from's stacks and frames into out, which must be empty (else
  * -EINVAL); from is left empty. */

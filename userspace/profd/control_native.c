@@ -7,7 +7,9 @@
  * tables (unwind_user.h), built here for the few files the walks pass
  * through, at most once each per request: the daemon's unwinder and
  * symbolizer belong to the ingest thread, and this runs on a reader
- * thread (memread.h).  For the same reason each file's symbols are read
+ * thread (memread.h) of its own, after the Python frames' one: a file
+ * whose table takes long to build (no walk can stop in the middle of
+ * one) then costs the native frames, never the Python ones.  For the same reason each file's symbols are read
  * here with elfsym (its debug file found by build-id, as the symbolizer
  * does), and dropped with the request.  Files, bytes and time are bounded:
  * the process names the files and controls its stack. */
@@ -24,6 +26,7 @@
 #include "control.h"
 #include "demangle.h"
 #include "elfsym.h"
+#include "memread.h"
 #include "mixedstack.h"
 #include "procmaps.h"
 #include "pymem.h"
@@ -32,6 +35,10 @@
 #include "unwind_user.h"
 
 #define NATIVE_MAX_FRAMES 128
+/* How long the control thread waits for the native walks, on top of the
+ * Python frames' read: their own budget, one table build running past it
+ * (a file of NATIVE_MAX_FILE_SIZE), and a margin. */
+#define NATIVE_MEMREAD_TIMEOUT_MS 1000
 /* Files whose tables and symbols one request reads: a stack passes
  * through a handful (the program, libc, libpython, an extension). */
 #define NATIVE_MAX_FILES 32
@@ -225,6 +232,7 @@ static int walk_thread(struct native_req *q, uint32_t tid, struct stackset *out,
 	int err = blocked_regs(q->pid, tid, &r);
 
 	ns->n = 0;
+	ns->cut = false;
 	if (err) {
 		*why = err == -EBUSY ? "running: only a blocked thread's registers can be read"
 				     : "its registers not readable";
@@ -285,53 +293,198 @@ static int merge_thread(struct pynow *pn, struct pynow_thread *t, const struct n
 	return err;
 }
 
-static int read_threads(struct native_req *q, struct pynow *pn, struct stackset *out)
+/* What the reader hands back: each thread's frames, root first, as ids
+ * of ss in one flat array. */
+struct native_job {
+	uint32_t pid;
+	size_t n;		 /* threads */
+	uint32_t *tids;		 /* host tids, as pn->v lists them */
+	uint32_t *first, *count; /* each thread's range of ids */
+	bool *cut;
+	const char **why;
+	uint32_t *ids;
+	bool *is_eval;
+	size_t nids, cap;
+	struct stackset *ss;
+	int err;
+};
+
+static int keep_stack(struct native_job *j, size_t i, const struct native_stack *ns)
+{
+	if (j->nids + ns->n > j->cap) {
+		size_t cap = 2 * (j->nids + ns->n);
+		uint32_t *ids = realloc(j->ids, cap * sizeof(*ids));
+		bool *ev = ids ? realloc(j->is_eval, cap * sizeof(*ev)) : NULL;
+
+		if (ids)
+			j->ids = ids;
+		if (!ev)
+			return -ENOMEM;
+		j->is_eval = ev;
+		j->cap = cap;
+	}
+	j->first[i] = (uint32_t)j->nids;
+	j->count[i] = ns->n;
+	j->cut[i] = ns->cut;
+	memcpy(j->ids + j->nids, ns->ids, ns->n * sizeof(*ns->ids));
+	memcpy(j->is_eval + j->nids, ns->is_eval, ns->n * sizeof(*ns->is_eval));
+	j->nids += ns->n;
+	return 0;
+}
+
+static int read_threads(struct native_req *q, struct native_job *j)
 {
 	struct native_stack *ns = malloc(sizeof(*ns));
 	size_t i;
 	int err = ns ? 0 : -ENOMEM;
 
-	for (i = 0; !err && i < pn->n; i++) {
-		struct pynow_thread *t = &pn->v[i];
-
+	for (i = 0; !err && i < j->n; i++) {
 		if (clock_mono_ns() > q->deadline_ns) {
-			t->native_why = "not read: the 500 ms budget ran out";
+			j->why[i] = "not read: the 500 ms budget ran out";
 			continue;
 		}
-		err = walk_thread(q, t->tid, out, ns, &t->native_why);
-		t->nnat = ns->n;
-		if (!err && ns->n)
-			err = merge_thread(pn, t, ns);
+		err = walk_thread(q, j->tids[i], j->ss, ns, &j->why[i]);
+		if (!err)
+			err = keep_stack(j, i, ns);
 	}
 	free(ns);
 	return err;
 }
 
-int pynow_read_native(struct pynow *pn, uint32_t pid, uint64_t deadline_ns, struct stackset *out)
+static void free_req(struct native_req *q)
 {
-	struct native_req *q = calloc(1, sizeof(*q));
 	size_t i;
-	int err = q ? 0 : -ENOMEM;
 
-	if (!err) {
-		q->pid = pid;
-		q->deadline_ns = deadline_ns;
-		snprintf(q->root, sizeof(q->root), "/proc/%u/root", pid);
-		err = procmaps_read((int)pid, &q->maps);
-	}
-	if (!err)
-		err = read_threads(q, pn, out);
-	else if (err != -ENOMEM) {
-		for (i = 0; i < pn->n; i++)
-			pn->v[i].native_why = "its memory map not readable";
-		err = 0;
-	}
-	for (i = 0; q && i < q->nfiles; i++) {
+	for (i = 0; i < q->nfiles; i++) {
 		unwind_table_free(&q->files[i].tab);
 		elfsym_free(q->files[i].sym);
 	}
-	if (q)
-		procmaps_free(&q->maps);
+	procmaps_free(&q->maps);
 	free(q);
+}
+
+/* On the reader thread. */
+static void job_read(void *arg)
+{
+	struct native_job *j = arg;
+	struct native_req *q = calloc(1, sizeof(*q));
+	size_t i;
+
+	j->err = q ? 0 : -ENOMEM;
+	if (!q)
+		return;
+	q->pid = j->pid;
+	q->deadline_ns = clock_mono_ns() + PYNOW_BUDGET_NS;
+	snprintf(q->root, sizeof(q->root), "/proc/%u/root", j->pid);
+	j->err = procmaps_read((int)j->pid, &q->maps);
+	if (!j->err) {
+		j->err = read_threads(q, j);
+	} else if (j->err != -ENOMEM) {
+		for (i = 0; i < j->n; i++)
+			j->why[i] = "its memory map not readable";
+		j->err = 0;
+	}
+	free_req(q);
+}
+
+static void job_drop(void *arg)
+{
+	struct native_job *j = arg;
+
+	free(j->tids);
+	free(j->first);
+	free(j->count);
+	free(j->cut);
+	free(j->why);
+	free(j->ids);
+	free(j->is_eval);
+	stackset_free(j->ss);
+	free(j);
+}
+
+static struct native_job *job_new(const struct pynow *pn, uint32_t pid)
+{
+	struct native_job *j = calloc(1, sizeof(*j));
+	size_t n = pn->n ? pn->n : 1, i;
+
+	if (!j)
+		return NULL;
+	j->pid = pid;
+	j->n = pn->n;
+	j->tids = malloc(n * sizeof(*j->tids));
+	j->first = calloc(n, sizeof(*j->first));
+	j->count = calloc(n, sizeof(*j->count));
+	j->cut = calloc(n, sizeof(*j->cut));
+	j->why = calloc(n, sizeof(*j->why));
+	j->ss = stackset_new();
+	if (!j->tids || !j->first || !j->count || !j->cut || !j->why || !j->ss) {
+		job_drop(j);
+		return NULL;
+	}
+	for (i = 0; i < pn->n; i++)
+		j->tids[i] = pn->v[i].tid;
+	return j;
+}
+
+/* On the control thread: thread i's frames into out's ids, merged. */
+static int merge_one(struct pynow *pn, size_t i, const struct native_job *j,
+		     struct native_stack *ns, struct stackset *out)
+{
+	struct pynow_thread *t = &pn->v[i];
+	uint32_t k;
+	int64_t id;
+
+	t->native_why = j->why[i];
+	t->nnat = ns->n = j->count[i];
+	ns->cut = j->cut[i];
+	for (k = 0; k < ns->n; k++) {
+		id = stackset_copy_frame(out, j->ss, j->ids[j->first[i] + k]);
+		if (id < 0)
+			return (int)id;
+		ns->ids[k] = (uint32_t)id;
+		ns->is_eval[k] = j->is_eval[j->first[i] + k];
+	}
+	return ns->n ? merge_thread(pn, t, ns) : 0;
+}
+
+static int merge_all(struct pynow *pn, const struct native_job *j, struct stackset *out)
+{
+	struct native_stack *ns = malloc(sizeof(*ns));
+	size_t i;
+	int err = ns ? 0 : -ENOMEM;
+
+	for (i = 0; !err && i < j->n; i++)
+		err = merge_one(pn, i, j, ns, out);
+	free(ns);
+	return err;
+}
+
+static void say_all(struct pynow *pn, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < pn->n; i++)
+		pn->v[i].native_why = why;
+}
+
+int pynow_read_native(struct pynow *pn, uint32_t pid, struct stackset *out)
+{
+	struct native_job *j = job_new(pn, pid);
+	int err = j ? memread_run(job_read, job_drop, j, NATIVE_MEMREAD_TIMEOUT_MS) : -ENOMEM;
+
+	/* The Python frames stand either way: on a timeout j is the
+	 * reader's now. */
+	if (err == -ETIMEDOUT) {
+		say_all(pn, "not read: timed out (a big file's unwind table, or memory that did not answer)");
+		return 0;
+	}
+	if (err == -EBUSY) {
+		say_all(pn, "not read: too many reads of processes' memory are stuck");
+		err = 0;
+	} else if (!err) {
+		err = j->err ? j->err : merge_all(pn, j, out);
+	}
+	if (j)
+		job_drop(j);
 	return err;
 }

@@ -27,9 +27,6 @@
 #include "pycode.h"
 #include "pystack.h"
 
-/* A process with thousands of threads (or memory that lies) gets this
- * long; the threads not read by then say so. */
-#define PYNOW_BUDGET_NS (500ull * 1000000ull)
 #define PYNOW_MAX_THREADS 65536
 #define KSTACK_MAX_FRAMES 64
 
@@ -219,8 +216,7 @@ static int keep_thread(const struct pystack_thread *ps, void *arg)
 	return err;
 }
 
-static int read_python(struct pynow *pn, uint32_t pid, uint64_t deadline_ns,
-		       struct stackset *out)
+static int read_python(struct pynow *pn, uint32_t pid, struct stackset *out)
 {
 	struct pynow_reader r = {.pn = pn, .out = out};
 	struct pyruntime rt;
@@ -233,7 +229,7 @@ static int read_python(struct pynow *pn, uint32_t pid, uint64_t deadline_ns,
 	if (!err) {
 		pn->python = true;
 		r.rt = &rt;
-		r.deadline_ns = deadline_ns;
+		r.deadline_ns = clock_mono_ns() + PYNOW_BUDGET_NS;
 		for (i = 0; i < pn->n; i++)
 			tids[i] = pn->v[i].ns_tid;
 		err = pystack_threads(&rt, tids, pn->n, keep_thread, &r);
@@ -253,11 +249,8 @@ static void say_why(struct pynow *pn, int err)
 		snprintf(pn->why, sizeof(pn->why), "its memory not read: %s", strerror(-err));
 }
 
-/* One budget for the whole request: Python frames first (they say the
- * most), then the native walks with what is left. */
 static int read_here(struct pynow *pn, uint32_t pid, bool kernel, struct stackset *out)
 {
-	uint64_t deadline_ns = clock_mono_ns() + PYNOW_BUDGET_NS;
 	size_t i;
 	int err;
 
@@ -267,11 +260,9 @@ static int read_here(struct pynow *pn, uint32_t pid, bool kernel, struct stackse
 	for (i = 0; kernel && i < pn->n; i++)
 		if (kernel_stack(pn, pid, &pn->v[i], out))
 			return -ENOMEM;
-	err = read_python(pn, pid, deadline_ns, out);
+	err = read_python(pn, pid, out);
 	say_why(pn, err);
-	if (err == -ENOMEM)
-		return err;
-	return pynow_read_native(pn, pid, deadline_ns, out);
+	return err == -ENOMEM ? err : 0;
 }
 
 /* What the reader owns: freed by whichever of it and the control thread
@@ -339,7 +330,8 @@ int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct 
 	}
 	if (j)
 		job_drop(j);
-	return err;
+	/* Then the native frames, on a reader of their own (control_native.c). */
+	return err ? err : pynow_read_native(pn, pid, out);
 }
 
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid)
