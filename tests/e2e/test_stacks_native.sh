@@ -5,7 +5,8 @@
 # from the files' symbols (Debian's python3.11 is stripped: its debug
 # file by build-id).
 #   c_sleep (no frame pointers): main -> nap -> nanosleep, and a thread
-#     reader -> wait_pipe -> read, each root to leaf in order;
+#     reader -> wait_pipe -> read, each root to leaf in order; a thread
+#     blocked under a frame-pointer function cut there, saying why;
 #   python3.11 py_hang.py: time.sleep's C function (time_sleep) under the
 #     Python frame that called it, Py_BytesMain near the root (Debian's
 #     main tail-calls it: no frame of its own);
@@ -68,6 +69,15 @@ if what == "c":
     in_order(names(main), [WAIT, ("nap",), ("main",), ("__libc_start_main",), ("_start",)])
     in_order(names(reader), [("read", "__libc_read", "__GI___libc_read"), ("wait_pipe",),
                              ("reader",), ("start_thread",)])
+    # A frame-pointer function blocked under read: no rbp to find its
+    # caller by, so the walk stops there, cut, and says why.
+    fp = next(t for t in threads if t["name"] == "fp_reader")
+    show(fp)
+    assert fp["source"] == "blocked: native stack read now", fp
+    got = names(fp)
+    assert got[-1].startswith("[native stack cut: a frame needs rbp"), got
+    in_order(got, [("read", "__libc_read", "__GI___libc_read"), ("fp_wait",)])
+    assert "fp_reader" not in got and "start_thread" not in got, got
     # Kernel frames stay leafward of the native ones.
     kinds = [f["kind"] for f in main["frames"]]
     assert "kernel" not in kinds[kinds.index("native"):], kinds
@@ -110,7 +120,7 @@ ctl stacks --pid "$C" --json >"$T/c.json" || fail "stacks --json of c_sleep fail
 check "$T/c.json" "$C" c || fail "c_sleep's native frames wrong"
 grep -A8 -x "    __nanosleep\|    clock_nanosleep" "$T/c.txt" | grep -qx "    main" ||
 	fail "c_sleep's text listing lacks its native frames"
-ok "c_sleep: main and its reader thread walked by their CFI, root to leaf"
+ok "c_sleep: main and its reader walked by their CFI, root to leaf; a frame-pointer frame cut"
 
 ctl stacks --pid "$P" >"$T/p.txt" || fail "stacks of python failed"
 cat "$T/p.txt"
