@@ -9,10 +9,11 @@
  * symbolizer belong to the ingest thread, and this runs on a reader
  * thread (memread.h) of its own, after the Python frames' one: a file
  * whose table takes long to build (no walk can stop in the middle of
- * one) then costs the native frames, never the Python ones.  For the same reason each file's symbols are read
- * here with elfsym (its debug file found by build-id, as the symbolizer
- * does), and dropped with the request.  Files, bytes and time are bounded:
- * the process names the files and controls its stack. */
+ * one) then costs the native frames, never the Python ones.  For the
+ * same reason each file's symbols are read here with elfsym (its debug
+ * file found by build-id, as the symbolizer does), and dropped with the
+ * request.  Files, bytes and time are bounded: the process names the
+ * files and controls its stack. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,8 +43,9 @@
 /* Files whose tables and symbols one request reads: a stack passes
  * through a handful (the program, libc, libpython, an extension). */
 #define NATIVE_MAX_FILES 32
-/* A bigger file is not read at all: its table would take seconds. */
-#define NATIVE_MAX_FILE_SIZE (512ull << 20)
+/* A bigger file is not read at all (its frames stay unnamed and end the
+ * walk): its table could take longer to build than the timeout allows. */
+#define NATIVE_MAX_FILE_SIZE (128ull << 20)
 /* Rows of all the request's tables together. */
 #define NATIVE_MAX_TABLE_BYTES (64ull << 20)
 #define EVAL_FRAME "_PyEval_EvalFrameDefault"
