@@ -85,6 +85,11 @@ static void test_walk_order(void **state)
 	assert_int_equal(t->instr[1], 20);
 	assert_int_equal(t->code[2], 0x3000);
 	assert_int_equal(t->instr[2], 6);
+	/* The leaf is the first frame of an eval call (a shim is rootward
+	 * of it), as the BPF walker marks it; the other two share one. */
+	assert_true(t->entry[0]);
+	assert_false(t->entry[1]);
+	assert_false(t->entry[2]);
 
 	/* Outside Python code: no frames, not cut. */
 	ts[T_FRAME] = 0;
@@ -161,6 +166,8 @@ static void test_walk_kinds(void **state)
 	assert_int_equal(t->nframes, 2);
 	assert_int_equal(t->instr[0], 7);
 	assert_int_equal(t->instr[1], -1);
+	/* <= 3.10: every frame its own eval call. */
+	assert_true(t->entry[0] && t->entry[1]);
 
 	layout(&rt, PYOFF_FRAME_CFRAME);
 	rt.off.instr_kind = PYOFF_INSTR_PREV_PTR;
@@ -171,6 +178,15 @@ static void test_walk_kinds(void **state)
 	assert_int_equal(pystack_walk(&rt, (uint64_t)(uintptr_t)ts, t), 0);
 	assert_int_equal(t->nframes, 1);
 	assert_int_equal(t->instr[0], 4);
+
+	/* 3.11: the frame's own is_entry (a byte; here the owner word). */
+	rt.off.frame_is_entry = 8 * F_OWNER;
+	frame(root, NULL, 0x2000, 0x2000 + ADAPTIVE + 2, 1);
+	frame(leaf, root, 0x1000, 0x1000 + ADAPTIVE + 4, 0);
+	assert_int_equal(pystack_walk(&rt, (uint64_t)(uintptr_t)ts, t), 0);
+	assert_int_equal(t->nframes, 2);
+	assert_false(t->entry[0]);
+	assert_true(t->entry[1]);
 	free(t);
 }
 

@@ -42,12 +42,16 @@ struct pynow_thread {
 	uint32_t k_first, nk;	/* its kernel frames (none while it runs) */
 	/* Python's name of it (threading's Thread.name), "" if none. */
 	char pyname[PYNOW_NAME_MAX];
+	uint32_t nnat;		/* native frames read (a cut stack: a marker first) */
+	uint32_t u_first, nu;	/* its user frames: native, Python in the eval loop's place */
+	const char *native_why; /* why no native frames, when none */
 };
 struct pynow {
 	struct pynow_thread *v;
 	size_t n;
 	struct hashmap by_tid, by_ns; /* tid -> index in v */
 	uint32_t *ids;
+	bool *entry; /* ids[i] is the outermost Python frame of an eval call */
 	size_t nids, ids_cap;
 	bool python;	  /* a CPython runtime was found */
 	bool out_of_time; /* threads after the budget ran out were not read */
@@ -76,6 +80,19 @@ int pynow_add_locals(struct pynow *pn, const struct pyruntime *rt, uint64_t code
 		     uint32_t first, struct stackset *out);
 /* The same, threads' Python names only (pyname; no frames read). */
 int pynow_read_names(struct pynow *pn, uint32_t pid);
+/* A process with thousands of threads (or memory that lies) gets this
+ * long for its Python frames, and as long again for its native ones; the
+ * threads not read by then say so. */
+#define PYNOW_BUDGET_NS (500ull * 1000000ull)
+/* control_native.c: each thread of pn (read by pynow_read) with its
+ * native frames, walked from the user registers of a thread blocked in
+ * the kernel on a reader thread of their own (memread.h), named into out
+ * and merged with its Python frames (u_first, nu).  A read that times out
+ * leaves every thread's Python frames and says why in native_why.
+ * 0 or -ENOMEM. */
+int pynow_read_native(struct pynow *pn, uint32_t pid, struct stackset *out);
+/* Room for n more ids in pn->ids: 0 or -ENOMEM. */
+int pynow_keep_ids(struct pynow *pn, uint32_t n);
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
 
 /* control_pynames.c: in a dump by thread (ss) of the live processes
@@ -93,7 +110,8 @@ void pynow_free(struct pynow *pn);
 
 /* How long the control thread waits for a read of a process's memory
  * (memread.h): the reads' own 500 ms budget, finding the runtime, and a
- * margin.  Every other client may wait this long behind it, no longer. */
+ * margin.  Every other client may wait this long behind it, no longer
+ * (`profctl stacks`: this, then up to a second for the native frames). */
 #define CONTROL_MEMREAD_TIMEOUT_MS 1500
 /* Moves from's stacks and frames into out, which must be empty (else
  * -EINVAL); from is left empty. */

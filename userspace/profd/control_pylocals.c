@@ -21,17 +21,13 @@ struct locals_sink {
 	uint32_t first;
 };
 
+/* Grown as every pn->ids is, with its entry mark (never an eval call's
+ * first frame: a variable). */
 static int push_id(struct pynow *pn, uint32_t id)
 {
-	if (pn->nids == pn->ids_cap) {
-		size_t cap = pn->ids_cap ? 2 * pn->ids_cap : 64;
-		uint32_t *ids = realloc(pn->ids, cap * sizeof(*ids));
-
-		if (!ids)
-			return -ENOMEM;
-		pn->ids = ids;
-		pn->ids_cap = cap;
-	}
+	if (pynow_keep_ids(pn, 1))
+		return -ENOMEM;
+	pn->entry[pn->nids] = false;
 	pn->ids[pn->nids++] = id;
 	return 0;
 }

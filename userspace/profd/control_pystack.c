@@ -2,8 +2,9 @@
  * request, for threads BPF holds no stack of (profd runs without
  * --off-cpu, or the thread blocked before profd started and has not run
  * since): every Python thread's frames from the process's memory
- * (pystack.h), and where the caller may see them, the kernel's stack of
- * each thread from /proc/PID/task/TID/stack.
+ * (pystack.h), each blocked thread's native frames (control_native.c),
+ * and where the caller may see them, the kernel's stack of each thread
+ * from /proc/PID/task/TID/stack.
  *
  * Read outside the state lock and before the listing's job on the ingest
  * thread, on a reader thread of its own with a deadline (memread.h), with
@@ -29,9 +30,6 @@
 
 _Static_assert(PYNOW_NAME_MAX == PYTHREADS_NAME_MAX, "thread name size");
 
-/* A process with thousands of threads (or memory that lies) gets this
- * long; the threads not read by then say so. */
-#define PYNOW_BUDGET_NS (500ull * 1000000ull)
 #define PYNOW_MAX_THREADS 65536
 #define KSTACK_MAX_FRAMES 64
 
@@ -47,15 +45,18 @@ struct pynow_reader {
 	size_t nnames;
 };
 
-static int keep_ids(struct pynow *pn, uint32_t n)
+int pynow_keep_ids(struct pynow *pn, uint32_t n)
 {
 	if (pn->nids + n > pn->ids_cap) {
 		size_t cap = 2 * (pn->nids + n);
 		uint32_t *ids = realloc(pn->ids, cap * sizeof(*ids));
+		bool *entry = ids ? realloc(pn->entry, cap * sizeof(*entry)) : NULL;
 
-		if (!ids)
+		if (ids)
+			pn->ids = ids;
+		if (!entry)
 			return -ENOMEM;
-		pn->ids = ids;
+		pn->entry = entry;
 		pn->ids_cap = cap;
 	}
 	return 0;
@@ -65,8 +66,9 @@ static int add_id(struct pynow *pn, int64_t id)
 {
 	if (id < 0)
 		return (int)id;
-	if (keep_ids(pn, 1))
+	if (pynow_keep_ids(pn, 1))
 		return -ENOMEM;
+	pn->entry[pn->nids] = false;
 	pn->ids[pn->nids++] = (uint32_t)id;
 	return 0;
 }
@@ -215,6 +217,8 @@ static int keep_thread(const struct pystack_thread *ps, void *arg)
 		    r->pn, stackset_intern(r->out, FRAME_UNKNOWN, "[more Python frames not read]"));
 	for (i = ps->nframes; !err && i > 0; i--) {
 		err = name_frame(r, ps->code[i - 1], ps->instr[i - 1]);
+		if (!err)
+			r->pn->entry[r->pn->nids - 1] = ps->entry[i - 1];
 		if (!err && r->pn->locals)
 			err = pynow_add_locals(r->pn, r->rt, ps->code[i - 1], ps->frame[i - 1],
 					       t->py_first, r->out);
@@ -368,7 +372,9 @@ static int read_job(struct pynow *pn, uint32_t pid, bool kernel, bool locals, bo
 	}
 	if (j)
 		job_drop(j);
-	return err;
+	/* Then the native frames, on a reader of their own (control_native.c);
+	 * a dump asking for thread names wants none. */
+	return err || names_only ? err : pynow_read_native(pn, pid, out);
 }
 
 int pynow_read(struct pynow *pn, uint32_t pid, bool kernel, bool locals, struct stackset *out)
@@ -400,4 +406,5 @@ void pynow_free(struct pynow *pn)
 	hashmap_free(&pn->by_ns);
 	free(pn->v);
 	free(pn->ids);
+	free(pn->entry);
 }

@@ -7,9 +7,9 @@
  * one's its latest CPU sample.  A thread with neither (profd runs without
  * --off-cpu, or the thread blocked before profd started and has not run
  * since) gets what control_pystack.c reads from the process on request:
- * its Python frames from the process's memory, and its kernel stack.  The
- * native frames between them cannot be had from outside: the kernel keeps
- * no user registers we could walk from outside the thread's context. */
+ * its Python frames from the process's memory, its native frames when it
+ * is blocked in the kernel (walked from the user pc and sp the kernel
+ * shows of such a thread: control_native.c), and its kernel stack. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -290,26 +290,31 @@ static const struct pynow_thread *read_now(const struct listing *l, struct threa
 					   bool offcpu)
 {
 	const struct pynow_thread *now = pynow_find(&l->now, t->tid);
-	bool running = t->state == 'R';
+	bool running = t->state == 'R', native = now && now->nnat;
 
 	if (now && now->npy)
 		t->source = running ? "running: Python stack read now"
 				    : "blocked: Python stack read now";
-	else if (now && now->tstate)
-		t->source = "read now: no Python frames (outside Python code)";
 	else if (l->now.unread)
 		t->source = l->now.unread;
+	else if (native && now->tstate)
+		t->source = "blocked: native stack read now (no Python frames)";
+	else if (native)
+		t->source = "blocked: native stack read now";
+	else if (now && now->tstate)
+		t->source = "read now: no Python frames (outside Python code)";
 	else if (l->now.python && l->now.out_of_time)
 		t->source = "not read: the 500 ms budget ran out";
 	else if (l->now.python)
 		t->source = "read now: no Python thread state (a native thread)";
 	else if (!offcpu) {
-		snprintf(t->why, sizeof(t->why), "no Python stack: %s; native stacks need --off-cpu",
-			 l->now.why[0] ? l->now.why : "none read");
+		snprintf(t->why, sizeof(t->why), "no stack: %s; native stack: %s",
+			 l->now.why[0] ? l->now.why : "none read",
+			 now && now->native_why ? now->native_why : "not read");
 		t->source = t->why;
 	} else if (now && now->nk && !running)
 		t->source = "blocked: kernel stack read now";
-	if (now && (now->npy || (now->nk && !running))) { /* list_thread's frames */
+	if (now && (now->npy || native || (now->nk && !running))) { /* list_thread's frames */
 		t->from = "read-now";
 		t->age_ns = 0;
 	}
@@ -377,7 +382,10 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 	if (err)
 		return err;
 	if (now) {
-		add_read_now(l, now->py_first, now->npy, &m);
+		if (now->nu) /* native and Python frames merged */
+			add_read_now(l, now->u_first, now->nu, &m);
+		else
+			add_read_now(l, now->py_first, now->npy, &m);
 		if (t->state != 'R') /* a running thread's is the interrupt's */
 			add_read_now(l, now->k_first, now->nk, &m);
 	}

@@ -17,7 +17,7 @@
 struct frame_fields {
 	uint64_t code, instr, previous;
 	int32_t tlbc_index;
-	uint8_t owner;
+	uint8_t owner, is_entry;
 };
 
 static bool instr_is_lasti(const struct profd_pyoffsets *o)
@@ -45,6 +45,7 @@ static uint32_t frame_span(const struct profd_pyoffsets *o)
 	    field_end(o->frame_instr, instr_is_lasti(o) ? 4 : 8),
 	    has_shims(o) ? field_end(o->frame_owner, 1) : 0,
 	    field_end(o->frame_tlbc_index, 4),
+	    field_end(o->frame_is_entry, 1),
 	};
 	uint32_t span = 0;
 	size_t i;
@@ -81,6 +82,8 @@ static int read_frame(int pid, const struct profd_pyoffsets *o, uint64_t frame, 
 		get_field(pid, frame, buf, o->frame_owner, 1, &f->owner);
 	if (o->frame_tlbc_index != PYOFF_NONE)
 		get_field(pid, frame, buf, o->frame_tlbc_index, 4, &f->tlbc_index);
+	if (o->frame_is_entry != PYOFF_NONE)
+		get_field(pid, frame, buf, o->frame_is_entry, 1, &f->is_entry);
 	if (instr_is_lasti(o)) {
 		get_field(pid, frame, buf, o->frame_instr, 4, &lasti);
 		f->instr = lasti;
@@ -145,12 +148,19 @@ static int walk_from(const struct pyruntime *rt, uint64_t frame, struct hashmap 
 		}
 		if (hashmap_put(seen, frame, 1))
 			return -ENOMEM;
-		if (!has_shims(o) || f.owner < o->frame_owner_cstack) {
+		if (has_shims(o) && f.owner >= o->frame_owner_cstack) {
+			/* A shim between eval calls: the frame leafward of it
+			 * started one, as the BPF walker marks it. */
+			if (t->nframes)
+				t->entry[t->nframes - 1] = true;
+		} else {
 			if (t->nframes == PYSTACK_MAX_FRAMES) {
 				t->cut = true;
 				return 0;
 			}
 			code = f.code & ~PYOFF_STACKREF_TAG;
+			/* <= 3.10: one eval call per frame; 3.11: is_entry. */
+			t->entry[t->nframes] = o->frame_kind == PYOFF_FRAME_OBJECT || f.is_entry;
 			t->code[t->nframes] = code;
 			t->frame[t->nframes] = frame;
 			t->instr[t->nframes++] = instr_offset(rt->pid, o, &f, code);

@@ -46,6 +46,9 @@ struct pystack_thread {
 	uint64_t code[PYSTACK_MAX_FRAMES]; /* leaf first */
 	int64_t instr[PYSTACK_MAX_FRAMES]; /* as pycode_name() takes it */
 	uint64_t frame[PYSTACK_MAX_FRAMES]; /* where it is, for pylocals_frame() */
+	/* The frame is the first (outermost) of one call of the eval loop,
+	 * what places Python frames among native ones (mixedstack.h). */
+	bool entry[PYSTACK_MAX_FRAMES];
 };
 
 typedef int (*pystack_fn)(const struct pystack_thread *t, void *arg);
