@@ -5,7 +5,9 @@
 # only sample comes as it wakes and exits, so its code objects are named
 # from the stack record BPF sent when it blocked (read while it slept),
 # or from the fork parent's memory.  Blocks while it starts may stay
-# unreadable (code run once and freed before it could be read).  The child that burns a CPU is there
+# unreadable (code run once and freed before it could be read), and its
+# first 0.3 s nap unnamed: a block within ~100 ms of an exec may come
+# before profd has the process's unwind tables and interpreter.  The child that burns a CPU is there
 # too, and in a CPU recording.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pythons.sh"

@@ -1,7 +1,7 @@
 # Two multiprocessing children started by METHOD (fork, forkserver or
-# spawn): one naps for SECONDS (never on a CPU: a wall profile's only
-# sample of it comes when it wakes, as it is about to exit), one burns a
-# CPU as long.  Writes "napper PID" and "burner PID" to OUT.
+# spawn): one naps for SECONDS after 0.35 s of start-up (never on a CPU: a wall
+# profile's only sample of its nap comes when it wakes, as it is about to
+# exit), one burns a CPU as long.  Writes "napper PID" and "burner PID" to OUT.
 import multiprocessing as mp
 import os
 import sys
@@ -9,6 +9,11 @@ import time
 
 
 def nap(seconds):
+    # Starts up first: a process that blocks for good within ~100 ms of
+    # its exec may block before profd has its unwind tables and has found
+    # its interpreter (frames then unknown; README, short-lived processes).
+    time.sleep(0.3)
+    burn(0.05)
     time.sleep(seconds)  # the napper sleeps here
 
 
