@@ -38,12 +38,17 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* With rbp as its frame's base: a walk without rbp cannot get past it. */
-__attribute__((optimize("no-omit-frame-pointer"))) static ssize_t fp_wait(int fd)
-{
-	char c[16];
+/* Its buffer's size known only at run time (a variable-length array):
+ * GCC and clang alike then keep rbp as the frame's base, whatever the
+ * frame-pointer flags.  A walk without rbp cannot get past it. */
+static volatile size_t fp_len = 16;
 
-	return read(fd, c, sizeof(c)); /* the fp reader blocks here */
+__attribute__((noinline)) static ssize_t fp_wait(int fd)
+{
+	size_t n = fp_len;
+	char c[n];
+
+	return read(fd, c, n); /* the fp reader blocks here */
 }
 
 static void *fp_reader(void *arg)
