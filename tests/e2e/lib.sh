@@ -67,6 +67,22 @@ stat_of() { ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 run_bg() { "$@" & CHILDREN+=($!); }
 
+# start_ready CMD ARGS...: run CMD in the background until it prints
+# "ready" (30 s at most: a loaded machine, a sanitizer run, starts Python
+# slowly); sets W.
+start_ready() {
+	local out="$T/ready.$RANDOM" i
+	"$@" >"$out" 2>&1 &
+	CHILDREN+=($!)
+	W=$!
+	for i in $(seq 1 300); do
+		grep -qs ready "$out" && return 0
+		kill -0 "$W" 2>/dev/null || { cat "$out" >&2; fail "$1 exited before it was ready"; }
+		sleep 0.1
+	done
+	fail "$1 not ready after 30 s"
+}
+
 # The python tools the tests share (tools/*.py).
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/tools
 

@@ -9,21 +9,6 @@ mapfile -t SID < <("$SRC/tests/e2e/get_sid_pythons.sh" "$BUILD/sid-pythons" 14 1
 [ "${#SID[@]}" -gt 0 ] || skip "sid's CPython 3.14/3.15 not available (reason above): asyncio introspection needs 3.14+"
 W_PY="$SRC/tests/workloads/py_async.py"
 
-# start_ready PY ARGS...: run PY with ARGS in the background until it
-# prints "ready"; sets W.
-start_ready() {
-	local out="$T/ready.$RANDOM" i
-	"$@" >"$out" 2>&1 &
-	CHILDREN+=($!)
-	W=$!
-	for i in $(seq 1 100); do
-		grep -q ready "$out" && return 0
-		kill -0 "$W" 2>/dev/null || { cat "$out" >&2; fail "$1 exited before it was ready"; }
-		sleep 0.1
-	done
-	fail "$1 not ready after 10 s"
-}
-
 # task_block NAME FILE: the lines of task NAME's entry in the text listing.
 task_block() { awk -v n="Task \"$1\"" 'index($0, n) == 1 { on = 1; print; next } /^$/ { on = 0 } on' "$2"; }
 

@@ -18,21 +18,6 @@ L_HANG=$(line_of 'the main thread blocks here')
 L_MAIN=$(line_of 'hang()  # called from main')
 L_MOD=$(line_of 'main()  # called from <module>')
 
-# start_ready PY ARGS...: run PY with ARGS in the background until it
-# prints "ready"; sets W.
-start_ready() {
-	local out="$T/ready.$RANDOM" i
-	"$@" >"$out" 2>&1 &
-	CHILDREN+=($!)
-	W=$!
-	for i in $(seq 1 300); do # a loaded machine (sanitizer runs) starts Python slowly
-		grep -qs ready "$out" && return 0
-		kill -0 "$W" 2>/dev/null || { cat "$out" >&2; fail "$1 exited before it was ready"; }
-		sleep 0.1
-	done
-	fail "$1 not ready after 30 s"
-}
-
 INNER=()
 trap 'kill -KILL "${INNER[@]}" 2>/dev/null; cleanup' EXIT
 

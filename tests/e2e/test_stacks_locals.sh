@@ -12,19 +12,6 @@
 SCRIPT=$SRC/tests/workloads/py_locals.py
 L_BLOCK=$(line_of 'blocked here')
 
-start_ready() {
-	local out="$T/ready.$RANDOM" i
-	"$@" >"$out" 2>&1 &
-	CHILDREN+=($!)
-	W=$!
-	for i in $(seq 1 300); do
-		grep -qs ready "$out" && return 0
-		kill -0 "$W" 2>/dev/null || { cat "$out" >&2; fail "$1 exited before it was ready"; }
-		sleep 0.1
-	done
-	fail "$1 not ready after 30 s"
-}
-
 # check_json VERSION FILE: the blocked frame's locals, against what the
 # interpreter's own repr says.
 check_json() {

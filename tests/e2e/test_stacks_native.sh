@@ -16,21 +16,6 @@
 SCRIPT=$SRC/tests/workloads/py_hang.py
 PY=/usr/bin/python3.11
 
-# start_ready ARGS...: run ARGS in the background until it prints
-# "ready"; sets W.
-start_ready() {
-	local out="$T/ready.$RANDOM" i
-	"$@" >"$out" 2>&1 &
-	CHILDREN+=($!)
-	W=$!
-	for i in $(seq 1 300); do
-		grep -qs ready "$out" && return 0
-		kill -0 "$W" 2>/dev/null || { cat "$out" >&2; fail "$1 exited before it was ready"; }
-		sleep 0.1
-	done
-	fail "$1 not ready after 30 s"
-}
-
 # check FILE PID WHAT: the JSON listing in FILE against the python check
 # WHAT (below); prints what it found.
 check() {
