@@ -328,6 +328,8 @@ static int keep_stack(struct native_job *j, size_t i, const struct native_stack 
 	j->first[i] = (uint32_t)j->nids;
 	j->count[i] = ns->n;
 	j->cut[i] = ns->cut;
+	if (!ns->n) /* no frames: j->ids may still be NULL */
+		return 0;
 	memcpy(j->ids + j->nids, ns->ids, ns->n * sizeof(*ns->ids));
 	memcpy(j->is_eval + j->nids, ns->is_eval, ns->n * sizeof(*ns->is_eval));
 	j->nids += ns->n;
