@@ -93,6 +93,9 @@ int pynow_read_names(struct pynow *pn, uint32_t pid);
 int pynow_read_native(struct pynow *pn, uint32_t pid, struct stackset *out);
 /* Room for n more ids in pn->ids: 0 or -ENOMEM. */
 int pynow_keep_ids(struct pynow *pn, uint32_t n);
+/* An ids array and its parallel flags grown together to hold need
+ * entries (*cap updated): 0 or -ENOMEM, the arrays kept either way. */
+int pynow_grow_ids(uint32_t **ids, bool **flags, size_t *cap, size_t need);
 const struct pynow_thread *pynow_find(const struct pynow *pn, uint32_t tid);
 
 /* control_pynames.c: in a dump by thread (ss) of the live processes

@@ -313,18 +313,8 @@ struct native_job {
 
 static int keep_stack(struct native_job *j, size_t i, const struct native_stack *ns)
 {
-	if (j->nids + ns->n > j->cap) {
-		size_t cap = 2 * (j->nids + ns->n);
-		uint32_t *ids = realloc(j->ids, cap * sizeof(*ids));
-		bool *ev = ids ? realloc(j->is_eval, cap * sizeof(*ev)) : NULL;
-
-		if (ids)
-			j->ids = ids;
-		if (!ev)
-			return -ENOMEM;
-		j->is_eval = ev;
-		j->cap = cap;
-	}
+	if (pynow_grow_ids(&j->ids, &j->is_eval, &j->cap, j->nids + ns->n))
+		return -ENOMEM;
 	j->first[i] = (uint32_t)j->nids;
 	j->count[i] = ns->n;
 	j->cut[i] = ns->cut;

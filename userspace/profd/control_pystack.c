@@ -45,21 +45,26 @@ struct pynow_reader {
 	size_t nnames;
 };
 
-int pynow_keep_ids(struct pynow *pn, uint32_t n)
+int pynow_grow_ids(uint32_t **ids, bool **flags, size_t *cap, size_t need)
 {
-	if (pn->nids + n > pn->ids_cap) {
-		size_t cap = 2 * (pn->nids + n);
-		uint32_t *ids = realloc(pn->ids, cap * sizeof(*ids));
-		bool *entry = ids ? realloc(pn->entry, cap * sizeof(*entry)) : NULL;
+	if (need > *cap) {
+		size_t c = 2 * need;
+		uint32_t *i = realloc(*ids, c * sizeof(**ids));
+		bool *f = i ? realloc(*flags, c * sizeof(**flags)) : NULL;
 
-		if (ids)
-			pn->ids = ids;
-		if (!entry)
+		if (i)
+			*ids = i;
+		if (!f)
 			return -ENOMEM;
-		pn->entry = entry;
-		pn->ids_cap = cap;
+		*flags = f;
+		*cap = c;
 	}
 	return 0;
+}
+
+int pynow_keep_ids(struct pynow *pn, uint32_t n)
+{
+	return pynow_grow_ids(&pn->ids, &pn->entry, &pn->ids_cap, pn->nids + n);
 }
 
 static int add_id(struct pynow *pn, int64_t id)

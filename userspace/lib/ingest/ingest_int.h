@@ -76,14 +76,14 @@ static inline struct py_raw_frame py_raw_frame(const struct raw_stack *py, uint3
 	};
 }
 
-/* ingest_pynames.c: a Python frame's id and an asyncio task frame's id,
- * as of mono; -EAGAIN when unreadable.  *stable is cleared when the name
- * may change once a read asked of the worker comes back (in->frames_wait
- * set when the sample should wait). */
-/* A Python stack record just received from tgid's walk: the names of
+/* ingest_pynames.c: a Python stack record just received from tgid's walk: the names of
  * its code objects not yet known are asked of the worker now, while the
  * process is alive to read. */
 void ingest_python_prefetch(struct ingest *in, uint32_t tgid, const struct raw_stack *py);
+/* A Python frame's id and an asyncio task frame's id,
+ * as of mono; -EAGAIN when unreadable.  *stable is cleared when the name
+ * may change once a read asked of the worker comes back (in->frames_wait
+ * set when the sample should wait). */
 int64_t ingest_python_frame(struct ingest *in, struct proc *p, const struct py_raw_frame *f,
 			    uint64_t mono, bool *stable);
 int64_t ingest_task_frame(struct ingest *in, struct proc *p, uint64_t addr, uint64_t mono,
