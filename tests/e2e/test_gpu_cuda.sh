@@ -61,6 +61,16 @@ for f in "$T/done.before" "$T/done.after" "$T/py/done"; do
 done
 sleep 0.5
 
+# within_caller NS FLOOR CALLER: profd's time for the synchronizations
+# is at least what the stub sleeps (nanosleep never returns early) and at
+# most what the program timed around the same calls; more than 15% under
+# that means time was lost.  The program's own figure, not a fixed one,
+# is the ceiling: an emulated guest oversleeps by a fifth.
+within_caller() {
+	awk -v t="$1" -v floor="$2" -v caller="$3" 'BEGIN {
+		exit !(caller > 0 && t >= floor * 0.999 && t <= caller * 1.001 + 1e6 && t >= caller * 0.85) }'
+}
+
 KERNEL='kernel vectorAdd(float const*, float const*, float*, int)'
 # native_count FILE FRAMES: calls whose stack ends in exactly FRAMES.
 ends_with() { awk -v tail="$2" '{ n = $NF; $NF = ""; sub(/ $/, "")
@@ -83,9 +93,9 @@ for who in BEFORE AFTER; do
 	[ "$total" = 131 ] || { cat "$T/c.$who.folded" >&2; fail "$who: $total calls, expected 131 (nested calls counted?)"; }
 	ctl dump --pid "$pid" --type cuda -o "$T/t.$who.folded" || fail "dump failed"
 	sync_ns=$(sum_matching "$T/t.$who.folded" ";driver_syncs;cuCtxSynchronize ")
-	awk -v t="$sync_ns" 'BEGIN { exit !(t >= 0.85e9 && t <= 1.15e9) }' ||
-		fail "$who: cuCtxSynchronize time $sync_ns ns, expected 50 x 20 ms = 1.0 s +- 15%"
-	ok "C program started $who profd: 131 calls, no double counting, cuCtxSynchronize $((sync_ns / 1000000)) ms"
+	within_caller "$sync_ns" 1.0e9 "$(cat "$T/done.${who,,}")" ||
+		fail "$who: cuCtxSynchronize time $sync_ns ns, expected 50 x 20 ms = 1.0 s at least and at most the $(cat "$T/done.${who,,}") ns the program timed"
+	ok "C program started $who profd: 131 calls, no double counting, cuCtxSynchronize $((sync_ns / 1000000)) ms (timed by the program: $(($(cat "$T/done.${who,,}") / 1000000)) ms)"
 done
 
 ctl dump --pid "$PYPID" --type cuda-calls --python-only -o "$T/py.folded" || fail "dump failed"
@@ -107,9 +117,9 @@ total=$(total_samples "$T/py.folded")
 [ "$total" = 67 ] || fail "python: $total calls, expected 67"
 ctl dump --pid "$PYPID" --type cuda --python-only -o "$T/pyt.folded" || fail "dump failed"
 sync_ns=$(sum_matching "$T/pyt.folded" ";cudaDeviceSynchronize ")
-awk -v t="$sync_ns" 'BEGIN { exit !(t >= 0.425e9 && t <= 0.575e9) }' ||
-	fail "python: cudaDeviceSynchronize time $sync_ns ns, expected 25 x 20 ms = 500 ms +- 15%"
-ok "Python program: 67 calls on the right lines, cudaDeviceSynchronize $((sync_ns / 1000000)) ms"
+within_caller "$sync_ns" 0.5e9 "$(cat "$T/py/done")" ||
+	fail "python: cudaDeviceSynchronize time $sync_ns ns, expected 25 x 20 ms = 500 ms at least and at most the $(cat "$T/py/done") ns the program timed"
+ok "Python program: 67 calls on the right lines, cudaDeviceSynchronize $((sync_ns / 1000000)) ms (timed by the program: $(($(cat "$T/py/done") / 1000000)) ms)"
 
 ctl dump --pid "$PYPID" --type cuda --format svg -o "$T/py.svg" || fail "svg dump failed"
 for s in "launch_all ($PYAPP:$L_LAUNCH)" "sync_all ($PYAPP:$L_SYNC)" cudaLaunchKernel cudaDeviceSynchronize "kernel vectorAdd"; do
