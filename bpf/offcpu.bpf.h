@@ -451,15 +451,44 @@ static __always_inline void offcpu_note_arrival(struct task_struct *next, __u64 
 
 /* The offset from rq->clock to CLOCK_MONOTONIC is measured by switches
  * (offcpu_now: rq->clock is only fresh inside the scheduler); one older
- * than this is not used where no switch can measure it again. */
+ * than this is not used: NTP slews CLOCK_MONOTONIC by up to 500 us a
+ * second. */
 #define OFFCPU_OFFSET_MAX_AGE_NS 1000000000ull
+
+/* When t, running on this CPU since it came back from its open block,
+ * came back, with this CPU's offset measured again here if it is missing
+ * or stale: a CPU where no traced thread switched out for a second (idle
+ * but for a sleeper that wakes and exits at once) has none fresh, and the
+ * last block of such a sleeper was lost.  rq->clock was last updated at
+ * t's switch-in or a tick since, so the estimate lies between the true
+ * end and now: late by at most t's run since it came back, as a block
+ * settled at a switch-out whose arrival the scheduler did not record. */
+static __always_inline __u64 offcpu_back_now(struct task_struct *t,
+					     struct profd_thread_state *ts, __u64 now,
+					     struct offcpu_budget *b)
+{
+	struct offcpu_budget fresh = {};
+	__u64 rq_clock = 0;
+
+	if (!offcpu_have_sched_info() ||
+	    (b->clock_at && now - (b->clock_at + b->clock_off) <= OFFCPU_OFFSET_MAX_AGE_NS))
+		return offcpu_back(t, ts, b);
+	if (bpf_core_field_exists(struct cfs_rq, rq)) {
+		struct cfs_rq *cfs = t->se.cfs_rq;
+
+		rq_clock = cfs ? cfs->rq->clock : 0;
+	}
+	if (!rq_clock || rq_clock > now)
+		return 0;
+	fresh.clock_off = now - rq_clock;
+	count(PROFD_CNT_OFFCPU_END_RECALIBRATED);
+	return offcpu_back(t, ts, &fresh);
+}
 
 /* The current thread, running, `now` (CLOCK_MONOTONIC): settle its
  * block if it is still open (it has not switched out since it came
- * back).  0: left open (the scheduler did not record the switch-in, or
- * this CPU's clock offset is missing or over a second old: NTP slews
- * CLOCK_MONOTONIC by up to 500 us a second): its next switch-out
- * settles it. */
+ * back).  0: left open (the scheduler did not record the switch-in):
+ * its next switch-out settles it. */
 static __always_inline int offcpu_settle_current(struct task_struct *t,
 						 struct profd_thread_state *ts, __u64 now)
 {
@@ -469,9 +498,9 @@ static __always_inline int offcpu_settle_current(struct task_struct *t,
 	if (!ts->off_ns)
 		return 1;
 	b = offcpu_cpu();
-	if (!b || !b->clock_at || now - (b->clock_at + b->clock_off) > OFFCPU_OFFSET_MAX_AGE_NS)
+	if (!b)
 		return 0;
-	back = offcpu_back(t, ts, b);
+	back = offcpu_back_now(t, ts, now, b);
 	if (!back)
 		return 0;
 	offcpu_settle(t, ts, back, now, b);

@@ -241,6 +241,8 @@ enum profd_counter {
 					 * exit, or no run time kept): not sent */
 	PROFD_CNT_MEMORY_LARGE_PAGES,   /* huge pages (THP) allocated for a user fault */
 	PROFD_CNT_MEMORY_LARGE_WALKS,   /* ... whose bytes crossed a sampling threshold */
+	PROFD_CNT_OFFCPU_END_RECALIBRATED, /* blocks settled on a CPU with no fresh clock offset:
+					    * measured again from the runqueue's clock */
 	PROFD_CNT_MAX
 };
 

@@ -106,6 +106,7 @@ static const char *const counter_names[PROFD_CNT_MAX] = {
 	[PROFD_CNT_OFFCPU_WALK_UNUSED] = "bpf_offcpu_walks_unused",
 	[PROFD_CNT_OFFCPU_END_ESTIMATED] = "bpf_offcpu_blocks_end_estimated",
 	[PROFD_CNT_OFFCPU_END_LOST] = "bpf_offcpu_blocks_end_lost",
+	[PROFD_CNT_OFFCPU_END_RECALIBRATED] = "bpf_offcpu_blocks_end_recalibrated",
 };
 
 const char *sampler_counter_name(int which)
