@@ -67,6 +67,11 @@ stat_of() { ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 run_bg() { "$@" & CHILDREN+=($!); }
 
+# heaviest FILE [N]: the N (3) heaviest lines of a folded profile (FILE
+# "-": stdin), each after its weight (seen when a long line is cut), for
+# a failure's message.
+heaviest() { awk '{ print $NF "\t" $0 }' "$1" | sort -n | tail -"${2:-3}"; }
+
 # start_ready CMD ARGS...: run CMD in the background until it prints
 # "ready" (30 s at most: a loaded machine, a sanitizer run, starts Python
 # slowly); sets W.
@@ -118,8 +123,8 @@ pprof_samples() {
 }
 
 # sum_matching FILE REGEX: total count of folded lines whose stack matches.
-sum_matching() { awk -v re="$2" '{ n = $NF; $NF = ""; if ($0 ~ re) s += n } END { print s + 0 }' "$1"; }
-total_samples() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
+sum_matching() { awk -v re="$2" '{ n = $NF; $NF = ""; if ($0 ~ re) s += n } END { printf "%.0f\n", s }' "$1"; }
+total_samples() { awk '{ s += $NF } END { printf "%.0f\n", s }' "$1"; }
 
 # has_unwind_entry PID: PID has its mapping list in profd's unwind_procs
 # map (read with bpftool through the map ids of profd's open fds).

@@ -7,6 +7,15 @@
 #    the state directory's cache) and names `fib` from then on;
 #  - with a server that does not answer, samples keep coming, the failure
 #    is counted, and profd stops at once.
+# And the case users meet: Debian's stripped /usr/bin/python3.11, whose
+# take_gil is only in python3.11-dbg's debug file.  Served by a second
+# server (the first one's fetches stay as they were) and hidden from the
+# workload (a tmpfs over /usr/lib/debug in its
+# own mount namespace: profd looks there through /proc/PID/root), threads
+# contending for the GIL show no "[GIL wait]" without DEBUGINFOD_URLS and
+# show it with.  The workload runs a copy of the interpreter: profd keeps
+# a file's symbols by its identity, and python3.11 itself may be mapped
+# by processes that see the debug file.
 . "$(dirname "$0")/lib.sh"
 
 command -v debuginfod >/dev/null || skip "no debuginfod server (Debian: apt-get install debuginfod)"
@@ -14,6 +23,45 @@ command -v objcopy >/dev/null || skip "no objcopy (binutils)"
 command -v curl >/dev/null || skip "no curl"
 
 mkdir -p "$T/srv" "$T/bin"
+
+# The interpreter's debug file, served; without it (no python3.11-dbg,
+# no unshare) the GIL part is not run and says why.
+PY=/usr/bin/python3.11 GIL_WHY=
+pyid=$(readelf -n "$PY" 2>/dev/null | awk '/Build ID/ { print $3 }')
+pydbg=/usr/lib/debug/.build-id/${pyid:0:2}/${pyid:2}.debug
+if [ -z "$pyid" ]; then
+	GIL_WHY="no $PY with a build-id"
+elif ! nm "$pydbg" 2>/dev/null | grep -qE ' take_gil(\.|$)'; then
+	GIL_WHY="no debug file naming take_gil at $pydbg (Debian: apt-get install python3.11-dbg)"
+elif ! unshare -m --propagation private true 2>/dev/null; then
+	GIL_WHY="unshare -m refused: the debug file cannot be hidden from the workload"
+else
+	mkdir -p "$T/srvpy"
+	cp "$pydbg" "$T/srvpy/python3.11.debug"
+	cp "$PY" "$T/bin/python3.11"
+fi
+
+# gil_ms TAG: ms of "[GIL wait]" under gil_worker after 5 s of py_wall.py
+# --gil 4 run where /usr/lib/debug is empty; with WAIT_NAMED, dumped again
+# for up to 20 s more until there are some (fetched on the fetch lane).
+gil_ms() {
+	run_bg unshare -m --propagation private sh -c \
+		'mount -t tmpfs none /usr/lib/debug && exec "$0" "$@"' \
+		"$T/bin/python3.11" "$SRC/tests/workloads/py_wall.py" --gil 4
+	local pid=${CHILDREN[-1]} i ns=0
+	sleep 5
+	for i in $(seq 0 40); do
+		ctl dump --pid "$pid" --type off-cpu --python-only -o "$T/gil.$1.folded" ||
+			fail "dump of the GIL workload failed"
+		ns=$(awk '{ n = $NF; $NF = ""; if ($0 ~ /;gil_worker \([^;]*\);\[GIL wait\]/) s += n }
+			END { printf "%.0f", s }' "$T/gil.$1.folded")
+		[ -z "${WAIT_NAMED:-}" ] || [ "$ns" -gt 0 ] && break
+		sleep 0.5
+	done
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	echo $((ns / 1000000))
+}
 cp "$WORKLOADS/c_calls" "$T/full"
 objcopy --only-keep-debug "$T/full" "$T/srv/c_calls.debug" || fail "objcopy --only-keep-debug"
 objcopy --strip-all "$T/full" "$T/bin/c_calls" || fail "objcopy --strip-all"
@@ -42,22 +90,36 @@ fib_samples() {
 	sum_matching "$T/$1.folded" '(^|;)fib( |;|$)'
 }
 
-start_profd
+start_profd --off-cpu
 n=$(fib_samples plain)
 echo "without DEBUGINFOD_URLS: fib in $n of $(total_samples "$T/plain.folded") samples"
 [ "$(total_samples "$T/plain.folded")" -gt 100 ] || fail "too few samples of the workload"
 [ "$n" = 0 ] || fail "fib named without its debug file: the test proves nothing"
-stop_profd
 ok "stripped: fib not named"
+if [ -z "$GIL_WHY" ]; then
+	ms=$(gil_ms plain)
+	echo "without DEBUGINFOD_URLS: $ms ms of [GIL wait] in python3.11, its debug file hidden"
+	[ "$ms" = 0 ] || fail "[GIL wait] without the debug file: the test proves nothing"
+	[ "$(total_samples "$T/gil.plain.folded")" -gt 0 ] || fail "no off-CPU time of the GIL workload"
+fi
+stop_profd
 
-port=$((20000 + RANDOM % 20000))
-run_bg debuginfod -F "$T/srv" -p "$port" -d "$T/dfd.sqlite" -t 0 -g 0 >"$T/dfd.log" 2>&1
-for i in $(seq 1 100); do
-	code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/buildid/$id/debuginfo")
-	[ "$code" = 200 ] && break
-	sleep 0.2
-done
-[ "$code" = 200 ] || { cat "$T/dfd.log"; skip "the local debuginfod server did not serve the file (HTTP $code)"; }
+# serve DIR BUILD-ID: a debuginfod server of DIR's files, once it serves
+# BUILD-ID's debug file; its port in PORT.
+serve() {
+	local code i
+	PORT=$((20000 + RANDOM % 20000))
+	run_bg debuginfod -F "$1" -p "$PORT" -d "$1.sqlite" -t 0 -g 0 >"$1.log" 2>&1
+	for i in $(seq 1 100); do
+		code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/buildid/$2/debuginfo")
+		[ "$code" = 200 ] && break
+		sleep 0.2
+	done
+	[ "$code" = 200 ] || { cat "$1.log"; skip "the local debuginfod server did not serve the file (HTTP $code)"; }
+}
+
+serve "$T/srv" "$id"
+port=$PORT
 
 export DEBUGINFOD_URLS=http://127.0.0.1:$port
 start_profd
@@ -70,8 +132,25 @@ grep -q "debuginfod: stripped files' debug files fetched from $DEBUGINFOD_URLS" 
 [ "$(stat_of debuginfod_fetched)" -ge 1 ] || fail "nothing fetched"
 [ $((n * 10)) -ge $((total * 5)) ] || fail "fib named in $n of $total samples after the fetch"
 ls "$T/state/debuginfod/$id/debuginfo" >/dev/null 2>&1 || fail "the debug file is not in the state directory's cache"
-stop_profd
 ok "debuginfod: fib named in $n of $total samples, the file cached under the state directory"
+stop_profd
+
+if [ -z "$GIL_WHY" ]; then
+	serve "$T/srvpy" "$pyid"
+	rm -rf "$T/state/debuginfod"
+	export DEBUGINFOD_URLS=http://127.0.0.1:$PORT
+	start_profd --off-cpu
+	ms=$(WAIT_NAMED=1 gil_ms fetched)
+	echo "with DEBUGINFOD_URLS: $ms ms of [GIL wait] under gil_worker"
+	[ "$ms" -gt 0 ] || { heaviest "$T/gil.fetched.folded" | cut -c1-400 >&2
+		fail "no [GIL wait] in python3.11 with its debug file served"; }
+	ls "$T/state/debuginfod/$pyid/debuginfo" >/dev/null 2>&1 ||
+		fail "python3.11's debug file is not in the state directory's cache"
+	ok "debuginfod: python3.11's threads contending for the GIL show [GIL wait] ($ms ms)"
+	stop_profd
+else
+	echo "note: the GIL part not run: $GIL_WHY"
+fi
 
 # A server that takes connections and never answers: nothing waits on it.
 python3 -c '

@@ -104,7 +104,7 @@ for PY in "${PYTHONS[@]}"; do
 
 	sleep_ns=$(sum_ns "$T/off-cpu.folded" ';sleep_for \(.*;(do_nanosleep|hrtimer_nanosleep)_\[k\]')
 	echo "python $ver: off-cpu: $((sleep_ns / 1000000)) ms in sleep_for ending in the kernel's nanosleep"
-	[ "$sleep_ns" -gt 2000000000 ] || { sort -t' ' -k2 -n "$T/off-cpu.folded" | tail -3 | cut -c1-600 >&2; fail "python $ver: off-cpu lacks sleep_for;...;do_nanosleep"; }
+	[ "$sleep_ns" -gt 2000000000 ] || { heaviest "$T/off-cpu.folded" | cut -c1-600 >&2; fail "python $ver: off-cpu lacks sleep_for;...;do_nanosleep"; }
 	ok "python $ver: off-cpu profile shows the sleep with do_nanosleep in its leaf frames"
 
 	blocked_ns=$(sum_ns "$T/off-cpu.folded" ';wait_forever \(.*;futex')
@@ -152,7 +152,7 @@ PYEOF
 	elif ! has_take_gil "$PY" && ! grep -q 'libpython' <(ldd "$PY" 2>/dev/null); then
 		echo "python $ver: not checked: this interpreter has no take_gil symbol (stripped, and no debug file: python3.11-dbg)"
 	else
-		sort -t' ' -k2 -n "$T/gil.folded" | tail -3 >&2
+		heaviest "$T/gil.folded" >&2
 		fail "python $ver: no [GIL wait] under gil_worker"
 	fi
 	kill "$G"; wait "$G" 2>/dev/null

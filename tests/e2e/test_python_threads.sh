@@ -38,14 +38,14 @@ for PY in "${PYTHONS[@]}"; do
 	for w in "${WORKERS[@]}"; do
 		ctl dump --pid "$w" --python-only -o "$T/w$w.folded" || fail "python $ver: worker $w: dump failed"
 		grep -qE '^<module> \(.*py_mp.py:[0-9]+\);main \(.*;work \(.*py_mp.py:[0-9]+\);burn \(.*py_mp.py:[0-9]+\) [0-9]+$' "$T/w$w.folded" ||
-			fail "python $ver: worker $w lacks <module>;main;...;work;burn: $(sort -t' ' -k2 -n "$T/w$w.folded" | tail -2)"
+			fail "python $ver: worker $w lacks <module>;main;...;work;burn: $(heaviest "$T/w$w.folded" 2)"
 		# Forked, not exec'ed: Python frames from its first sample (BPF
 		# and the process table take the parent's state at the fork).
 		total=$(total_samples "$T/w$w.folded")
 		burning=$(sum_matching "$T/w$w.folded" ';work \([^;]*\);burn \(')
 		echo "python $ver: worker $w: $burning of $total samples in work;burn"
 		[ $((burning * 100)) -ge $((total * 90)) ] ||
-			fail "python $ver: worker $w: only $burning of $total samples have its chain: $(sort -t' ' -k2 -n "$T/w$w.folded" | tail -2)"
+			fail "python $ver: worker $w: only $burning of $total samples have its chain: $(heaviest "$T/w$w.folded" 2)"
 	done
 	ok "python $ver: multiprocessing workers ${WORKERS[*]} profiled with their chain from the start"
 	wait "$MP"
@@ -63,7 +63,7 @@ for PY in "${PYTHONS[@]}"; do
 	between=$(sum_matching "$T/sorted.folded" ';sort_them \([^;]*\)(;[^;(]+)+;slow_key \(')
 	echo "python $ver: sorted(): $between of $keyed samples in slow_key show native frames between sort_them and slow_key"
 	[ "$keyed" -gt 50 ] || fail "python $ver: too few samples in slow_key"
-	[ $((between * 100)) -ge $((keyed * 90)) ] || { grep slow_key "$T/sorted.folded" | sort -t' ' -k2 -n | tail -2 >&2; fail "python $ver: C frames do not show between the Python frames"; }
+	[ $((between * 100)) -ge $((keyed * 90)) ] || { grep slow_key "$T/sorted.folded" | heaviest - 2 >&2; fail "python $ver: C frames do not show between the Python frames"; }
 	ok "python $ver: C extension frames between Python frames"
 	kill "$S" 2>/dev/null; wait "$S" 2>/dev/null
 done

@@ -52,9 +52,8 @@ for py in "${PYTHONS[@]}"; do
 		lost=$(wall_of "$T/rec.folded" "$NAPPER" "python frame unreadable")
 		burn=$(wall_of "$T/rec.folded" "$BURNER" "burn \\($SCRIPT:")
 		at_least "$nap" 2.2 || {
-			# The napper's heaviest stacks (weight first), how its blocks ended.
-			awk -v p="($NAPPER)" 'index($0, p) { print $NF "\t" $0 }' "$T/rec.folded" |
-				sort -n | tail -5 | cut -c1-400 >&2
+			# The napper's heaviest stacks, how its blocks ended.
+			grep -F "($NAPPER)" "$T/rec.folded" | heaviest - 5 | cut -c1-400 >&2
 			ctl stats | grep -E '^bpf_offcpu_(blocks_end|thread_state|events_dropped)' >&2
 			fail "python $ver $method: the napper $NAPPER has $nap s in nap(), of ${SECS} s asleep"
 		}

@@ -125,7 +125,7 @@ else
 	S=$(basename "$WORK")
 	f=$W/train.cuda-calls.folded
 	n=$(sum "$f" "train \\([^)]*$S:$(line_of train-sync)\\);")
-	check "loss.item() (line $(line_of train-sync)) carries CUDA calls" "$([ "$n" -gt 0 ] && echo 1)" "$n calls under it; top: $(sort -t' ' -k2 -n "$f" 2>/dev/null | tail -1 | cut -c1-300)"
+	check "loss.item() (line $(line_of train-sync)) carries CUDA calls" "$([ "$n" -gt 0 ] && echo 1)" "$n calls under it; top: $(awk '{ print $NF "\t" $0 }' "$f" 2>/dev/null | sort -n | tail -1 | cut -f2- | cut -c1-300)"
 	n=$(sum "$f" "(cudaMemcpy|cuMemcpy|Synchronize)[^;]*$")
 	check "synchronizations/memcpys seen in training" "$([ "$n" -gt 0 ] && echo 1)" "$n"
 	n=$(sum "$W/sync.cuda-calls.folded" "sync \\([^)]*$S:$(line_of sync-sync)\\);.*Synchronize")
