@@ -2,8 +2,8 @@
 # in a frame with variables of every kind the reader shows by value
 # (tests/workloads/py_locals.py), on every interpreter pythons.sh lists.
 # The blocked frame lists its arguments first, marked, then its locals,
-# each with the repr Python itself gives (dicts before 3.11 and an
-# instance as <TYPE at 0xADDR>, long values cut with "..."), in text and
+# each with the repr Python itself gives (an instance as
+# <TYPE at 0xADDR>, long values cut with "..."), in text and
 # in JSON; a client that does not ask gets no locals; --locals with
 # --async is refused.
 . "$(dirname "$0")/lib.sh"
@@ -40,13 +40,11 @@ for k, v in exact.items():
     assert by[k]["repr"] == v, (k, by[k]["repr"], v)
 assert by["many"]["repr"] == "[0, 1, 2, 3, ...]", by["many"]
 assert re.fullmatch(r"'x{50,100}\.\.\.", by["long_text"]["repr"]), by["long_text"]
-if sys.version_info >= (3, 11):  # combined dicts: the first items
-    assert by["extra"]["repr"] == repr({"extra_key": 1}), by["extra"]
-    assert by["table"]["repr"] == repr({"a": 1}), by["table"]
-    assert by["numbers"]["repr"] == "{0: '0', 1: '1', 2: '2', 3: '3', ...}", by["numbers"]
-else:
-    for k in ("extra", "table", "numbers"):
-        assert re.fullmatch(r"<dict at 0x[0-9a-f]+>", by[k]["repr"]), by[k]
+# dicts, combined and split, in every keys layout: the first items
+assert by["extra"]["repr"] == repr({"extra_key": 1}), by["extra"]
+assert by["table"]["repr"] == repr({"a": 1}), by["table"]
+assert by["numbers"]["repr"] == "{0: '0', 1: '1', 2: '2', 3: '3', ...}", by["numbers"]
+assert by["attrs"]["repr"] == repr({"name": "w"}), by["attrs"]
 assert re.fullmatch(r"<Widget at 0x[0-9a-f]+>", by["widget"]["repr"]), by["widget"]
 assert re.fullmatch(r"<function at 0x[0-9a-f]+>", by["inner"]["repr"]), by["inner"]
 assert by["small"]["scope"] == "cell", by["small"]

@@ -2,8 +2,8 @@
 # `profctl stacks --locals` shows by value (tests/e2e/test_stacks_locals.sh):
 # arguments of each sort, a cell captured by an inner function, ints small,
 # negative and big, a float, str of each width, bytes, None, bools, short and
-# long lists, a tuple, dicts small and long and an instance of a class.  Prints "ready"
-# just before it blocks.
+# long lists, a tuple, dicts small, long and split (an instance's attributes)
+# and an instance of a class.  Prints "ready" just before it blocks.
 import threading
 
 
@@ -30,6 +30,8 @@ def blocked(count, *rest, flag=True, **extra):
     table = {"a": 1}
     numbers = {i: str(i) for i in range(10)}
     widget = Widget()
+    widget.name = "w"
+    attrs = widget.__dict__
 
     def inner():
         return small

@@ -23,16 +23,6 @@ int pydict_layout(const struct pyruntime *rt, struct pydict_layout *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (rt->major == 3 && (rt->minor == 9 || rt->minor == 10)) {
-		/* PyDictObject kept its shape from 3.6 on; only the keys
-		 * object's changed (pylocals reads 3.11+ dicts only). */
-		out->dict_keys = 32;
-		out->dict_values = 40;
-		out->long_size = 16;
-		out->long_digits = 24;
-		out->old_keys = true;
-		return 0;
-	}
 	err = pylocals_layout(rt, &lo);
 	if (err)
 		return err;
@@ -40,6 +30,9 @@ int pydict_layout(const struct pyruntime *rt, struct pydict_layout *out)
 		return -EPROTONOSUPPORT;
 	out->dict_keys = lo.dict_keys;
 	out->dict_values = lo.dict_values;
+	/* PyDictObject kept its shape from 3.6 on; the keys object's
+	 * changed in 3.11, and 3.13 put a header before the values. */
+	out->old_keys = rt->major == 3 && rt->minor < 11;
 	out->values_head = rt->minor >= 13 ? 8 : 0; /* capacity, size, embedded, valid */
 	out->long_size = lo.long_size;
 	out->long_digits = lo.long_digits;

@@ -471,50 +471,53 @@ static void repr_seq(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 	put(o, tuple ? ")" : "]", 1);
 }
 
-/* A combined dict's entries (3.11+ keys objects only: before, the
- * dict is shown by its address). */
-#define DK_ENTRIES_READ 16 /* entries looked at for PYLOCALS_ITEMS items */
+/* Entries of a dict looked at for its first PYLOCALS_ITEMS items
+ * (deleted ones are empty entries). */
+#define DK_ENTRIES_READ 16
 
-static int dict_keys(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
-		     struct pydict_view *k)
+/* A dict's first items, key then value, into kv: how many, or -1 where
+ * the dict cannot be read sanely (pydict.c: either layout of the keys,
+ * combined or split). */
+static int dict_items(const struct pyruntime *rt, uint64_t obj, uint64_t kv[][2])
 {
-	uint64_t keys, values;
+	struct pydict_layout lay;
+	struct pydict_view k;
+	size_t i;
+	int n = 0;
 
-	if (lo->dict_keys == PYOFF_NONE || pymem_read_u64(rt->pid, obj + lo->dict_keys, &keys) ||
-	    pymem_read_u64(rt->pid, obj + lo->dict_values, &values) || values)
-		return -EINVAL; /* split (values apart: their layout varies) or unreadable */
-	return pydict_keys_view(rt->pid, false, keys, 0, DK_ENTRIES_READ, k);
+	if (pydict_layout(rt, &lay) || pydict_view(rt, &lay, obj, DK_ENTRIES_READ, &k))
+		return -1;
+	for (i = 0; i < k.n && n < PYLOCALS_ITEMS; i++) {
+		if (pydict_entry(rt->pid, &k, i, &kv[n][0], &kv[n][1]))
+			return -1;
+		n += kv[n][0] && kv[n][1];
+	}
+	return n;
 }
 
-/* Its first items as {key: value}, or <dict at 0xADDR> where that is
- * not cheap. */
+/* Its first items as {key: value}, or <dict at 0xADDR> where it cannot
+ * be read. */
 static void repr_dict(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
 		      struct out *o)
 {
-	uint64_t e[DK_ENTRIES_READ * 3];
-	struct pydict_view k;
+	uint64_t kv[PYLOCALS_ITEMS][2];
 	int64_t used;
-	size_t i, shown = 0;
+	int i, n = dict_items(rt, obj, kv);
 
-	if (dict_keys(rt, lo, obj, &k) || var_size(rt, obj + lo->dict_used, &used) ||
-	    (k.n && pymem_read(rt->pid, k.entries, e, k.n * k.esize))) {
+	if (n < 0 || var_size(rt, obj + lo->dict_used, &used)) {
 		put_at(o, "dict", obj);
 		return;
 	}
 	put(o, "{", 1);
-	for (i = 0; i < k.n && shown < PYLOCALS_ITEMS; i++) {
-		const uint64_t *ent = e + i * (k.esize / 8) + (k.esize == 24);
-
-		if (!ent[0] || !ent[1])
-			continue; /* deleted */
-		if (shown++)
+	for (i = 0; i < n; i++) {
+		if (i)
 			put(o, ", ", 2);
-		repr_obj(rt, lo, ent[0], 1, o);
+		repr_obj(rt, lo, kv[i][0], 1, o);
 		put(o, ": ", 2);
-		repr_obj(rt, lo, ent[1], 1, o);
+		repr_obj(rt, lo, kv[i][1], 1, o);
 	}
-	if ((int64_t)shown < used)
-		puts_(o, shown ? ", ..." : "...");
+	if (n < used)
+		puts_(o, n ? ", ..." : "...");
 	put(o, "}", 1);
 }
 

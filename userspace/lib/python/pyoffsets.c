@@ -650,13 +650,13 @@ static const struct pyoff_locals locals_builtin[] = {
 	  .code_flags = 36, .code_nlocals = 28, .code_varnames = 72, .code_freevars = 80,
 	  .code_cellvars = 88, .code_cell2arg = 96, .code_localsplusnames = PYOFF_NONE,
 	  .code_localspluskinds = PYOFF_NONE, OBJECTS_OLD,
-	  .dict_keys = PYOFF_NONE, .dict_values = PYOFF_NONE },
+	  .dict_keys = 32, .dict_values = 40 },
 	/* 3.10: f_stacktop went, f_stackdepth (an int) came. */
 	{ .frame_localsplus = 352, .code_argcount = 16, .code_kwonlyargcount = 24,
 	  .code_flags = 36, .code_nlocals = 28, .code_varnames = 72, .code_freevars = 80,
 	  .code_cellvars = 88, .code_cell2arg = 96, .code_localsplusnames = PYOFF_NONE,
 	  .code_localspluskinds = PYOFF_NONE, OBJECTS_OLD,
-	  .dict_keys = PYOFF_NONE, .dict_values = PYOFF_NONE },
+	  .dict_keys = 32, .dict_values = 40 },
 	/* 3.11: co_flags, then co_warmup and a short before co_argcount. */
 	{ .frame_localsplus = 72, .code_argcount = 56, .code_kwonlyargcount = 64,
 	  .code_flags = 48, .code_nlocals = PYOFF_NONE, .code_varnames = PYOFF_NONE,
