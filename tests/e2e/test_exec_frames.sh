@@ -30,7 +30,7 @@ for p in "${pids[@]}"; do
 	pct=$(awk -v h="$heavy" -v l="$light" 'BEGIN { printf "%.1f", 100 * h / (h + l + 0.001) }')
 	awk -v h="$heavy" -v l="$light" -v t="$total" -v p="$pct" \
 		'BEGIN { exit !(h + l >= 0.9 * t && p >= 68 && p <= 82) }' || {
-		sort -t' ' -k2 -rn "$T/$p.folded" | head -5 >&2
+		heaviest "$T/$p.folded" 5 >&2
 		fail "run $p: leaf_heavy $heavy, leaf_light $light of $total ($pct%, want 75%)"
 	}
 done

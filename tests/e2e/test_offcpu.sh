@@ -90,7 +90,7 @@ for PY in "${PYTHONS[@]}"; do
 	echo "python $ver: wall: compute $((w / 10)).$((w % 10))% of compute + sleep_for (really $((truth / 10)).$((truth % 10))%)"
 	if [ "$w" -lt $((truth - 50)) ] || [ "$w" -gt $((truth + 50)) ]; then
 		ctl stats | grep -E 'offcpu' >&2
-		sort -t' ' -k2 -g "$T/wall-py.folded" | tail -6 | cut -c1-300 >&2
+		heaviest "$T/wall-py.folded" 6 | cut -c1-300 >&2
 		fail "python $ver: wall split $w/1000, really $truth/1000 (+- 50 allowed)"
 	fi
 	ok "python $ver: wall profile splits compute/sleep as they ran within 5 points"
