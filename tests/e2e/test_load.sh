@@ -54,6 +54,8 @@ FDS0=$FDS
 # allocator slack.  Sanitized: plus 512 MiB (quarantine and shadow).
 RSS_LIMIT_KB=$((RSS0_KB + MAX_PROCS * 16 + 32 * 1024 + 64 * 1024))
 [ -n "$ASAN" ] && RSS_LIMIT_KB=$((RSS_LIMIT_KB + 512 * 1024))
+# A 5 s step that grows by more than this counts as growth (below).
+STEP_KB=$(((RSS_LIMIT_KB - RSS0_KB) / 50))
 echo "profd: RSS ${RSS0_KB} KiB and $FDS0 fds before the load; RSS limit $((RSS_LIMIT_KB / 1024)) MiB${ASAN:+ (ASan build)}"
 
 # The load.  The Python processes run at nice 10, as batch work would, so
@@ -107,7 +109,9 @@ while [ "$elapsed" -lt "$SECONDS_LOAD" ]; do
 	elapsed=$((elapsed + STEP))
 	snap
 	row "$elapsed"
+	[ -n "${RSS_MID_KB:-}" ] && [ $((RSS_KB - PREV_RSS_KB)) -gt "$STEP_KB" ] && GREW=$((GREW + 1))
 	[ -z "${RSS_MID_KB:-}" ] && [ "$elapsed" -ge $((SECONDS_LOAD * 3 / 4)) ] && RSS_MID_KB=$RSS_KB
+	PREV_RSS_KB=$RSS_KB
 done
 wait "$STORM_PID" || fail "exec_storm failed"
 wait "$LAT_PID" || fail "the latency prober failed"
@@ -117,6 +121,7 @@ wait "$LAT_PID" || fail "the latency prober failed"
 sleep 3 # the last events drain; /proc entries of the dead are gone
 snap
 row end
+[ $((RSS_KB - PREV_RSS_KB)) -gt "$STEP_KB" ] && GREW=$((GREW + 1))
 cat "$T/table"
 cat "$T/storm.out"
 
@@ -136,12 +141,15 @@ rate=$(sed -n 's/.*(\([0-9]*\)\/s).*/\1/p' "$T/storm.out")
 ok "exec storm: $rate processes/s; $(st proc_execs) execs seen, $(st processes_evicted) processes evicted"
 
 # Memory: under the limit at every sample, and flat once the process table
-# is full: the last quarter grows by less than a tenth of the bound.  (Not
-# the second half: on a 2-CPU VM one step of ~20 MiB, allocator arenas and
-# tables doubling as the storm's stacks pile up, can come as late as 40 s
-# in, flat after it; the limit above still bounds every sample.)
-[ $((RSS_KB - RSS_MID_KB)) -le $(((RSS_LIMIT_KB - RSS0_KB) / 10)) ] ||
-	fail "RSS still growing in the last quarter: $((RSS_MID_KB / 1024)) -> $((RSS_KB / 1024)) MiB"
+# is full: in the last quarter at most one 5 s step grows by over a 50th of
+# the bound (2.5 MiB here, 13 under ASan), and all of it by less than a
+# fifth of the bound.  A leak grows at every step;
+# allocator arenas and tables doubling as the storm's stacks pile up come
+# as one step of 10-20 MiB, flat after it, as late as 40 s in (45-50 s in
+# one CI run: 142 -> 154 MiB, then 154, 155, 155); the limit above still
+# bounds every sample.
+[ "${GREW:-0}" -le 1 ] && [ $((RSS_KB - RSS_MID_KB)) -le $(((RSS_LIMIT_KB - RSS0_KB) / 5)) ] ||
+	fail "RSS still growing in the last quarter: $((RSS_MID_KB / 1024)) -> $((RSS_KB / 1024)) MiB, ${GREW:-0} steps of over $((STEP_KB / 1024)) MiB"
 ok "RSS peak $((RSS_MAX_KB / 1024)) MiB (limit $((RSS_LIMIT_KB / 1024)) MiB), mid $((RSS_MID_KB / 1024)), end $((RSS_KB / 1024)) MiB"
 
 # fds: back to where they were (a couple of transient /proc opens aside).

@@ -163,13 +163,18 @@ viewer_page() {
 		if (seen[t]) { key('1'); return finish(); }
 		seen[t] = 1;
 		key('3'); /* sandwich: a table of the profile's functions */
-		setTimeout(function () {
+		/* Read once the table shows (2 s at most: a thread without
+		 * such functions has none to show, and a loaded machine draws
+		 * late). */
+		(function collect(n) {
 			var names = {};
-			(text().match(/[A-Za-z_]+_(work|wait) \(/g) || []).forEach(function (n) { names[n] = 1; });
+			(text().match(/[A-Za-z_]+_(work|wait) \(/g) || []).forEach(function (f) { names[f] = 1; });
+			if (!Object.keys(names).length && n < 10)
+				return setTimeout(function () { collect(n + 1); }, 200);
 			out.push('profile=' + t + ' functions=' + Object.keys(names).join(','));
 			key('n');
 			setTimeout(step, 300);
-		}, 300);
+		})(0);
 	}
 	setTimeout(step, 100);
 })();
