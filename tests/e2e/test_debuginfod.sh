@@ -53,8 +53,7 @@ gil_ms() {
 	for i in $(seq 0 40); do
 		ctl dump --pid "$pid" --type off-cpu --python-only -o "$T/gil.$1.folded" ||
 			fail "dump of the GIL workload failed"
-		ns=$(awk '{ n = $NF; $NF = ""; if ($0 ~ /;gil_worker \([^;]*\);\[GIL wait\]/) s += n }
-			END { printf "%.0f", s }' "$T/gil.$1.folded")
+		ns=$(sum_matching "$T/gil.$1.folded" ';gil_worker \([^;]*\);\[GIL wait\]')
 		[ -z "${WAIT_NAMED:-}" ] || [ "$ns" -gt 0 ] && break
 		sleep 0.5
 	done

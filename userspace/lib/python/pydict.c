@@ -17,27 +17,34 @@ static bool aligned(uint64_t p)
 	return p && !(p & 7);
 }
 
-int pydict_layout(const struct pyruntime *rt, struct pydict_layout *out)
+int pydict_layout_of(const struct pyruntime *rt, const struct pyoff_locals *lo,
+		     struct pydict_layout *out)
 {
-	struct pyoff_locals lo;
-	int err;
-
 	memset(out, 0, sizeof(*out));
-	err = pylocals_layout(rt, &lo);
-	if (err)
-		return err;
-	if (lo.dict_keys == PYOFF_NONE)
+	if (lo->dict_keys == PYOFF_NONE)
 		return -EPROTONOSUPPORT;
-	out->dict_keys = lo.dict_keys;
-	out->dict_values = lo.dict_values;
+	out->dict_keys = lo->dict_keys;
+	out->dict_values = lo->dict_values;
 	/* PyDictObject kept its shape from 3.6 on; the keys object's
 	 * changed in 3.11, and 3.13 put a header before the values. */
 	out->old_keys = rt->major == 3 && rt->minor < 11;
 	out->values_head = rt->minor >= 13 ? 8 : 0; /* capacity, size, embedded, valid */
-	out->long_size = lo.long_size;
-	out->long_digits = lo.long_digits;
-	out->long_tagged = lo.long_tagged;
+	out->long_size = lo->long_size;
+	out->long_digits = lo->long_digits;
+	out->long_tagged = lo->long_tagged;
 	return 0;
+}
+
+int pydict_layout(const struct pyruntime *rt, struct pydict_layout *out)
+{
+	struct pyoff_locals lo;
+	int err = pylocals_layout(rt, &lo);
+
+	if (err) {
+		memset(out, 0, sizeof(*out));
+		return err;
+	}
+	return pydict_layout_of(rt, &lo, out);
 }
 
 /* Bytes of one hash index for a table of size slots (3.9, 3.10). */

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pyoffsets.h"
 #include "pyruntime.h"
 
 /* Keys are compared as pylocals_str() reads them (pylocals.h). */
@@ -40,6 +41,10 @@ struct pydict_view {
 
 /* 0, or -EPROTONOSUPPORT for a version with no layout here. */
 int pydict_layout(const struct pyruntime *rt, struct pydict_layout *out);
+/* The same from the locals layout already read (pylocals_layout reads
+ * 3.13+'s from the process). */
+int pydict_layout_of(const struct pyruntime *rt, const struct pyoff_locals *lo,
+		     struct pydict_layout *out);
 
 /* The entries of the keys object at keys, at most max of them; values:
  * the items of a split dict's values (their address), or 0 for a

@@ -478,14 +478,15 @@ static void repr_seq(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 /* A dict's first items, key then value, into kv: how many, or -1 where
  * the dict cannot be read sanely (pydict.c: either layout of the keys,
  * combined or split). */
-static int dict_items(const struct pyruntime *rt, uint64_t obj, uint64_t kv[][2])
+static int dict_items(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
+		      uint64_t kv[][2])
 {
 	struct pydict_layout lay;
 	struct pydict_view k;
 	size_t i;
 	int n = 0;
 
-	if (pydict_layout(rt, &lay) || pydict_view(rt, &lay, obj, DK_ENTRIES_READ, &k))
+	if (pydict_layout_of(rt, lo, &lay) || pydict_view(rt, &lay, obj, DK_ENTRIES_READ, &k))
 		return -1;
 	for (i = 0; i < k.n && n < PYLOCALS_ITEMS; i++) {
 		if (pydict_entry(rt->pid, &k, i, &kv[n][0], &kv[n][1]))
@@ -502,7 +503,7 @@ static void repr_dict(const struct pyruntime *rt, const struct pyoff_locals *lo,
 {
 	uint64_t kv[PYLOCALS_ITEMS][2];
 	int64_t used;
-	int i, n = dict_items(rt, obj, kv);
+	int i, n = dict_items(rt, lo, obj, kv);
 
 	if (n < 0 || var_size(rt, obj + lo->dict_used, &used)) {
 		put_at(o, "dict", obj);
