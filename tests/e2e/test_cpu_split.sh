@@ -6,7 +6,10 @@
 . "$(dirname "$0")/lib.sh"
 
 start_profd --all-processes --rate 499
-run_bg "$WORKLOADS/cpu_split" 6
+# It runs well past the checks (killed at the end): `list` shows running
+# processes, and a 6 s run had ended before a slow (sanitized) daemon's
+# two dumps were done.
+run_bg "$WORKLOADS/cpu_split" 60
 W=${CHILDREN[-1]}
 sleep 5
 ctl dump --pid "$W" --format folded -o "$T/w.folded" || fail "dump failed"

@@ -101,6 +101,7 @@ row() { # time
 	return 0
 }
 PREV_RX=$(st samples_received) PREV_EX=$(st proc_execs) PREV_T=$(date +%s.%N)
+GREW=0 # 5 s steps in the last quarter that grew RSS by over STEP_KB
 row 0
 
 elapsed=0
