@@ -9,7 +9,11 @@ cd "$(dirname "$0")/.."
 PACKAGES="build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev zlib1g-dev
 bpftool libdw-dev libcmocka-dev libsqlite3-dev libcurl4-openssl-dev python3 python3-jsonschema chromium
 golang-go protobuf-compiler binutils adduser libclang-rt-14-dev patchelf python3-torch
-qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap debuginfod python3.11-dbg"
+qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap debuginfod python3.11-dbg
+kmod curl git man-db systemd"
+# Node.js and npm (the viewers' own code for test_gecko and test_trace):
+# Debian's, unless the machine already has an npm of its own.
+command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 
 missing=""
 for p in $PACKAGES; do
@@ -30,7 +34,7 @@ fi
 # The Firefox Profiler's own import code, which e2e.test_gecko loads its
 # files into: fetched once here, where the tests may later run offline.
 PQ_DIR=/var/cache/profd-tests/profiler-cli
-if command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
+if [ "$(id -u)" = 0 ] &&
 	[ ! -f "$PQ_DIR/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js" ]; then
 	mkdir -p "$PQ_DIR"
 	npm install --silent --prefix "$PQ_DIR" @firefox-devtools/profiler-cli >/dev/null ||
@@ -40,7 +44,7 @@ fi
 # speedscope, which e2e.test_trace opens its Trace Event Format files in
 # (headless chromium, offline): installed here for the same reason.
 SS_DIR=/var/cache/profd-tests/speedscope
-if command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
+if [ "$(id -u)" = 0 ] &&
 	[ ! -f "$SS_DIR/node_modules/speedscope/dist/release/index.html" ]; then
 	mkdir -p "$SS_DIR"
 	npm install --silent --prefix "$SS_DIR" speedscope >/dev/null ||

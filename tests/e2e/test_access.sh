@@ -8,7 +8,7 @@
 
 [ "$(id -u)" = 0 ] || skip "creating a test user needs root (running as uid $(id -u))"
 for tool in useradd userdel groupadd groupdel setpriv; do
-	command -v "$tool" >/dev/null || skip "$tool not found"
+	command -v "$tool" >/dev/null || fail "$tool is missing (packaging/setup.sh installs it)"
 done
 
 U=profdtest

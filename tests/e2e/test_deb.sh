@@ -5,7 +5,7 @@
 
 [ "$(id -u)" = 0 ] || skip "installing a .deb needs root (running as uid $(id -u))"
 command -v dpkg >/dev/null || skip "dpkg not found: not a Debian system"
-command -v cpack >/dev/null || skip "cpack not found"
+command -v cpack >/dev/null || fail "cpack is missing (packaging/setup.sh installs cmake)"
 # Never replace a profd someone installed for real.
 if dpkg-query -W -f='${Status}' profd 2>/dev/null | grep -q 'install ok'; then
 	skip "a profd package is already installed here; not replacing it"
@@ -61,12 +61,14 @@ if grep -q -- '--config' "$T/help"; then
 		fail "profd rejects its own default config: $(cat "$T/conf.err")"
 	ok "default config accepted"
 fi
-if command -v systemd-analyze >/dev/null; then
+command -v systemd-analyze >/dev/null || fail "systemd-analyze is missing (packaging/setup.sh installs systemd)"
+command -v man >/dev/null || fail "man is missing (packaging/setup.sh installs man-db)"
+if true; then
 	systemd-analyze verify /lib/systemd/system/profd.service >"$T/verify" 2>&1 ||
 		fail "systemd-analyze verify: $(cat "$T/verify")"
 	ok "systemd-analyze verify: clean"
 fi
-if command -v man >/dev/null; then
+if true; then
 	man -l /usr/share/man/man8/profd.8 2>/dev/null | grep -q 'CAP_BPF' || fail "profd(8) does not render"
 fi
 ok "installed: binaries, unit, conffile, man pages, group profd"

@@ -18,9 +18,9 @@
 # by processes that see the debug file.
 . "$(dirname "$0")/lib.sh"
 
-command -v debuginfod >/dev/null || skip "no debuginfod server (Debian: apt-get install debuginfod)"
-command -v objcopy >/dev/null || skip "no objcopy (binutils)"
-command -v curl >/dev/null || skip "no curl"
+command -v debuginfod >/dev/null || fail "debuginfod is missing (packaging/setup.sh installs it)"
+command -v objcopy >/dev/null || fail "objcopy is missing (packaging/setup.sh installs binutils)"
+command -v curl >/dev/null || fail "curl is missing (packaging/setup.sh installs it)"
 
 mkdir -p "$T/srv" "$T/bin"
 

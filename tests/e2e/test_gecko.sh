@@ -109,7 +109,7 @@ viewer_check() {
 	local dir=${PROFD_TEST_CACHE:-/var/cache/profd-tests}/profiler-cli pq sl t
 	pq=$dir/node_modules/@firefox-devtools/profiler-cli/dist/profiler-cli.js
 	if [ ! -f "$pq" ]; then
-		command -v npm >/dev/null 2>&1 || { echo "note: viewer check not run: npm absent"; return 0; }
+		command -v npm >/dev/null 2>&1 || fail "npm is missing (packaging/setup.sh installs it)"
 		mkdir -p "$dir" && npm install --silent --prefix "$dir" @firefox-devtools/profiler-cli \
 			>"$T/npm.log" 2>&1 || fail "npm install @firefox-devtools/profiler-cli: $(tail -3 "$T/npm.log")"
 	fi

@@ -19,7 +19,7 @@
 #    still selects its stacks (from history).
 . "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || skip "python3 not found"
+command -v python3 >/dev/null || fail "python3 is missing (packaging/setup.sh installs it)"
 PY=$(python3 -c 'import sys; print(sys.executable)')
 . "$(dirname "$0")/cgroups.sh"
 

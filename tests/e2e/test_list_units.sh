@@ -14,7 +14,7 @@
 #    weights into its samples).
 . "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || skip "python3 not found"
+command -v python3 >/dev/null || fail "python3 is missing (packaging/setup.sh installs it)"
 PY=$(python3 -c 'import sys; print(sys.executable)') # not a wrapper that spends CPU first
 RATE=99
 NAP='import sys, time

@@ -7,7 +7,7 @@
 # and a byte that is not UTF-8 escaped so that it reads back exactly.
 . "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || skip "python3 not found"
+command -v python3 >/dev/null || fail "python3 is missing (packaging/setup.sh installs it)"
 
 # json_ok FILE WHAT: FILE is one JSON document.
 json_ok() { python3 -m json.tool "$1" >/dev/null 2>&1 || fail "$2 is not valid JSON: $(head -c 600 "$1")"; }

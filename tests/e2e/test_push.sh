@@ -8,8 +8,8 @@
 # format=pprof and spyName.  Loopback only.
 . "$(dirname "$0")/lib.sh"
 
-command -v go >/dev/null || skip "go is not installed (Debian: apt-get install golang-go): go tool pprof reads the pushed profiles"
-command -v python3 >/dev/null || skip "python3 is not installed: it runs the loopback receiver"
+command -v go >/dev/null || fail "go is missing (packaging/setup.sh installs golang-go): go tool pprof reads the pushed profiles"
+command -v python3 >/dev/null || fail "python3 is missing (packaging/setup.sh installs it)"
 export HOME=${HOME:-$T} GOCACHE=${GOCACHE:-$T/gocache} PPROF_TMPDIR=$T
 start_push_receiver "$T/recv"
 

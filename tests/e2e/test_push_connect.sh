@@ -14,9 +14,9 @@
 
 : "${SRC:?SRC must point at the source directory}"
 PROTO_DIR=$SRC/tests/data/pyroscope
-command -v go >/dev/null || skip "go is not installed (Debian: apt-get install golang-go): go tool pprof reads the pushed profiles"
-command -v protoc >/dev/null || skip "protoc is not installed (Debian: apt-get install protobuf-compiler): it decodes the pushed PushRequests"
-command -v python3 >/dev/null || skip "python3 is not installed: it runs the loopback receiver"
+command -v go >/dev/null || fail "go is missing (packaging/setup.sh installs golang-go): go tool pprof reads the pushed profiles"
+command -v protoc >/dev/null || fail "protoc is missing (packaging/setup.sh installs protobuf-compiler): it decodes the pushed PushRequests"
+command -v python3 >/dev/null || fail "python3 is missing (packaging/setup.sh installs it)"
 export HOME=${HOME:-$T} GOCACHE=${GOCACHE:-$T/gocache} PPROF_TMPDIR=$T
 
 # The PushRequest in body $1, through protoc (tools/pbtext.py), as lines

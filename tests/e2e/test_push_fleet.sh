@@ -18,10 +18,10 @@
 . "$(dirname "$0")/lib.sh"
 
 : "${SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
-command -v python3 >/dev/null || skip "python3 not found"
+command -v python3 >/dev/null || fail "python3 is missing (packaging/setup.sh installs it)"
 command -v protoc >/dev/null ||
-	skip "protoc is not installed (Debian: apt-get install protobuf-compiler): it decodes the pushed requests"
-command -v go >/dev/null || skip "go is not installed (Debian: apt-get install golang-go): go tool pprof reads the pushed profiles' pid labels"
+	fail "protoc is missing (packaging/setup.sh installs protobuf-compiler): it decodes the pushed requests"
+command -v go >/dev/null || fail "go is missing (packaging/setup.sh installs golang-go): go tool pprof reads the pushed profiles' pid labels"
 export HOME=${HOME:-$T} GOCACHE=${GOCACHE:-$T/gocache} PPROF_TMPDIR=$T
 PY=$(python3 -c 'import sys; print(sys.executable)')
 . "$(dirname "$0")/cgroups.sh"

@@ -16,8 +16,8 @@
 : "${SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
 PROTO_DIR=$SRC/tests/data/otlp
 command -v protoc >/dev/null ||
-	skip "protoc is not installed (Debian: apt-get install protobuf-compiler): it decodes the pushed requests"
-command -v python3 >/dev/null || skip "python3 is not installed: it runs the loopback receiver"
+	fail "protoc is missing (packaging/setup.sh installs protobuf-compiler): it decodes the pushed requests"
+command -v python3 >/dev/null || fail "python3 is missing (packaging/setup.sh installs it)"
 # check.py DECODED PID HOST RATE: the protoc text of one request, checked;
 # prints "TOTAL LEAF_HEAVY SECONDS" (summed sample values, those under
 # leaf_heavy, the window's duration rounded up).

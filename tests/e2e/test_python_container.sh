@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pythons.sh"
 
-command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
+command -v unshare >/dev/null || fail "unshare (util-linux) is missing"
 unshare --pid --fork --mount-proc true 2>/dev/null || skip "this machine refuses new pid/mount namespaces"
 
 split_chain # SCRIPT, its chain's lines, complete_re (pythons.sh)

@@ -11,7 +11,7 @@ split_chain # SCRIPT, its chain's lines, complete_re (pythons.sh)
 HOST_SRC=$SRC/tests/workloads/embed/py_embed_host.c
 
 CC=${CC:-cc}
-command -v "$CC" >/dev/null || skip "no C compiler ($CC) to build the embedding host"
+command -v "$CC" >/dev/null || fail "no C compiler ($CC) to build the embedding host (packaging/setup.sh installs build-essential)"
 
 # build_host PYTHON OUT: build the host against the shared libpython of
 # PYTHON (beside it or in its LIBDIR); fails (quietly) when there is none.

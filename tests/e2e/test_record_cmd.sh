@@ -7,7 +7,7 @@
 : "${SRC:?SRC must point at the source directory}"
 
 PY=/usr/bin/python3.11
-[ -x "$PY" ] || PY=$(command -v python3) || skip "no python3"
+[ -x "$PY" ] || PY=$(command -v python3) || fail "python3 is missing (packaging/setup.sh installs it)"
 start_profd --rate 199
 
 t0=$(date +%s)

@@ -7,7 +7,7 @@
 # /proc's VmRSS once it stops growing.
 . "$(dirname "$0")/lib.sh"
 
-PY=$(command -v python3) || skip "no python3"
+PY=$(command -v python3) || fail "python3 is missing (packaging/setup.sh installs it)"
 start_profd --all-processes --rate 99 --bucket 1s
 
 "$PY" -c '

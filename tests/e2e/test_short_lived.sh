@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3.11
-[ -x "$PY" ] || PY=$(command -v python3) || skip "no python3"
+[ -x "$PY" ] || PY=$(command -v python3) || fail "python3 is missing (packaging/setup.sh installs it)"
 start_profd
 sleep 1
 

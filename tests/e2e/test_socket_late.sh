@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (running as uid $(id -u))"
-command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
+command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
 
 setpriv --bounding-set=-bpf,-perfmon,-sys_admin "$PROFD" --config /dev/null \
 	--state-dir "$T/state" --socket "$SOCK" 2>"$T/profd.err" &

@@ -7,7 +7,7 @@
 
 [ "$(id -u)" = 0 ] || skip "a private mount namespace needs root (running as uid $(id -u))"
 for tool in unshare mount setpriv; do
-	command -v "$tool" >/dev/null || skip "$tool not found"
+	command -v "$tool" >/dev/null || fail "$tool is missing (packaging/setup.sh installs it)"
 done
 
 grep -v '^profd:' /etc/group >"$T/group"

@@ -118,9 +118,9 @@ stop_profd
 # what it showed into a hidden <pre> that --dump-dom prints.
 SS_DIR=${PROFD_TEST_CACHE:-/var/cache/profd-tests}/speedscope
 SS_HTML=$SS_DIR/node_modules/speedscope/dist/release/index.html
-[ -x "$CHROMIUM" ] || skip "viewer check not run: $CHROMIUM absent (apt-get install chromium)"
+[ -x "$CHROMIUM" ] || fail "$CHROMIUM is missing (packaging/setup.sh installs chromium)"
 if [ ! -f "$SS_HTML" ]; then
-	command -v npm >/dev/null 2>&1 || skip "viewer check not run: speedscope not in $SS_DIR and npm absent"
+	command -v npm >/dev/null 2>&1 || fail "speedscope is not in $SS_DIR and npm is missing (packaging/setup.sh installs both)"
 	mkdir -p "$SS_DIR" && npm install --silent --prefix "$SS_DIR" speedscope >"$T/npm.log" 2>&1 ||
 		fail "npm install speedscope: $(tail -3 "$T/npm.log")"
 fi

@@ -25,6 +25,8 @@ MARK=KERNEL_BOOT
 
 log() { echo "kernel_boot: $*" >&2; }
 skip() { log "SKIP: $*"; exit 77; }
+# A tool that packaging/setup.sh installs is missing: a failure, not a skip.
+missing() { log "FAIL: $1 is missing (packaging/setup.sh installs package $2)"; exit 1; }
 
 # guest_init: PID 1 of the guest (busybox sh), in the cached initramfs.
 guest_init() {
@@ -191,10 +193,10 @@ main() {
 	local suite=${1:-} kdir initrd rc=0 status ready boot_s ver
 	[ $# -ge 2 ] || { echo "usage: $0 bullseye|bookworm|trixie CMD..." >&2; exit 2; }
 	shift
-	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 missing (package qemu-system-x86)"
+	command -v qemu-system-x86_64 >/dev/null || missing qemu-system-x86_64 qemu-system-x86
 	BUSYBOX=$(command -v busybox || true)
-	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 || skip "a static busybox is missing (package busybox-static)"
-	command -v cpio >/dev/null || skip "cpio missing"
+	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 || missing "a static busybox" busybox-static
+	command -v cpio >/dev/null || missing cpio cpio
 	kdir=$("$HERE/kernel_fetch.sh" "$suite") || exit $?
 	ver=$(cat "$kdir/version")
 	initrd=$(initramfs "$kdir")

@@ -19,6 +19,8 @@ KEEP_MODULES="kernel/fs kernel/net/9p kernel/drivers/virtio kernel/lib kernel/cr
 
 log() { echo "kernel_fetch: $*" >&2; }
 skip() { log "SKIP: $*"; exit 77; }
+# A tool that packaging/setup.sh installs is missing: a failure, not a skip.
+missing() { log "FAIL: $1 is missing (packaging/setup.sh installs package $2)"; exit 1; }
 
 # host_mirror: the URI of the host's main Debian archive (not -security),
 # from deb822 sources or the one-line sources.list format.
@@ -57,7 +59,7 @@ fetch() {
 	local suite=$1 out=$2 apt=$CACHE/apt-$1 mirror pkg ver deb
 	mirror=$(host_mirror)
 	[ -n "$mirror" ] || skip "no Debian mirror found in the host's apt sources"
-	command -v dpkg-deb >/dev/null || skip "dpkg-deb missing"
+	command -v dpkg-deb >/dev/null || missing dpkg-deb dpkg
 	mkdir -p "$apt/state/lists/partial" "$apt/cache/archives/partial"
 	: >"$apt/status"
 	echo "deb $mirror $suite main" >"$apt/sources.list"
@@ -91,7 +93,8 @@ unpack() {
 	fi
 	[ -f "$root/boot/vmlinuz-$ver" ] && [ -d "$mods" ] || skip "package for $ver lacks vmlinuz or modules"
 	command -v depmod >/dev/null || PATH=$PATH:/sbin:/usr/sbin
-	depmod -b "$root" "$ver" || skip "depmod failed for $ver"
+	command -v depmod >/dev/null || missing depmod kmod
+	depmod -b "$root" "$ver" || { log "FAIL: depmod failed for $ver"; exit 1; }
 	mkdir -p "$out/modules"
 	cp "$root/boot/vmlinuz-$ver" "$out/vmlinuz"
 	cp "$root/boot/config-$ver" "$out/config" 2>/dev/null || true
