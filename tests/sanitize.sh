@@ -1,6 +1,7 @@
 #!/bin/sh
-# sanitize.suite: the whole test suite once more, built with ASan+UBSan by
-# clang (so the fuzzers' smoke runs come along) in BUILD/asan.  Every
+# sanitize.suite: the unit, BPF and fuzz tests and the daemon under a set
+# of end-to-end tests (below), built with ASan+UBSan by clang (so the
+# fuzzers' smoke runs come along) in BUILD/asan.  Every
 # sanitizer report fails it: the instrumented programs stop at the first
 # error (halt_on_error, abort_on_error, UBSan without recovery) and also
 # write each report to a file, so a report from a background daemon or a
@@ -26,28 +27,38 @@ common=halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_exe_name=1
 export ASAN_OPTIONS="$common:detect_leaks=1:strict_string_checks=1:log_path=$reports/report"
 export UBSAN_OPTIONS="$common:log_path=$reports/report"
 
-# Left out, with the reason:
-#   e2e.test_deb  installs the package system-wide and runs it under
-#                 systemd; packaging is not what this run checks, and the
-#                 plain build already runs it.
-#   kernel.*, e2e.legacy.*, release.bundle  the same userspace under other
-#                 kernels, the other BPF build and a Release bundle: what
-#                 they check is not memory safety, and the plain build
-#                 already runs them (the matrix alone takes ~10 minutes).
-# Run, but their pass/fail not counted: tests whose verdict is a latency
-# bound (first complete Python stack within 1 s of start, the share of
-# samples unwound in the seconds after an exec or a start, probes attached
-# in time, a 60 ms process named while it runs, every one of 1000
-# threads sampled within the window, a PyTorch
-# process's ~300 tables built before the window, bytes in a 1 s-bucket
-# window), which the
-# sanitizers' 2-3x slowdown breaks.  They still drive the
-# sanitized daemon, so any sanitizer report from them fails this run.
-timing='^e2e\.test_(python|python_container|python_many_threads|native_unwind|gpu_cuda|torch_unwind|memory_window|short_lived)$'
+# What runs: every unit, BPF and fuzz test (the parsers, the tables, the
+# protocol: the code a sanitizer checks best), and the daemon itself under
+# the end-to-end tests below, each for code of its own that the others
+# do not reach.  The rest of e2e drives the same code again with other
+# workloads or timings; under the sanitizers' 2-3x slowdown all of it
+# took over 25 minutes, more than the suite's whole margin.
+#   load            process-table churn, eviction, an exec storm, stats under load
+#   hostile_clients silent, slow and malformed control clients
+#   history rss_history  the SQLite history: write, prune, restore, query
+#   profctl profctl_json formats gecko diff  every command and renderer
+#   python python_threads  CPython detection, frame decoding, threads,
+#                   C frames between Python ones (one interpreter per layout)
+#   python_embed    libpython in a host that is not python
+#   stacks_locals stacks_native stacks_stuck_memory  reads of a process's
+#                   memory on request, one that blocks among them
+#   offcpu memory mmap gpu_cuda  the non-CPU event types through ingest
+#   push_otlp       a push encoder and its connection
+#   jit_unwind      perf maps
+#   record_cmd short_lived  a child profiled from its exec; a 60 ms process
+# Timing-bound checks among them (first full stack within 1 s, splits
+# over a few seconds) still run, but their verdict is not counted where
+# the slowdown breaks them; any sanitizer report from them fails the run.
+E2E="load hostile_clients history rss_history profctl profctl_json formats gecko diff
+python python_threads python_embed stacks_locals stacks_native stacks_stuck_memory
+offcpu memory mmap gpu_cuda push_otlp jit_unwind record_cmd short_lived"
+timing='python|gpu_cuda|short_lived'
+e2e_re=$(echo $E2E | tr ' ' '|')
+export PROFD_TEST_PYTHON_SET=layouts
 rc=0
-left_out='^e2e\.test_deb$|^kernel\.|^e2e\.legacy\.|^release\.bundle$'
-ctest --test-dir "$out" --output-on-failure -E "$left_out|$timing" || rc=$?
-ctest --test-dir "$out" --output-on-failure -R "$timing" ||
+ctest --test-dir "$out" --output-on-failure -R "^(unit|bpf|fuzz)\\.|^e2e\\.test_($e2e_re)\$" \
+	-E "^e2e\\.test_($timing)\$" || rc=$?
+ctest --test-dir "$out" --output-on-failure -R "^e2e\\.test_($timing)\$" ||
 	echo "sanitize: latency-bound tests above failed under the sanitizers (not counted)"
 
 found=0

@@ -9,6 +9,39 @@ list_pythons() {
 		echo "$PROFD_TEST_PYTHONS" | tr ':' '\n'
 		return
 	fi
+	if [ "${PROFD_TEST_PYTHON_SET:-all}" = layouts ]; then
+		all_pythons | one_per_layout
+		return
+	fi
+	all_pythons
+}
+
+# one_per_layout: of the interpreters on stdin, the first of each frame
+# layout profd walks: PyFrameObject chains (3.9, 3.10: the newest), then
+# 3.11, 3.12, 3.13 and 3.14+ (the last two through _Py_DebugOffsets, 3.14
+# with tagged stack refs; the newest of them).  For the runs that check
+# another build or the sanitizers over the same walkers, where every
+# patch release again would only repeat the plain run.
+one_per_layout() {
+	local p v layout
+	declare -A minor=()
+	declare -A pick=()
+	while read -r p; do
+		v=$("$p" -c 'import sys; print(sys.version_info[1])' 2>/dev/null) || continue
+		case $v in 9 | 10) layout=frameobject ;; 11 | 12 | 13) layout=3.$v ;; *) layout=stackref ;; esac
+		# The first of a version (Debian's own before pyenv's), the
+		# newest version of a layout.
+		[ "$v" -gt "${minor[$layout]:-0}" ] || continue
+		minor[$layout]=$v
+		pick[$layout]=$p
+	done
+	for layout in frameobject 3.11 3.12 3.13 stackref; do
+		[ -n "${pick[$layout]:-}" ] && echo "${pick[$layout]}"
+	done
+	return 0
+}
+
+all_pythons() {
 	local p root
 	for p in /usr/bin/python3.9 /usr/bin/python3.10 /usr/bin/python3.11 /usr/bin/python3.12 /usr/bin/python3.13 /usr/local/bin/python3.*; do
 		[ -x "$p" ] && echo "$p"
