@@ -1,0 +1,82 @@
+#!/bin/bash
+# fresh_machine.sh [REPO [COMMIT]]: the README's test command as a new user
+# meets it, on a brand-new Debian 12 machine with this machine's kernel: a
+# debootstrapped bookworm root (the variant a cloud image starts from),
+# with /proc, /sys (cgroups, BPF and tracing filesystems included) and
+# /dev bound in, a `git clone` of REPO (default: this checkout) at COMMIT
+# (default: HEAD) inside it, and nothing else: no package, tool or cache
+# of this machine's.  Then `sh .ci/run` runs in it as CI runs it, and the
+# time of each step is printed; with the suite's own per-group times at
+# the end (tests/CMakeLists.txt's timing.report).
+#
+# FRESH_CMD replaces `sh .ci/run` (a part of the suite, say:
+# FRESH_CMD='packaging/setup.sh && tests/run -R arch').
+#
+# Needs root, debootstrap and a Debian mirror in the host's apt sources
+# (the root gets the host's sources and resolver, so that apt reaches the
+# same registries).  The root lives in $FRESH_DIR (default
+# /var/tmp/profd-fresh), made anew each run; its log in $FRESH_DIR.log.
+# Everything is mounted inside a private mount namespace, so nothing is
+# left mounted when the run ends, however it ends.
+set -euo pipefail
+
+SRC_REPO=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+COMMIT=${2:-$(git -C "$SRC_REPO" rev-parse HEAD)}
+DIR=${FRESH_DIR:-/var/tmp/profd-fresh}
+LOG=$DIR.log
+
+die() { echo "fresh_machine: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (debootstrap, chroot, mounts)"
+command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
+
+mirror() {
+	local f=/etc/apt/sources.list.d/debian.sources
+	[ -f "$f" ] && awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f" && return
+	awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\//) { if ($i !~ /security/) { print $i; exit } break } }' /etc/apt/sources.list
+}
+
+# Nothing may still be mounted below DIR before it is removed: rm must
+# never reach the host's /dev or /sys.
+if grep -q " $DIR/" /proc/self/mounts; then die "mounts left under $DIR; unmount them first"; fi
+rm -rf "$DIR"
+mkdir -p "$DIR"
+exec > >(tee "$LOG") 2>&1
+
+t0=$SECONDS
+M=$(mirror)
+[ -n "$M" ] || die "no Debian mirror in the host's apt sources"
+echo "fresh_machine: debootstrap bookworm from $M into $DIR"
+debootstrap bookworm "$DIR" "$M" >"$DIR.debootstrap.log" 2>&1 ||
+	{ tail -n 20 "$DIR.debootstrap.log"; die "debootstrap failed"; }
+t_boot=$((SECONDS - t0))
+
+# What a new machine has beside its packages: its apt sources and apt's
+# settings for reaching them, and a resolver.
+cp /etc/resolv.conf "$DIR/etc/resolv.conf"
+[ -d /etc/apt/sources.list.d ] && cp /etc/apt/sources.list.d/*.sources "$DIR/etc/apt/sources.list.d/" 2>/dev/null &&
+	rm -f "$DIR/etc/apt/sources.list"
+for f in /etc/apt/apt.conf.d/99*; do [ -f "$f" ] && cp "$f" "$DIR/etc/apt/apt.conf.d/"; done
+
+echo "fresh_machine: git clone $SRC_REPO at $COMMIT"
+git clone -q "$SRC_REPO" "$DIR/src"
+git -C "$DIR/src" checkout -q "$COMMIT"
+# CI keeps a read-only copy of the project's shared notes beside the clone.
+[ -d "$SRC_REPO/../shared" ] && cp -r "$SRC_REPO/../shared" "$DIR/shared" && chmod -R a-w "$DIR/shared"
+
+# The run, in a mount namespace of its own: its mounts die with it.
+t1=$SECONDS
+rc=0
+unshare --mount --propagation private bash -c '
+	set -e
+	d=$1
+	mount --rbind /proc "$d/proc"
+	mount --rbind /sys "$d/sys"   # cgroup2, bpf, tracefs and debugfs with it
+	mount --rbind /dev "$d/dev"
+	mount -t tmpfs tmpfs "$d/tmp"
+	exec chroot "$d" /usr/bin/env -i HOME=/root CI=true LANG=C.UTF-8 \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		sh -c "cd /src && { $2; } </dev/null"
+' _ "$DIR" "${FRESH_CMD:-sh .ci/run}" || rc=$?
+t_run=$((SECONDS - t1))
+echo "fresh_machine: debootstrap ${t_boot} s, ${FRESH_CMD:-sh .ci/run}: ${t_run} s (rc $rc), whole ${SECONDS} s"
+exit "$rc"
