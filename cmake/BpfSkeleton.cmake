@@ -26,7 +26,8 @@ function(bpf_skeleton target)
   set(headers)
   # Every object depends on every BPF source: sample_legacy.bpf.c includes
   # sample.bpf.c.
-  file(GLOB bpf_deps ${CMAKE_SOURCE_DIR}/bpf/*.h ${CMAKE_SOURCE_DIR}/bpf/*.bpf.c)
+  file(GLOB bpf_deps ${CMAKE_SOURCE_DIR}/bpf/*.h ${CMAKE_SOURCE_DIR}/bpf/arch/*.h
+    ${CMAKE_SOURCE_DIR}/bpf/*.bpf.c)
   foreach(src ${ARGN})
     get_filename_component(name ${src} NAME_WE)
     set(obj ${skel_dir}/${name}.bpf.o)
