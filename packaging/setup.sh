@@ -9,7 +9,14 @@ cd "$(dirname "$0")/.."
 PACKAGES="build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev zlib1g-dev
 bpftool libdw-dev libcmocka-dev libsqlite3-dev libcurl4-openssl-dev python3 python3-jsonschema chromium
 golang-go protobuf-compiler binutils adduser libclang-rt-14-dev patchelf python3-torch
-qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap debuginfod python3.11-dbg"
+qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap debuginfod python3.11-dbg kmod"
+# arm64: the cross build (cmake/aarch64-linux-gnu.cmake) with Debian's arm64
+# -dev packages beside the amd64 ones (multiarch), and the arm64 guest.
+PACKAGES="$PACKAGES crossbuild-essential-arm64 qemu-system-arm libbpf-dev:arm64 libelf-dev:arm64
+libdw-dev:arm64 zlib1g-dev:arm64 libsqlite3-dev:arm64 libcurl4-openssl-dev:arm64 libcmocka-dev:arm64"
+if [ "$(id -u)" = 0 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	dpkg --add-architecture arm64 # apt-get update below: the :arm64 packages are missing
+fi
 
 missing=""
 for p in $PACKAGES; do
