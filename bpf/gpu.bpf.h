@@ -3,11 +3,12 @@
  * NVIDIA launches and default-mode synchronizations make no system call,
  * so two sources together:
  *  - ioctl, poll and ppoll on accelerator device files: fentry/fexit on
- *    the per-call syscall functions (PROFD_SYSCALL_FN, arch.bpf.h), so no other system call pays anything;
- *    where BPF trampolines cannot attach, uprobes on the C library's
- *    ioctl/poll/ppoll (only their callers pay); the raw sys_enter/sys_exit
- *    tracepoints (which run for every system call) only when asked for
- *    (userspace picks, gpu.c).  The fd is resolved to its device number here
+ *    the per-call syscall functions (PROFD_SYSCALL_FN, arch.bpf.h), so
+ *    no other system call pays anything; where BPF trampolines cannot
+ *    attach, uprobes on the C library's ioctl/poll/ppoll (only their
+ *    callers pay); the raw sys_enter/sys_exit tracepoints (which run for
+ *    every system call) only when asked for (userspace picks, gpu.c).
+ *    The fd is resolved to its device number here
  *    (files->fdt->fd[fd]->f_inode->i_rdev) and looked up in gpu_devs;
  *    an fd that is not a watched character device returns at once.
  *  - uprobes on the named CUDA API functions (entry and return); only
@@ -458,7 +459,8 @@ int BPF_PROG(on_gpu_mmap_exit, const struct pt_regs *regs, long ret)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(on_gpu_sys_enter, struct pt_regs *regs, long id)
 {
-	if (!gpu_watch_devices || (id != PROFD_NR_IOCTL && id != PROFD_NR_POLL && id != PROFD_NR_PPOLL) ||
+	if (!gpu_watch_devices ||
+	    (id != PROFD_NR_IOCTL && id != PROFD_NR_POLL && id != PROFD_NR_PPOLL) ||
 	    gpu_compat(regs))
 		return 0;
 	return id == PROFD_NR_IOCTL ? gpu_sys_ioctl(ctx, regs) : gpu_sys_poll(ctx, regs);
@@ -476,7 +478,8 @@ int BPF_PROG(on_gpu_sys_exit, struct pt_regs *regs, long ret)
 	id = PROFD_SYSCALL_NR(regs);
 	if (id == PROFD_NR_MMAP && gpu_watch_cuda_libs && !gpu_compat(regs))
 		return gpu_mmap_end(regs, ret);
-	if ((id == PROFD_NR_IOCTL || id == PROFD_NR_POLL || id == PROFD_NR_PPOLL) && gpu_watch_devices)
+	if ((id == PROFD_NR_IOCTL || id == PROFD_NR_POLL || id == PROFD_NR_PPOLL) &&
+	    gpu_watch_devices)
 		return gpu_end_sys(ctx, ret);
 	return 0;
 }

@@ -257,8 +257,8 @@ static __always_inline void py_search_loop(struct py_search *s, const struct pro
 #endif
 
 /* Search every interpreter's thread list for this thread's state. */
-static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u32 tid,
-					    __u64 tp, __u32 slot)
+static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u32 tid, __u64 tp,
+					    __u32 slot)
 {
 	struct py_search s = {
 		.o = &pp->off,

@@ -19,6 +19,10 @@
  * return address at a CFA offset, the CFA from sp or the frame pointer. */
 #define ARCH_HAS_UNWIND_TABLES 1
 
+/* The page size the BPF objects weigh page faults by (bpf/arch's
+ * PROFD_PAGE_SIZE): x86-64's only size. */
+#define ARCH_BPF_PAGE_SIZE 4096
+
 /* The kernel's per-call syscall functions (fentry targets, probes). */
 #define ARCH_SYSCALL_FN(name) "__x64_sys_" name
 /* Does poll(2) exist as its own call (else only ppoll)? */

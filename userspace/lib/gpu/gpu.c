@@ -426,7 +426,8 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 		bpf_program__set_autoload(progs[i], false);
 	}
 	if (!gpu_enabled(g)) {
-		bpf_map__set_max_entries(skel->maps.gpu_events, 4096);
+		/* The smallest ring: one page (4, 16 or 64 KiB on arm64). */
+		bpf_map__set_max_entries(skel->maps.gpu_events, (uint32_t)sysconf(_SC_PAGESIZE));
 		return;
 	}
 	skel->rodata->gpu_watch_devices = g->ndevs > 0;

@@ -362,8 +362,8 @@ static bool is_native_elf(struct elffile *f)
 	GElf_Ehdr eh;
 
 	return ARCH_HAS_UNWIND_TABLES && gelf_getehdr(f->elf, &eh) &&
-	       eh.e_machine == ARCH_ELF_MACHINE &&
-	       eh.e_ident[EI_CLASS] == ELFCLASS64 && !f->big_endian;
+	       eh.e_machine == ARCH_ELF_MACHINE && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	       !f->big_endian;
 }
 
 static int build(struct elffile *f, const struct unwind_table_opts *opts, struct unwind_table *t)
