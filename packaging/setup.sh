@@ -18,9 +18,21 @@ if [ "$(id -u)" = 0 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; 
 	dpkg --add-architecture arm64 # apt-get update below: the :arm64 packages are missing
 fi
 
+# installed PKG: the native (or Architecture: all) package, or the one of
+# the architecture named (PKG:arm64).  Not dpkg -s: it refuses a name
+# installed for two architectures (the multiarch -dev packages).
+installed() {
+	case $1 in
+	*:*) q=$1 ;;
+	*) q="$1:$(dpkg --print-architecture)" ;;
+	esac
+	dpkg-query -W -f='${db:Status-Status}\n' "$q" 2>/dev/null | grep -qx installed ||
+		dpkg-query -W -f='${Architecture} ${db:Status-Status}\n' "$1" 2>/dev/null | grep -qx 'all installed'
+}
+
 missing=""
 for p in $PACKAGES; do
-	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+	installed "$p" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" != 0 ]; then
