@@ -3,11 +3,12 @@
  * NVIDIA launches and default-mode synchronizations make no system call,
  * so two sources together:
  *  - ioctl, poll and ppoll on accelerator device files: fentry/fexit on
- *    the x86-64 syscall functions, so no other system call pays anything;
- *    where BPF trampolines cannot attach, uprobes on the C library's
- *    ioctl/poll/ppoll (only their callers pay); the raw sys_enter/sys_exit
- *    tracepoints (which run for every system call) only when asked for
- *    (userspace picks, gpu.c).  The fd is resolved to its device number here
+ *    the per-call syscall functions (PROFD_SYSCALL_FN, arch.bpf.h), so
+ *    no other system call pays anything; where BPF trampolines cannot
+ *    attach, uprobes on the C library's ioctl/poll/ppoll (only their
+ *    callers pay); the raw sys_enter/sys_exit tracepoints (which run for
+ *    every system call) only when asked for (userspace picks, gpu.c).
+ *    The fd is resolved to its device number here
  *    (files->fdt->fd[fd]->f_inode->i_rdev) and looked up in gpu_devs;
  *    an fd that is not a watched character device returns at once.
  *  - uprobes on the named CUDA API functions (entry and return); only
@@ -34,12 +35,6 @@
 #define GPU_S_IFCHR 0020000
 #define GPU_PROT_EXEC 0x4
 #define GPU_MINORMASK ((1u << PROFD_GPU_MINORBITS) - 1)
-/* x86-64 syscall numbers */
-#define GPU_NR_POLL 7
-#define GPU_NR_MMAP 9
-#define GPU_NR_IOCTL 16
-#define GPU_NR_PPOLL 271
-#define GPU_USER32_CS 0x23
 
 /* Watched syscalls in flight anywhere: while 0, sys_exit needs no
  * lookup.  Approximate on purpose (an entry lost to LRU eviction keeps
@@ -350,13 +345,13 @@ static __always_inline int gpu_poll_begin(void *ctx, __u64 ufds, __u32 nfds,
 /* The syscall hooks' view: the user registers as the syscall saw them. */
 static __always_inline int gpu_sys_ioctl(void *ctx, const struct pt_regs *regs)
 {
-	return gpu_ioctl_begin(ctx, (int)BPF_CORE_READ(regs, di), (__u32)BPF_CORE_READ(regs, si),
-			       BPF_CORE_READ(regs, dx), NULL);
+	return gpu_ioctl_begin(ctx, (int)PROFD_SYSCALL_ARG0(regs), (__u32)PROFD_SYSCALL_ARG1(regs),
+			       PROFD_SYSCALL_ARG2(regs), NULL);
 }
 
 static __always_inline int gpu_sys_poll(void *ctx, const struct pt_regs *regs)
 {
-	return gpu_poll_begin(ctx, BPF_CORE_READ(regs, di), (__u32)BPF_CORE_READ(regs, si), NULL);
+	return gpu_poll_begin(ctx, PROFD_SYSCALL_ARG0(regs), (__u32)PROFD_SYSCALL_ARG1(regs), NULL);
 }
 
 /* Does the file's name start with "libcuda" (libcuda.so*, libcudart.so*)? */
@@ -394,10 +389,10 @@ static __always_inline int gpu_report_libmap(void)
  * usually long before the first API call. */
 static __always_inline int gpu_mmap_end(const struct pt_regs *regs, long ret)
 {
-	int fd = (int)BPF_CORE_READ(regs, r8);
+	int fd = (int)PROFD_SYSCALL_ARG4(regs);
 	struct file *f;
 
-	if (fd < 0 || ret < 0 || !(BPF_CORE_READ(regs, dx) & GPU_PROT_EXEC))
+	if (fd < 0 || ret < 0 || !(PROFD_SYSCALL_ARG2(regs) & GPU_PROT_EXEC))
 		return 0;
 	f = gpu_fd_file(fd);
 	if (!f || !gpu_is_cuda_lib(f) || !selected(bpf_get_current_pid_tgid() >> 32))
@@ -408,50 +403,51 @@ static __always_inline int gpu_mmap_end(const struct pt_regs *regs, long ret)
 /* A 32-bit process's syscall: other numbers, other registers. */
 static __always_inline int gpu_compat(const struct pt_regs *regs)
 {
-	return BPF_CORE_READ(regs, cs) == GPU_USER32_CS;
+	return PROFD_SYSCALL_COMPAT(regs);
 }
 
 /* fentry/fexit on the syscall functions: they run only for these calls.
- * __x64_sys_* take the user registers as their one argument, as the raw
- * tracepoint does, and serve 64-bit callers only (32-bit ones go through
- * __ia32_*, which the tracepoints below skip too). */
-SEC("fentry/__x64_sys_ioctl")
+ * They take the user registers as their one argument, as the raw
+ * tracepoint does, and serve native callers only (compat ones go through
+ * other functions, which the tracepoints below skip too).  Where a call
+ * does not exist (poll on arm64) userspace leaves its programs out. */
+SEC("fentry/" PROFD_SYSCALL_FN(ioctl))
 int BPF_PROG(on_gpu_ioctl_enter, const struct pt_regs *regs)
 {
 	return gpu_watch_devices ? gpu_sys_ioctl(ctx, regs) : 0;
 }
 
-SEC("fexit/__x64_sys_ioctl")
+SEC("fexit/" PROFD_SYSCALL_FN(ioctl))
 int BPF_PROG(on_gpu_ioctl_exit, const struct pt_regs *regs, long ret)
 {
 	return gpu_watch_devices ? gpu_end_sys(ctx, ret) : 0;
 }
 
-SEC("fentry/__x64_sys_poll")
+SEC("fentry/" PROFD_SYSCALL_FN(poll))
 int BPF_PROG(on_gpu_poll_enter, const struct pt_regs *regs)
 {
 	return gpu_watch_devices ? gpu_sys_poll(ctx, regs) : 0;
 }
 
-SEC("fexit/__x64_sys_poll")
+SEC("fexit/" PROFD_SYSCALL_FN(poll))
 int BPF_PROG(on_gpu_poll_exit, const struct pt_regs *regs, long ret)
 {
 	return gpu_watch_devices ? gpu_end_sys(ctx, ret) : 0;
 }
 
-SEC("fentry/__x64_sys_ppoll")
+SEC("fentry/" PROFD_SYSCALL_FN(ppoll))
 int BPF_PROG(on_gpu_ppoll_enter, const struct pt_regs *regs)
 {
 	return gpu_watch_devices ? gpu_sys_poll(ctx, regs) : 0;
 }
 
-SEC("fexit/__x64_sys_ppoll")
+SEC("fexit/" PROFD_SYSCALL_FN(ppoll))
 int BPF_PROG(on_gpu_ppoll_exit, const struct pt_regs *regs, long ret)
 {
 	return gpu_watch_devices ? gpu_end_sys(ctx, ret) : 0;
 }
 
-SEC("fexit/__x64_sys_mmap")
+SEC("fexit/" PROFD_SYSCALL_FN(mmap))
 int BPF_PROG(on_gpu_mmap_exit, const struct pt_regs *regs, long ret)
 {
 	return gpu_watch_cuda_libs ? gpu_mmap_end(regs, ret) : 0;
@@ -463,10 +459,11 @@ int BPF_PROG(on_gpu_mmap_exit, const struct pt_regs *regs, long ret)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(on_gpu_sys_enter, struct pt_regs *regs, long id)
 {
-	if (!gpu_watch_devices || (id != GPU_NR_IOCTL && id != GPU_NR_POLL && id != GPU_NR_PPOLL) ||
+	if (!gpu_watch_devices ||
+	    (id != PROFD_NR_IOCTL && id != PROFD_NR_POLL && id != PROFD_NR_PPOLL) ||
 	    gpu_compat(regs))
 		return 0;
-	return id == GPU_NR_IOCTL ? gpu_sys_ioctl(ctx, regs) : gpu_sys_poll(ctx, regs);
+	return id == PROFD_NR_IOCTL ? gpu_sys_ioctl(ctx, regs) : gpu_sys_poll(ctx, regs);
 }
 
 SEC("tp_btf/sys_exit")
@@ -478,10 +475,11 @@ int BPF_PROG(on_gpu_sys_exit, struct pt_regs *regs, long ret)
 	 * mmaps to look for): one load, no read of the registers. */
 	if (!gpu_watch_cuda_libs && !gpu_sys_inflight)
 		return 0;
-	id = BPF_CORE_READ(regs, orig_ax);
-	if (id == GPU_NR_MMAP && gpu_watch_cuda_libs && !gpu_compat(regs))
+	id = PROFD_SYSCALL_NR(regs);
+	if (id == PROFD_NR_MMAP && gpu_watch_cuda_libs && !gpu_compat(regs))
 		return gpu_mmap_end(regs, ret);
-	if ((id == GPU_NR_IOCTL || id == GPU_NR_POLL || id == GPU_NR_PPOLL) && gpu_watch_devices)
+	if ((id == PROFD_NR_IOCTL || id == PROFD_NR_POLL || id == PROFD_NR_PPOLL) &&
+	    gpu_watch_devices)
 		return gpu_end_sys(ctx, ret);
 	return 0;
 }

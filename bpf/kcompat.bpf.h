@@ -16,15 +16,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
-/* x86-64 pt_regs as the user ABI lays it out (ptrace, perf): fixed since
- * the first 64-bit kernel.  The perf_event context is read through this
- * rather than through vmlinux.h's struct pt_regs, whose cs became a
- * 16-bit field in a union with FRED (6.9+): a CO-RE access to it cannot
- * be relocated to the older kernels' 64-bit cs. */
-struct profd_user_regs {
-	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
-	__u64 ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
-};
+#include "arch.bpf.h"
 
 static __always_inline const volatile struct profd_user_regs *
 profd_perf_regs(struct bpf_perf_event_data *ctx)
@@ -48,9 +40,8 @@ static __always_inline struct task_struct *profd_current_task(void)
 
 /* The user registers the current task saved on kernel entry, or NULL.
  * Before bpf_task_pt_regs (5.15) they are found where the kernel puts
- * them: at the top of the task's kernel stack (x86-64: THREAD_SIZE 16 KiB,
- * no padding above pt_regs before FRED, which came with 6.9). */
-#define PROFD_THREAD_SIZE (16384)
+ * them: at the top of the task's kernel stack (PROFD_THREAD_SIZE,
+ * arch.bpf.h). */
 static __always_inline struct pt_regs *profd_current_pt_regs(void)
 {
 #ifdef PROFD_LEGACY

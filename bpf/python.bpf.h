@@ -10,8 +10,9 @@
  *
  * Finding the thread state costs the profiled program nothing: the
  * interpreter's thread list is searched here, matching the kernel tid
- * (native_thread_id, 3.11+) or the pthread id, which on x86-64 glibc is
- * the thread's fs base (all versions).  native_thread_id is what gettid()
+ * (native_thread_id, 3.11+) or the pthread id, which glibc derives from
+ * the thread pointer (PROFD_PTHREAD_FROM_TP, arch.bpf.h; on x86-64 it is
+ * the fs base itself).  native_thread_id is what gettid()
  * returned inside the process, so it is compared with the tid the task's
  * own pid namespace gives it, not the host's: a containerised Python
  * matches like any other.  The answer is cached per (host) tid and
@@ -122,7 +123,7 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 
 /* Does tstate belong to this thread? */
 static __always_inline int py_tstate_matches(const struct profd_pyoffsets *o, __u64 tstate,
-					     __u32 tid, __u64 fsbase)
+					     __u32 tid, __u64 tp)
 {
 	if (o->tstate_native_thread_id != PYOFF_NONE) {
 		__u64 native = 0;
@@ -131,12 +132,12 @@ static __always_inline int py_tstate_matches(const struct profd_pyoffsets *o, __
 				    (const void *)(tstate + o->tstate_native_thread_id));
 		return (__u32)native == tid;
 	}
-	return py_read_ptr(tstate + o->tstate_thread_id) == fsbase;
+	return py_read_ptr(tstate + o->tstate_thread_id) == PROFD_PTHREAD_FROM_TP(tp);
 }
 
 struct py_search {
 	const struct profd_pyoffsets *o;
-	__u64 interp, t, fsbase, found;
+	__u64 interp, t, tp, found;
 	__u32 tid, interps;
 };
 
@@ -152,7 +153,7 @@ static __always_inline long py_search_step_in(struct py_search *s, const struct 
 		s->t = py_read_ptr(s->interp + o->interp_tstate_head);
 		return 0;
 	}
-	if (py_tstate_matches(o, s->t, s->tid, s->fsbase)) {
+	if (py_tstate_matches(o, s->t, s->tid, s->tp)) {
 		s->found = s->t;
 		return 1;
 	}
@@ -230,7 +231,7 @@ static __always_inline void py_search_loop(struct py_search *s, const struct pro
 		return;
 	L->s.interp = s->interp;
 	L->s.t = s->t;
-	L->s.fsbase = s->fsbase;
+	L->s.tp = s->tp;
 	L->s.found = 0;
 	L->s.tid = s->tid;
 	L->s.interps = s->interps;
@@ -256,13 +257,13 @@ static __always_inline void py_search_loop(struct py_search *s, const struct pro
 #endif
 
 /* Search every interpreter's thread list for this thread's state. */
-static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u32 tid,
-					    __u64 fsbase, __u32 slot)
+static __always_inline __u64 py_find_tstate(const struct profd_py_proc *pp, __u32 tid, __u64 tp,
+					    __u32 slot)
 {
 	struct py_search s = {
 		.o = &pp->off,
 		.interp = py_read_ptr(pp->runtime_addr + pp->off.runtime_interp_head),
-		.fsbase = fsbase,
+		.tp = tp,
 		.tid = tid,
 	};
 
@@ -282,20 +283,20 @@ static __always_inline bool py_thread_young(struct task_struct *task, __u64 now)
  * matched against the thread states; no "none" is cached for a young
  * thread. */
 static __always_inline __u64 py_thread_state(const struct profd_py_proc *pp, __u32 tid,
-					     __u32 ns_tid, __u64 fsbase, __u64 now,
+					     __u32 ns_tid, __u64 tp, __u64 now,
 					     struct task_struct *task, __u32 slot)
 {
 	struct profd_py_thread *cached = bpf_map_lookup_elem(&py_threads, &tid);
 	struct profd_py_thread fresh = { 0, now };
 
 	if (cached) {
-		if (cached->tstate && py_tstate_matches(&pp->off, cached->tstate, ns_tid, fsbase))
+		if (cached->tstate && py_tstate_matches(&pp->off, cached->tstate, ns_tid, tp))
 			return cached->tstate;
 		if (!cached->tstate && now - cached->checked_ns < PY_NEGATIVE_TTL_NS &&
 		    !py_thread_young(task, now))
 			return 0;
 	}
-	fresh.tstate = py_find_tstate(pp, ns_tid, fsbase, slot);
+	fresh.tstate = py_find_tstate(pp, ns_tid, tp, slot);
 	if (fresh.tstate || !py_thread_young(task, now))
 		bpf_map_update_elem(&py_threads, &tid, &fresh, BPF_ANY);
 	return fresh.tstate;
@@ -770,13 +771,13 @@ static __always_inline __u64 py_capture_into(const struct profd_py_proc *pp, __u
 					     __u32 rot_slot)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 tp = PROFD_TASK_TP(task);
 	__u64 tstate, frame;
 	__u32 lost;
 
 	count(PROFD_CNT_PY_SAMPLES);
 	*flags |= PROFD_SAMPLE_PYTHON;
-	tstate = py_thread_state(pp, tid, py_ns_tid(task, tid), fsbase, now, task, rot_slot);
+	tstate = py_thread_state(pp, tid, py_ns_tid(task, tid), tp, now, task, rot_slot);
 	if (!tstate) {
 		count(PROFD_CNT_PY_NO_TSTATE);
 		return 0;

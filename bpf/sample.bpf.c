@@ -87,7 +87,7 @@ static __always_inline __u64 sample_wakeup_flag(__u64 start_boot_ns)
 /* Did the sample interrupt user mode? */
 static __always_inline int sample_in_user_mode(struct bpf_perf_event_data *ctx)
 {
-	return (profd_perf_regs(ctx)->cs & 3) == 3;
+	return PROFD_UREGS_USER_MODE(profd_perf_regs(ctx));
 }
 
 /* The user stack: walked with the .eh_frame tables userspace loaded for

@@ -84,8 +84,7 @@ static __always_inline int stackcap_entry_regs(struct unwind_regs *r)
 	if (!BPF_CORE_READ(profd_current_task(), mm))
 		return -1;
 	u = profd_current_pt_regs();
-	if (!u || BPF_CORE_READ_INTO(&r->ip, u, ip) || BPF_CORE_READ_INTO(&r->sp, u, sp) ||
-	    BPF_CORE_READ_INTO(&r->bp, u, bp))
+	if (!u || profd_pt_regs_read(u, &r->ip, &r->sp, &r->bp))
 		return -1;
 	return 0;
 }

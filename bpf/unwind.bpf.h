@@ -118,10 +118,10 @@ static __always_inline int unwind_regs_from_perf(struct bpf_perf_event_data *ctx
 	const volatile struct profd_user_regs *pr = profd_perf_regs(ctx);
 	struct pt_regs *u;
 
-	if ((pr->cs & 3) == 3) {
-		r->ip = pr->ip;
-		r->sp = pr->sp;
-		r->bp = pr->bp;
+	if (PROFD_UREGS_USER_MODE(pr)) {
+		r->ip = PROFD_UREGS_IP(pr);
+		r->sp = PROFD_UREGS_SP(pr);
+		r->bp = PROFD_UREGS_FP(pr);
 		return 1;
 	}
 	if (!BPF_CORE_READ(profd_current_task(), mm))
@@ -130,8 +130,7 @@ static __always_inline int unwind_regs_from_perf(struct bpf_perf_event_data *ctx
 	/* Probe reads, not loads: clang would otherwise merge these with the
 	 * context loads above into one load through a pointer that is ctx
 	 * on one path and BTF on the other, which the verifier refuses. */
-	if (!u || BPF_CORE_READ_INTO(&r->ip, u, ip) || BPF_CORE_READ_INTO(&r->sp, u, sp) ||
-	    BPF_CORE_READ_INTO(&r->bp, u, bp))
+	if (!u || profd_pt_regs_read(u, &r->ip, &r->sp, &r->bp))
 		return -1;
 	return 0;
 }
@@ -294,22 +293,6 @@ static __always_inline long unwind_fp_step(struct unwind_walk *s, __u64 *cfa, __
 	return 0;
 }
 
-/* In the leaf: is the pc on a prologue's endbr64 or push %rbp (1), its
- * mov %rsp,%rbp (2), or a ret (3)?  There rbp is still the caller's.
- * 0 otherwise or unreadable. */
-static __always_inline int unwind_leaf_insn(__u64 ip)
-{
-	__u8 op[4] = {};
-
-	if (bpf_probe_read_user(op, sizeof(op), (void *)ip))
-		return 0;
-	if (op[0] == 0x55 || (op[0] == 0xf3 && op[1] == 0x0f && op[2] == 0x1e && op[3] == 0xfa))
-		return 1;
-	if (op[0] == 0x48 && ((op[1] == 0x89 && op[2] == 0xe5) || (op[1] == 0x8b && op[2] == 0xec)))
-		return 2;
-	return op[0] == 0xc3 ? 3 : 0;
-}
-
 /* One frame of anonymous code (JIT) by its frame pointer, trusted only
  * when it looks like a frame of this stack: rbp 8-aligned, at or above
  * sp and less than PROFD_UNWIND_ANON_MAX_STACK above the leaf's sp (the
@@ -321,15 +304,15 @@ static __always_inline int unwind_leaf_insn(__u64 ip)
  * pointer cuts the stack short rather than make frames up. */
 static __always_inline long unwind_anon_step(struct unwind_walk *s, __u32 i, __u64 *cfa, __u64 *bp)
 {
-	int insn = i ? 0 : unwind_leaf_insn(s->ip);
+	int insn = i ? 0 : profd_leaf_insn(s->ip);
 
 	s->flags |= PROFD_UNWIND_F_ANON;
-	if (insn == 1 || insn == 3) {
+	if (insn == PROFD_LEAF_ENTRY || insn == PROFD_LEAF_RET) {
 		*cfa = s->sp + 8;
 		*bp = s->bp;
 		return 0;
 	}
-	if (insn == 2) {
+	if (insn == PROFD_LEAF_SAVED_FP) {
 		*cfa = s->sp + 16;
 		if (bpf_probe_read_user(bp, sizeof(*bp), (void *)s->sp))
 			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);

@@ -14,10 +14,29 @@ kmod curl git man-db systemd"
 # Node.js and npm (the viewers' own code for test_gecko and test_trace):
 # Debian's, unless the machine already has an npm of its own.
 command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
+# arm64: the cross build (cmake/aarch64-linux-gnu.cmake) with Debian's arm64
+# -dev packages beside the amd64 ones (multiarch), and the arm64 guest.
+PACKAGES="$PACKAGES crossbuild-essential-arm64 qemu-system-arm libbpf-dev:arm64 libelf-dev:arm64
+libdw-dev:arm64 zlib1g-dev:arm64 libsqlite3-dev:arm64 libcurl4-openssl-dev:arm64 libcmocka-dev:arm64"
+if [ "$(id -u)" = 0 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	dpkg --add-architecture arm64 # apt-get update below: the :arm64 packages are missing
+fi
+
+# installed PKG: the native (or Architecture: all) package, or the one of
+# the architecture named (PKG:arm64).  Not dpkg -s: it refuses a name
+# installed for two architectures (the multiarch -dev packages).
+installed() {
+	case $1 in
+	*:*) q=$1 ;;
+	*) q="$1:$(dpkg --print-architecture)" ;;
+	esac
+	dpkg-query -W -f='${db:Status-Status}\n' "$q" 2>/dev/null | grep -qx installed ||
+		dpkg-query -W -f='${Architecture} ${db:Status-Status}\n' "$1" 2>/dev/null | grep -qx 'all installed'
+}
 
 missing=""
 for p in $PACKAGES; do
-	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+	installed "$p" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" != 0 ]; then

@@ -1,7 +1,8 @@
 #!/bin/bash
-# kernel_fetch.sh SUITE: fetch Debian's signed generic amd64 kernel for a
-# Debian suite (bullseye = 5.10, bookworm = 6.1, trixie = 6.12) into the
-# kernel cache and print the directory that holds it:
+# kernel_fetch.sh SUITE: fetch Debian's signed generic kernel (amd64, or
+# arm64 with KERNEL_ARCH=arm64) for a Debian suite (bullseye = 5.10,
+# bookworm = 6.1, trixie = 6.12) into the kernel cache and print the
+# directory that holds it:
 #   DIR/vmlinuz  DIR/version  DIR/config  DIR/modules/{modules.dep,kernel/...}
 # Only the module directories a guest needs to reach the host's root over
 # virtio-9p are kept (a whole module tree is ~400 MB per kernel).
@@ -14,6 +15,7 @@
 set -euo pipefail
 
 CACHE=${PROFD_KERNEL_CACHE:-/var/cache/profd/kernels}
+APT_ARCH=${KERNEL_ARCH:-amd64}
 # Module directories kept: 9p and its netfs/fscache, overlayfs, virtio.
 KEEP_MODULES="kernel/fs kernel/net/9p kernel/drivers/virtio kernel/lib kernel/crypto"
 
@@ -22,41 +24,11 @@ skip() { log "SKIP: $*"; exit 77; }
 # A tool that packaging/setup.sh installs is missing: a failure, not a skip.
 missing() { log "FAIL: $1 is missing (packaging/setup.sh installs package $2)"; exit 1; }
 
-# host_mirror: the URI of the host's main Debian archive (not -security),
-# from deb822 sources or the one-line sources.list format.
-host_mirror() {
-	local f uri
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$f" |
-			grep -v -- '-security' | grep -m1 '/debian/\?$' || true)
-		[ -n "$uri" ] && { echo "$uri"; return; }
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) { print $i; break } }' "$f" |
-			grep -v -- '-security' | grep -m1 '/debian/\?$' || true)
-		[ -n "$uri" ] && { echo "$uri"; return; }
-	done
-}
-
-# private_apt DIR ARGS...: apt-get/apt-cache with sources, lists, cache
-# and dpkg status of DIR's own; the host's apt.conf.d still applies (a
-# proxy, say), its sources and preferences do not.
-private_apt() {
-	local dir=$1 tool=$2; shift 2
-	"$tool" -q -o Dir::Etc::SourceList="$dir/sources.list" \
-		-o Dir::Etc::SourceParts=/dev/null \
-		-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null \
-		-o Dir::State="$dir/state" -o Dir::State::status="$dir/status" \
-		-o Dir::Cache="$dir/cache" -o APT::Architecture=amd64 \
-		-o APT::Architectures::=amd64 -o Acquire::Languages=none \
-		-o APT::Sandbox::User=root "$@"
-}
+. "$(dirname "$0")/private_apt.sh"
 
 # fetch SUITE OUT: download and unpack the kernel into OUT.
 fetch() {
-	local suite=$1 out=$2 apt=$CACHE/apt-$1 mirror pkg ver deb
+	local suite=$1 out=$2 apt=$CACHE/apt-$1$ARCH_SUFFIX mirror pkg ver deb
 	mirror=$(host_mirror)
 	[ -n "$mirror" ] || skip "no Debian mirror found in the host's apt sources"
 	command -v dpkg-deb >/dev/null || missing dpkg-deb dpkg
@@ -66,9 +38,9 @@ fetch() {
 	log "apt-get update for $suite from the host's mirror"
 	private_apt "$apt" apt-get update >&2 || skip "apt-get update for $suite failed (offline?)"
 	# The metapackage names the current ABI: Depends: linux-image-X-amd64 (= ...).
-	pkg=$(private_apt "$apt" apt-cache show linux-image-amd64 |
-		sed -n 's/^Depends:.*\(linux-image-[0-9][^ ,]*-amd64\).*/\1/p' | head -n1)
-	[ -n "$pkg" ] || skip "linux-image-amd64 in $suite names no kernel package"
+	pkg=$(private_apt "$apt" apt-cache show "linux-image-$APT_ARCH" |
+		sed -n "s/^Depends:.*\\(linux-image-[0-9][^ ,]*-$APT_ARCH\\).*/\\1/p" | head -n1)
+	[ -n "$pkg" ] || skip "linux-image-$APT_ARCH in $suite names no kernel package"
 	ver=${pkg#linux-image-}
 	log "$suite: $pkg"
 	TMP=$(mktemp -d "$CACHE/.tmp-$suite.XXXXXX")
@@ -113,7 +85,9 @@ main() {
 	bullseye | bookworm | trixie) ;;
 	*) echo "usage: $0 bullseye|bookworm|trixie" >&2; exit 2 ;;
 	esac
-	out=$CACHE/$suite
+	# amd64 keeps the cache's first layout (CACHE/SUITE); others add -ARCH.
+	[ "$APT_ARCH" = amd64 ] && ARCH_SUFFIX= || ARCH_SUFFIX=-$APT_ARCH
+	out=$CACHE/$suite$ARCH_SUFFIX
 	# Cached: the version file is written last, inside the moved directory.
 	if [ -f "$out/version" ]; then echo "$out"; return; fi
 	mkdir -p "$CACHE" 2>/dev/null || skip "cannot create the kernel cache $CACHE"

@@ -24,6 +24,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "arch.h"
 #include "kfeatures.h"
 
 #define WHY(f, i, ...) snprintf((f)->why[i], KF_WHY_LEN, __VA_ARGS__)
@@ -36,8 +37,8 @@
 /* Functions a probe fentry or kprobe hooks, the first the kernel has: the
  * ioctl syscall is what profd's GPU hook traces (gpu.bpf.h); the others
  * are traceable everywhere. */
-static const char *const probe_fns[] = { "__x64_sys_ioctl", "__arm64_sys_ioctl",
-					  "__x64_sys_getpid", "__task_pid_nr_ns" };
+static const char *const probe_fns[] = { ARCH_SYSCALL_FN("ioctl"), ARCH_SYSCALL_FN("getpid"),
+					  "__task_pid_nr_ns" };
 
 int kfeatures_parse_release(const char *release, int *major, int *minor, int *patch)
 {

@@ -17,6 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "bpfcount.h"
 #include "gpu_int.h"
 #include "kfeatures.h"
@@ -315,24 +316,29 @@ const struct gpu_device *gpu_find_device(const struct gpu *g, uint32_t rdev)
 /* The fentry/fexit programs (bpf/gpu.bpf.h) and what each serves. */
 struct fentry_hook {
 	struct bpf_program *prog;
-	const char *fn;
+	const char *fn; /* NULL: no such call here (poll on arm64) */
 	bool fexit;
 	bool cuda; /* CUDA library mappings, not device calls */
 };
 
 #define GPU_N_FENTRY 7
+#if ARCH_HAS_SYS_POLL
+#define GPU_SYS_POLL_FN ARCH_SYSCALL_FN("poll")
+#else
+#define GPU_SYS_POLL_FN NULL
+#endif
 #define GPU_N_SYS_PROGS (GPU_N_FENTRY + 2) /* and the two tracepoints */
 
 static void fentry_hooks(struct sample_bpf *skel, struct fentry_hook out[GPU_N_FENTRY])
 {
 	const struct fentry_hook h[GPU_N_FENTRY] = {
-		{ skel->progs.on_gpu_ioctl_enter, "__x64_sys_ioctl", false, false },
-		{ skel->progs.on_gpu_ioctl_exit, "__x64_sys_ioctl", true, false },
-		{ skel->progs.on_gpu_poll_enter, "__x64_sys_poll", false, false },
-		{ skel->progs.on_gpu_poll_exit, "__x64_sys_poll", true, false },
-		{ skel->progs.on_gpu_ppoll_enter, "__x64_sys_ppoll", false, false },
-		{ skel->progs.on_gpu_ppoll_exit, "__x64_sys_ppoll", true, false },
-		{ skel->progs.on_gpu_mmap_exit, "__x64_sys_mmap", true, true },
+		{ skel->progs.on_gpu_ioctl_enter, ARCH_SYSCALL_FN("ioctl"), false, false },
+		{ skel->progs.on_gpu_ioctl_exit, ARCH_SYSCALL_FN("ioctl"), true, false },
+		{ skel->progs.on_gpu_poll_enter, GPU_SYS_POLL_FN, false, false },
+		{ skel->progs.on_gpu_poll_exit, GPU_SYS_POLL_FN, true, false },
+		{ skel->progs.on_gpu_ppoll_enter, ARCH_SYSCALL_FN("ppoll"), false, false },
+		{ skel->progs.on_gpu_ppoll_exit, ARCH_SYSCALL_FN("ppoll"), true, false },
+		{ skel->progs.on_gpu_mmap_exit, ARCH_SYSCALL_FN("mmap"), true, true },
 	};
 
 	memcpy(out, h, sizeof(h));
@@ -340,6 +346,8 @@ static void fentry_hooks(struct sample_bpf *skel, struct fentry_hook out[GPU_N_F
 
 static bool fentry_wanted(const struct gpu *g, const struct fentry_hook *h)
 {
+	if (!h->fn)
+		return false;
 	return h->cuda ? g->cuda : g->ndevs > 0;
 }
 
@@ -418,7 +426,8 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 		bpf_program__set_autoload(progs[i], false);
 	}
 	if (!gpu_enabled(g)) {
-		bpf_map__set_max_entries(skel->maps.gpu_events, 4096);
+		/* The smallest ring: one page (4, 16 or 64 KiB on arm64). */
+		bpf_map__set_max_entries(skel->maps.gpu_events, (uint32_t)sysconf(_SC_PAGESIZE));
 		return;
 	}
 	skel->rodata->gpu_watch_devices = g->ndevs > 0;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "bpfcount.h"
 #include "bpfload.h"
 #include "clock.h"
@@ -367,7 +368,7 @@ static void configure_huge_pages(struct sampler *s, bool on)
 	gfpbits_find(btf, &g);
 	btf__free(btf);
 	s->skel->rodata->huge_gfp_mask = gfpbits_huge_mask(&g);
-	s->skel->rodata->huge_sample_bytes = s->memory_pages * 4096;
+	s->skel->rodata->huge_sample_bytes = s->memory_pages * ARCH_BPF_PAGE_SIZE;
 }
 
 static int configure(struct sampler *s, const struct sampler_opts *o)
@@ -389,8 +390,10 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (o->offcpu_min_ns)
 		s->skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
 	bpf_program__set_autoload(s->skel->progs.on_sched_switch, o->offcpu);
-	s->memory_pages = o->memory ? (o->memory_sample_bytes ? o->memory_sample_bytes : 512 << 10) / 4096
-				    : 0;
+	s->memory_pages =
+	    o->memory
+		? (o->memory_sample_bytes ? o->memory_sample_bytes : 512 << 10) / ARCH_BPF_PAGE_SIZE
+		: 0;
 	if (o->memory && !s->memory_pages)
 		s->memory_pages = 1;
 	bpf_program__set_autoload(s->skel->progs.on_libc_mmap, o->mmap);

@@ -2,10 +2,14 @@
 
 #include <dwarf.h>
 
-/* DWARF register numbers on x86_64. */
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RIP 16
+#include "arch.h"
+
+/* The registers the rows name (arch.h).  The expressions matched below
+ * by opcode (DW_OP_breg6/7/16: the PLT and DRAP forms) are x86-64's, as
+ * are the rows themselves (ARCH_HAS_UNWIND_TABLES). */
+#define REG_RBP ARCH_DWARF_REG_FP
+#define REG_RSP ARCH_DWARF_REG_SP
+#define REG_RIP ARCH_DWARF_REG_RA
 
 /* ---- FDE address decoding (dwarf_next_cfi leaves it to us) ---- */
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "arch.h"
 #include "clock.h"
 #include "elffile.h"
 #include "log.h"
@@ -355,12 +356,14 @@ static int open_eh_frame(struct builder *b, struct unwind_cfi_src *s)
 	return 0;
 }
 
-static bool is_x86_64(struct elffile *f)
+/* An ELF of the architecture profd runs on, whose CFI the rows express. */
+static bool is_native_elf(struct elffile *f)
 {
 	GElf_Ehdr eh;
 
-	return gelf_getehdr(f->elf, &eh) && eh.e_machine == EM_X86_64 &&
-	       eh.e_ident[EI_CLASS] == ELFCLASS64 && !f->big_endian;
+	return ARCH_HAS_UNWIND_TABLES && gelf_getehdr(f->elf, &eh) &&
+	       eh.e_machine == ARCH_ELF_MACHINE && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	       !f->big_endian;
 }
 
 static int build(struct elffile *f, const struct unwind_table_opts *opts, struct unwind_table *t)
@@ -370,7 +373,7 @@ static int build(struct elffile *f, const struct unwind_table_opts *opts, struct
 	Dwarf *dw = NULL;
 	int err;
 
-	if (!is_x86_64(f))
+	if (!is_native_elf(f))
 		return -EINVAL;
 	err = read_segments(f, t);
 	if (!err)

@@ -1,0 +1,77 @@
+/* arch/arm64.bpf.h: arm64 (AArch64) facts (see arch.bpf.h; x86.bpf.h
+ * has the same names).  Include through arch.bpf.h, after vmlinux.h. */
+#ifndef PROFD_ARCH_ARM64_BPF_H
+#define PROFD_ARCH_ARM64_BPF_H
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+/* The perf_event context's registers: the user ABI's user_pt_regs
+ * (ptrace, perf), fixed since the first arm64 kernel. */
+struct profd_user_regs {
+	__u64 regs[31]; /* x29 is the frame pointer, x30 the link register */
+	__u64 sp, pc, pstate;
+};
+
+/* PSR_MODE_MASK and PSR_MODE_EL0t: user mode, AArch64 or AArch32. */
+#define PROFD_PSR_MODE_MASK 0xfull
+#define PROFD_UREGS_USER_MODE(r) (((r)->pstate & PROFD_PSR_MODE_MASK) == 0)
+#define PROFD_UREGS_IP(r) ((r)->pc)
+#define PROFD_UREGS_SP(r) ((r)->sp)
+#define PROFD_UREGS_FP(r) ((r)->regs[29])
+/* The return address of a leaf that has not saved it yet (nor set up
+ * its frame record): unused until the .eh_frame walker knows arm64. */
+#define PROFD_UREGS_LR(r) ((r)->regs[30])
+
+/* The user registers saved on kernel entry (vmlinux.h's pt_regs, whose
+ * first member is a union with user_pt_regs). */
+static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *ip, __u64 *sp,
+					       __u64 *fp)
+{
+	return BPF_CORE_READ_INTO(ip, u, pc) || BPF_CORE_READ_INTO(sp, u, sp) ||
+	       BPF_CORE_READ_INTO(fp, u, regs[29]);
+}
+
+/* System calls: __arm64_sys_* take the user registers as their one
+ * argument.  The generic table: there is no poll, only ppoll. */
+#define PROFD_SYSCALL_FN(name) "__arm64_sys_" #name
+#define PROFD_NR_POLL (-1)
+#define PROFD_NR_MMAP 222
+#define PROFD_NR_IOCTL 29
+#define PROFD_NR_PPOLL 73
+/* x0 holds the first argument until the call returns into it: ARG0 is
+ * read at entry only (sys_exit uses the others). */
+#define PROFD_SYSCALL_ARG0(regs) BPF_CORE_READ(regs, regs[0])
+#define PROFD_SYSCALL_ARG1(regs) BPF_CORE_READ(regs, regs[1])
+#define PROFD_SYSCALL_ARG2(regs) BPF_CORE_READ(regs, regs[2])
+#define PROFD_SYSCALL_ARG4(regs) BPF_CORE_READ(regs, regs[4])
+#define PROFD_SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+/* PSR_MODE32_BIT: an AArch32 (compat) task, other numbers. */
+#define PROFD_SYSCALL_COMPAT(regs) ((BPF_CORE_READ(regs, pstate) & 0x10) != 0)
+
+/* The thread pointer (TPIDR_EL0) of a task.  glibc puts struct pthread
+ * below it (TLS_DTV_AT_TP): pthread_self() is tp minus sizeof(struct
+ * pthread), which differs between glibc releases, so BPF cannot know it;
+ * ~0 matches no thread id (Python <= 3.10's thread_id match needs the
+ * offset from userspace: later work). */
+#define PROFD_TASK_TP(task) BPF_CORE_READ(task, thread.uw.tp_value)
+#define PROFD_PTHREAD_FROM_TP(tp) (~0ull)
+
+/* THREAD_SIZE with 4 KiB pages (MIN_THREAD_SHIFT 14); the entry pt_regs
+ * are at the top of the kernel stack, as on x86-64. */
+#define PROFD_THREAD_SIZE (16384)
+
+/* Debian's and most distributions' arm64 kernels use 4 KiB pages; 16 and
+ * 64 KiB kernels need the size from userspace (later work). */
+#define PROFD_PAGE_SIZE 4096ull
+
+/* No prologue decoding on arm64 yet: a leaf of anonymous code is walked
+ * by its frame record alone. */
+enum { PROFD_LEAF_ENTRY = 1, PROFD_LEAF_SAVED_FP = 2, PROFD_LEAF_RET = 3 };
+static __always_inline int profd_leaf_insn(__u64 ip)
+{
+	(void)ip;
+	return 0;
+}
+
+#endif

@@ -1,0 +1,83 @@
+/* arch/x86.bpf.h: x86-64 facts (see arch.bpf.h; arm64.bpf.h has the
+ * same names).  Include through arch.bpf.h, after vmlinux.h. */
+#ifndef PROFD_ARCH_X86_BPF_H
+#define PROFD_ARCH_X86_BPF_H
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+/* pt_regs as the user ABI lays it out (ptrace, perf): fixed since the
+ * first 64-bit kernel.  The perf_event context is read through this
+ * rather than through vmlinux.h's struct pt_regs, whose cs became a
+ * 16-bit field in a union with FRED (6.9+): a CO-RE access to it cannot
+ * be relocated to the older kernels' 64-bit cs. */
+struct profd_user_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	__u64 ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
+
+/* Did the sample interrupt user mode?  (Ring 3 in the saved cs.) */
+#define PROFD_UREGS_USER_MODE(r) (((r)->cs & 3) == 3)
+#define PROFD_UREGS_IP(r) ((r)->ip)
+#define PROFD_UREGS_SP(r) ((r)->sp)
+#define PROFD_UREGS_FP(r) ((r)->bp)
+
+/* The user registers saved on kernel entry (vmlinux.h's pt_regs): pc,
+ * sp and frame pointer, by CO-RE reads.  0, or nonzero on a failed read. */
+static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *ip, __u64 *sp,
+					       __u64 *fp)
+{
+	return BPF_CORE_READ_INTO(ip, u, ip) || BPF_CORE_READ_INTO(sp, u, sp) ||
+	       BPF_CORE_READ_INTO(fp, u, bp);
+}
+
+/* System calls.  The per-call functions (fentry targets) take the user
+ * registers as their one argument, as the raw tracepoint does, and serve
+ * 64-bit callers only (32-bit ones go through __ia32_*). */
+#define PROFD_SYSCALL_FN(name) "__x64_sys_" #name
+#define PROFD_NR_POLL 7 /* -1 where the call does not exist */
+#define PROFD_NR_MMAP 9
+#define PROFD_NR_IOCTL 16
+#define PROFD_NR_PPOLL 271
+#define PROFD_SYSCALL_ARG0(regs) BPF_CORE_READ(regs, di)
+#define PROFD_SYSCALL_ARG1(regs) BPF_CORE_READ(regs, si)
+#define PROFD_SYSCALL_ARG2(regs) BPF_CORE_READ(regs, dx)
+#define PROFD_SYSCALL_ARG4(regs) BPF_CORE_READ(regs, r8)
+/* The call's number at sys_exit (the return value is in ax by then). */
+#define PROFD_SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+/* A 32-bit process's call: other numbers, other registers. */
+#define PROFD_USER32_CS 0x23
+#define PROFD_SYSCALL_COMPAT(regs) (BPF_CORE_READ(regs, cs) == PROFD_USER32_CS)
+
+/* The thread pointer (TLS base) of a task, and what glibc's
+ * pthread_self() is from it: on x86-64 the same address (the TCB is at
+ * the thread pointer, struct pthread starts there). */
+#define PROFD_TASK_TP(task) BPF_CORE_READ(task, thread.fsbase)
+#define PROFD_PTHREAD_FROM_TP(tp) (tp)
+
+/* The kernel stack (THREAD_SIZE 16 KiB) holds the entry pt_regs at its
+ * top, no padding above them before FRED (6.9). */
+#define PROFD_THREAD_SIZE (16384)
+
+/* Pages are 4 KiB on x86-64. */
+#define PROFD_PAGE_SIZE 4096ull
+
+/* In a leaf without unwind data: is the pc on a prologue's endbr64 or
+ * push %rbp (PROFD_LEAF_ENTRY), its mov %rsp,%rbp (PROFD_LEAF_SAVED_FP),
+ * or a ret (PROFD_LEAF_RET)?  There the frame pointer is still the
+ * caller's.  0 otherwise or unreadable. */
+enum { PROFD_LEAF_ENTRY = 1, PROFD_LEAF_SAVED_FP = 2, PROFD_LEAF_RET = 3 };
+static __always_inline int profd_leaf_insn(__u64 ip)
+{
+	__u8 op[4] = {};
+
+	if (bpf_probe_read_user(op, sizeof(op), (void *)ip))
+		return 0;
+	if (op[0] == 0x55 || (op[0] == 0xf3 && op[1] == 0x0f && op[2] == 0x1e && op[3] == 0xfa))
+		return PROFD_LEAF_ENTRY;
+	if (op[0] == 0x48 && ((op[1] == 0x89 && op[2] == 0xe5) || (op[1] == 0x8b && op[2] == 0xec)))
+		return PROFD_LEAF_SAVED_FP;
+	return op[0] == 0xc3 ? PROFD_LEAF_RET : 0;
+}
+
+#endif
