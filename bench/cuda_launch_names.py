@@ -15,7 +15,8 @@ launches whose leaf names a kernel ("kernel X", not "kernel [..]").
 Prints a Markdown table of medians with the spread ((max - min) / median),
 or JSON with --json.  Needs root and a C compiler.
 
-usage: bench/cuda_launch_names.py --baseline BUILD [--build DIR] [--rounds N] [--launches N]
+usage: bench/cuda_launch_names.py --baseline BUILD [--baseline-label COMMIT] [--build DIR]
+                                  [--rounds N] [--launches N] [--json]
 """
 import argparse
 import json
@@ -123,12 +124,12 @@ def measure(ctx, build, kind, m):
                                         s0.get("bpf_gpu_events_dropped_ringbuf_full", 0))
         good, total = named(p, r.pid)
         m.setdefault("named_pct", []).append(100.0 * good / max(1, total))
-    print(f"  {os.path.basename(os.path.dirname(build))} {kind}: " +
+    print(f"  {'this build' if build == ctx.build else 'baseline'} {kind}: " +
           " ".join(f"{k}={v[-1]:.3f}" for k, v in m.items()), file=sys.stderr, flush=True)
 
 
 def run(ctx):
-    builds = [("before (" + ctx.baseline_name + ")", ctx.baseline), ("this build", ctx.build)]
+    builds = [(ctx.baseline_label, ctx.baseline), ("this build", ctx.build)]
     res = {(b, k): {} for b, _ in builds for k in KINDS}
     for rnd in range(ctx.rounds):
         order = builds[rnd % 2:] + builds[:rnd % 2]
@@ -166,6 +167,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--baseline", required=True, help="build dir of the code to compare with")
+    ap.add_argument("--baseline-label", default="baseline", help="its name in the table (a commit)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--launches", type=int, default=200000)
     ap.add_argument("--json", action="store_true")
@@ -177,7 +179,7 @@ def main():
         pass
     ctx = Ctx()
     ctx.build, ctx.baseline = os.path.abspath(a.build), os.path.abspath(a.baseline)
-    ctx.baseline_name = os.path.basename(os.path.dirname(ctx.baseline)) or ctx.baseline
+    ctx.baseline_label = "before (%s)" % a.baseline_label
     ctx.rounds, ctx.launches = a.rounds, a.launches
     ctx.tmp = tempfile.mkdtemp(prefix="profd-cudanames.")
     try:
