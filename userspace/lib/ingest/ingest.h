@@ -152,6 +152,7 @@ struct proc_ingest {
 
 	struct pyproc *py; /* its Python (lib/python owns what is inside) */
 	struct gpu_ktab *kernels; /* CUDA kernel handles it made (lib/gpu), NULL until one */
+	bool kernels_dropping;    /* exited: kernels is dropped at a batch end */
 };
 
 /* A deferred event: a sample or a GPU call, as the ring gave it. */

@@ -243,20 +243,25 @@ void ingest_cuda_name_event(struct ingest *in, const void *data, size_t len)
 	if (!p || !p->ing || !(t = kernels_of(in, p)))
 		return;
 	apply_name(in, t, &e);
+	/* Its exit came first (another ring): the table goes all the same. */
+	if (p->exited)
+		ingest_kernels_exit(in, p);
 }
 
 static void drop_kernels(struct proc *p)
 {
 	gpu_ktab_free(p->ing->kernels);
 	p->ing->kernels = NULL;
+	p->ing->kernels_dropping = false;
 }
 
 void ingest_kernels_exit(struct ingest *in, struct proc *p)
 {
 	struct ingest_ktab_exit *x;
 
-	if (!p->ing || !p->ing->kernels)
+	if (!p->ing || !p->ing->kernels || p->ing->kernels_dropping)
 		return;
+	p->ing->kernels_dropping = true;
 	if (in->nktab_exits == INGEST_KTAB_EXITS) {
 		drop_kernels(p); /* an exit storm: memory first */
 		return;
