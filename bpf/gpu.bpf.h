@@ -629,6 +629,7 @@ static __always_inline struct profd_cuda_name_event *cuda_name_reserve(__u32 fn,
 	e->name_len = 0;
 	e->_pad = 0;
 	e->name[0] = '\0';
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
 }
 

@@ -498,6 +498,7 @@ struct profd_cuda_name_event {
 	__u64 owner;  /* its CUmodule / CUlibrary (CUkernel for cuKernelGetFunction) */
 	__u32 name_len; /* bytes in name without the NUL; PROFD_CUDA_NAME_LEN - 1: cut */
 	__u32 _pad;
+	char comm[PROFD_COMM_LEN]; /* finds an exited process's entry, as for launches */
 	char name[PROFD_CUDA_NAME_LEN];
 };
 

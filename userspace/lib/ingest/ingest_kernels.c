@@ -79,7 +79,10 @@ static int64_t caller_kernel(struct ingest *in, struct proc *p, uint64_t ra, boo
 	else if (kind == FRAME_NATIVE && gpu_stub_kernel(name.data, mangled, sizeof(mangled)))
 		id = label_frame(in, mangled);
 	buf_free(&name);
-	if (id != -EBUSY && kind != FRAME_UNKNOWN)
+	/* Cached, an unnamed frame too (a stripped library's: PyTorch launches
+	 * from there by the ten thousand a second), unless its name is still
+	 * on the way. */
+	if (id != -EBUSY && (kind != FRAME_UNKNOWN || (!in->frames_wait && !p->maps_pending)))
 		hashmap_put(&p->ing->user_frames, key,
 			    id >= 0 ? (uint64_t)id + 1 : CALLER_NOT_STUB);
 	return id;
@@ -229,6 +232,7 @@ static void apply_name(struct ingest *in, struct gpu_ktab *t, const struct profd
 void ingest_cuda_name_event(struct ingest *in, const void *data, size_t len)
 {
 	struct profd_cuda_name_event e;
+	char comm[PROFD_COMM_LEN + 1];
 	struct gpu_ktab *t;
 	struct proc *p;
 
@@ -239,7 +243,11 @@ void ingest_cuda_name_event(struct ingest *in, const void *data, size_t len)
 	memcpy(&e, data, sizeof(e));
 	if (in->gpu)
 		gpu_stats_mut(in->gpu)->name_events++;
-	p = proctable_get(in->pt, e.pid, "");
+	/* Its comm, as launches give theirs: an event read after the exit
+	 * (another ring) goes to the exited process, not to a new entry. */
+	memcpy(comm, e.comm, PROFD_COMM_LEN);
+	comm[PROFD_COMM_LEN] = '\0';
+	p = proctable_get(in->pt, e.pid, comm);
 	if (!p || !p->ing || !(t = kernels_of(in, p)))
 		return;
 	apply_name(in, t, &e);
