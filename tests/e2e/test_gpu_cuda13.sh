@@ -72,6 +72,11 @@ expect() { # FILE REGEX COUNT WHAT
 	local got; got=$(count "$1" "$2")
 	[ "$got" = "$3" ] || { heaviest "$1" 12 >&2; fail "$4: $got launches match '$2', expected $3"; }
 }
+# The negative checks below see what they look for (the leaves this
+# build no longer writes, as the one before wrote them).
+printf 'main;run;cudaLaunchKernel;kernel [heap] 3\nmain;cuLaunchKernelEx;kernel [anon] 2\n' >"$T/neg.folded"
+[ "$(count "$T/neg.folded" 'kernel \[(heap|anon)')" = 5 ] && [ "$(count "$T/neg.folded" ";kernel \[")" = 5 ] ||
+	fail "the checks for unnamed launches miss them"
 # Every dump must hold all its launches, or a count above is vacuous.
 dump() { # NAME TOTAL: its cuda-calls profile once it has TOTAL calls
 	local pid i f=$T/$1.folded
