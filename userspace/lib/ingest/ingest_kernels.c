@@ -120,9 +120,12 @@ static int64_t host_stub_kernel(struct ingest *in, struct proc *p, uint64_t stub
 	/* Maps read before the call began may predate the library (dlopen):
 	 * have them read (on the worker); named by a later call. */
 	pm = p->maps_loaded ? procmaps_find(&p->maps, stub) : NULL;
-	if (!pm && p->maps_mono_ns < start) {
-		ingest_request_maps(in, p, stub, start);
-		return final ? -ENOENT : -EAGAIN;
+	if (!pm) {
+		if (p->maps_mono_ns < start)
+			ingest_request_maps(in, p, stub, start);
+		if (!final && (p->maps_pending || p->maps_mono_ns < start))
+			return -EAGAIN; /* maps being read: wait for them */
+		return -ENOENT;
 	}
 	if (!pm || !(pm->prot & 4 /* PROT_EXEC */) || !pm->path[0] || pm->path[0] == '[')
 		return -ENOENT; /* heap, anonymous: a handle */
