@@ -552,9 +552,12 @@ int BPF_KPROBE(on_cuda_enter, __u64 arg0)
 	c.start_ns = bpf_ktime_get_ns();
 	c.sp = sp;
 	c.ra = ra;
-	c.arg = arg0;
 	c.source = PROFD_GPU_SRC_CUDA;
 	c.nr = (__u32)bpf_get_attach_cookie(ctx);
+	/* cuLaunchKernelEx(config, f, ...): the kernel comes second. */
+	c.arg = c.nr == PROFD_CUDA_cuLaunchKernelEx || c.nr == PROFD_CUDA_cuLaunchKernelEx_ptsz
+			? PT_REGS_PARM2(ctx)
+			: arg0;
 	if (bpf_map_update_elem(&gpu_cuda_calls, &tid, &c, BPF_ANY))
 		gpu_count(PROFD_GPU_CNT_INFLIGHT_FULL);
 	return 0;
@@ -587,6 +590,108 @@ int BPF_KRETPROBE(on_cuda_return, long ret)
 	regs.sp = PT_REGS_SP(ctx);
 	regs.bp = PT_REGS_FP(ctx);
 	gpu_send(ctx, e, &regs, 1);
+	return 0;
+}
+
+/* A call that makes a kernel handle, between entry and return. */
+struct cuda_name_call {
+	__u64 sp;    /* user sp at entry: nested calls are not the outer one */
+	__u64 out;   /* where the handle is written (CUfunction *, CUkernel *) */
+	__u64 owner; /* CUmodule, CUlibrary, or the CUkernel asked for a function */
+	__u64 name;  /* const char *, 0 for cuKernelGetFunction */
+	__u32 fn, _pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tid */
+	__type(value, struct cuda_name_call);
+} gpu_name_calls SEC(".maps");
+
+static __always_inline struct profd_cuda_name_event *cuda_name_reserve(__u32 fn, __u64 owner)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct profd_cuda_name_event *e = bpf_ringbuf_reserve(&gpu_events, sizeof(*e), 0);
+
+	if (!e) {
+		gpu_count(PROFD_GPU_CNT_RB_FULL);
+		return NULL;
+	}
+	e->type = PROFD_EV_CUDA_NAME;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->fn = fn;
+	e->handle = 0;
+	e->owner = owner;
+	e->name_len = 0;
+	e->_pad = 0;
+	e->name[0] = '\0';
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+/* Where kernel handles are made and dropped (the cookie says which,
+ * enum profd_cuda_fn): launches of a driver handle (cuLaunchKernel(f))
+ * are named from what was asked for when f was made.  An unload is sent
+ * at once; a handle when the call returns, with the name it was made
+ * from.  These calls come once per kernel, not per launch. */
+SEC("uprobe")
+int BPF_KPROBE(on_cuda_name_enter, __u64 out, __u64 owner, __u64 name)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 fn = (__u32)bpf_get_attach_cookie(ctx), tid = (__u32)id;
+	struct cuda_name_call c = {}, *cur;
+	struct profd_cuda_name_event *e;
+
+	if (!selected(id >> 32))
+		return 0;
+	if (fn == PROFD_CUDA_cuModuleUnload || fn == PROFD_CUDA_cuLibraryUnload) {
+		e = cuda_name_reserve(fn, out); /* the first argument is the owner */
+		if (e) {
+			bpf_ringbuf_submit(e, 0);
+			gpu_count(PROFD_GPU_CNT_NAMES);
+		}
+		return 0;
+	}
+	c.sp = PT_REGS_SP(ctx);
+	cur = bpf_map_lookup_elem(&gpu_name_calls, &tid);
+	if (cur && c.sp < cur->sp)
+		return 0; /* made inside another such call: the outer one names it */
+	c.out = out;
+	c.owner = owner;
+	c.name = fn == PROFD_CUDA_cuKernelGetFunction ? 0 : name;
+	c.fn = fn;
+	bpf_map_update_elem(&gpu_name_calls, &tid, &c, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_cuda_name_return, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct profd_cuda_name_event *e;
+	struct cuda_name_call *cp, c;
+	long n;
+
+	cp = bpf_map_lookup_elem(&gpu_name_calls, &tid);
+	if (!cp || PT_REGS_SP(ctx) <= cp->sp)
+		return 0;
+	c = *cp;
+	bpf_map_delete_elem(&gpu_name_calls, &tid);
+	if ((int)ret != 0) /* CUDA_SUCCESS: a failed call made nothing */
+		return 0;
+	e = cuda_name_reserve(c.fn, c.owner);
+	if (!e)
+		return 0;
+	if (bpf_probe_read_user(&e->handle, sizeof(e->handle), (void *)c.out))
+		e->handle = 0;
+	if (c.name) {
+		n = bpf_probe_read_user_str(e->name, sizeof(e->name), (void *)c.name);
+		e->name_len = n > 0 ? (__u32)n - 1 : 0;
+	}
+	bpf_ringbuf_submit(e, 0);
+	gpu_count(PROFD_GPU_CNT_NAMES);
 	return 0;
 }
 

@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 16
+#define PROFD_ABI_VERSION 17
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
@@ -31,6 +31,7 @@ enum profd_event_type {
 	PROFD_EV_MEMORY = 7, /* struct profd_memory_event: bytes made resident by a stack */
 	PROFD_EV_FORK = 8, /* struct profd_proc_event: a new process (pid) forked by ppid */
 	PROFD_EV_MMAP = 9, /* struct profd_memory_event: bytes mapped (>0) or unmapped (<0) */
+	PROFD_EV_CUDA_NAME = 10, /* struct profd_cuda_name_event: a kernel handle made or dropped */
 };
 
 /* Stack kinds, mixed into the content hash so equal IPs of different
@@ -471,7 +472,8 @@ struct profd_gpu_event {
 	__u64 kstack_id;   /* 0 today: the syscall or uprobe entry path tells nothing */
 	__u64 ustack_id;   /* the caller's stack (CUDA: leaf is the calling function) */
 	__u64 pystack_id;
-	__u64 arg;         /* CUDA launches: the first argument (cudaLaunchKernel: host stub) */
+	__u64 arg;         /* CUDA launches: the kernel (cudaLaunchKernel: host stub or handle;
+			    * cuLaunchKernelEx: its second argument, the CUfunction) */
 	__u32 flags;       /* PROFD_SAMPLE_* (NEW, TRUNC, PYTHON ...) */
 	__u32 cls;         /* enum profd_gpu_class (ioctl, poll) */
 	__u32 rdev;        /* the device (ioctl, poll), kernel dev_t */
@@ -479,6 +481,25 @@ struct profd_gpu_event {
 	__u32 cmd;         /* the full ioctl command (XFER: the inner one), for display */
 	__s32 ret;         /* syscall return value; CUDA: the low 32 bits of the result */
 	char comm[PROFD_COMM_LEN];
+};
+
+/* A kernel handle made (cuModuleGetFunction(&f, mod, name),
+ * cuLibraryGetKernel(&k, lib, name): handle, owner and name;
+ * cuKernelGetFunction(&f, k): handle and owner = k, no name) or its
+ * owner dropped (cuModuleUnload(mod), cuLibraryUnload(lib): owner).
+ * Sent when the call returns successfully (unloads: at entry). */
+#define PROFD_CUDA_NAME_LEN 240
+struct profd_cuda_name_event {
+	__u32 type; /* PROFD_EV_CUDA_NAME */
+	__u32 pid;
+	__u32 tid;
+	__u32 fn;     /* enum profd_cuda_fn */
+	__u64 handle; /* the CUfunction or CUkernel made; 0 for unloads */
+	__u64 owner;  /* its CUmodule / CUlibrary (CUkernel for cuKernelGetFunction) */
+	__u32 name_len; /* bytes in name without the NUL; PROFD_CUDA_NAME_LEN - 1: cut */
+	__u32 _pad;
+	char comm[PROFD_COMM_LEN]; /* finds an exited process's entry, as for launches */
+	char name[PROFD_CUDA_NAME_LEN];
 };
 
 /* CUDA entry points, the uprobe's cookie.  Append only. */
@@ -528,6 +549,13 @@ enum profd_cuda_fn {
 	PROFD_CUDA_cudaStreamSynchronize,
 	PROFD_CUDA_cudaStreamSynchronize_ptsz,
 	PROFD_CUDA_cudaEventSynchronize,
+	/* libcuda: where kernel handles are made and dropped, probed for
+	 * the names of launches (profd_cuda_name_event), not timed */
+	PROFD_CUDA_cuModuleGetFunction,
+	PROFD_CUDA_cuLibraryGetKernel,
+	PROFD_CUDA_cuKernelGetFunction,
+	PROFD_CUDA_cuModuleUnload,
+	PROFD_CUDA_cuLibraryUnload,
 	PROFD_CUDA_FN_MAX
 };
 
@@ -541,6 +569,7 @@ enum profd_gpu_counter {
 	PROFD_GPU_CNT_RB_FULL,        /* events dropped: ringbuf full */
 	PROFD_GPU_CNT_INFLIGHT_FULL,  /* calls not timed: in-flight map full */
 	PROFD_GPU_CNT_LIBMAP,         /* libcuda* mappings reported */
+	PROFD_GPU_CNT_NAMES,          /* kernel handles made or dropped, reported */
 	PROFD_GPU_CNT_MAX
 };
 

@@ -79,7 +79,7 @@ run_work() {
 	WPID=$!
 	local i
 	for i in $(seq 1 600); do
-		grep -q '^ready' "$W/$3.out" 2>/dev/null && return 0
+		grep -qE '^(ready|skip)' "$W/$3.out" 2>/dev/null && return 0
 		kill -0 "$WPID" 2>/dev/null || return 1
 		sleep 0.1
 	done
@@ -107,9 +107,12 @@ if ! start_profd "$OUT/profd.log" --cuda-launches; then
 else
 	check "profd starts with --gpu auto" 1 "$(grep -c . "$OUT/profd.log") log lines"
 	ctl stats >"$W/stats.before"
-	for wl in train sync alloc; do
+	for wl in train sync alloc compile; do
 		if ! run_work "$wl" 8 "$wl"; then
 			log "$wl did not start: $(tail -3 "$W/$wl.out" | tr '\n' ' ')"; continue
+		fi
+		if grep -q '^skip' "$W/$wl.out"; then
+			log "$wl: $(grep -m1 '^skip' "$W/$wl.out")"; wait "$WPID" 2>/dev/null; continue
 		fi
 		wait_work "$wl" || log "$wl: no step time"
 		for t in cuda cuda-calls gpu-driver gpu-driver-calls cpu; do
@@ -135,6 +138,24 @@ else
 	named=$(sum "$f" "LaunchKernel[^;]*;kernel [^[]")
 	all=$(sum "$f" "LaunchKernel[^;]*;kernel ")
 	check "launches named by kernel" "$([ "$named" -gt 0 ] && [ $((named * 2)) -ge "$all" ] && echo 1)" "$named of $all launches named; leaves: $(grep -oE 'LaunchKernel[^;]*;kernel [^ ]+' "$f" | sort | uniq -c | sort -rn | head -4 | tr '\n' ' ')"
+	# Kernel names by where they come from (CUDA 13: handles, not stubs):
+	# PyTorch's own kernels through the runtime, cuBLAS's through
+	# cuLaunchKernelEx, Triton's through cuModuleGetFunction.
+	kernels() { grep -ohE ';kernel [^;]*$' "$@" 2>/dev/null | sed 's/ [0-9]*$//' | sort | uniq -c | sort -rn | head -3 | cut -c1-160 | tr '\n' ' '; }
+	n=$(sum "$f" "LaunchKernel[^;]*;kernel [^;]*(at::native|aten|elementwise)")
+	check "PyTorch launches name aten/elementwise kernels" "$([ "$n" -gt 0 ] && echo 1)" "$n launches; top kernels: $(kernels "$f")"
+	g=$W/sync.cuda-calls.folded
+	n=$(sum "$g" "LaunchKernel[^;]*;kernel [^;]*([Gg]emm|nvjet|xmma|cutlass)")
+	check "cuBLAS matmuls name a gemm kernel" "$([ "$n" -gt 0 ] && echo 1)" "$n launches; top kernels: $(kernels "$g")"
+	h=$W/compile.cuda-calls.folded
+	if grep -q '^skip' "$W/compile.out" 2>/dev/null; then
+		log "Triton kernel names not checked: $(grep -m1 '^skip' "$W/compile.out" | cut -c1-200)"
+	else
+		n=$(sum "$h" "compiled \\([^)]*$S:$(line_of compile-call)\\);.*LaunchKernel[^;]*;kernel triton_")
+		check "torch.compile's Triton kernels named (line $(line_of compile-call))" "$([ "$n" -gt 0 ] && echo 1)" "$n launches; top kernels: $(kernels "$h")"
+	fi
+	bad=$(cat "$W"/*.cuda-calls.folded 2>/dev/null | grep -cE ';kernel \[(heap|anon)')
+	check "no launch named by an address (kernel [heap]/[anon])" "$([ "$bad" = 0 ] && echo 1)" "$bad stacks; unnamed: $(sum "$f" ';kernel \[made before profd\]') of the training's launches made before profd"
 	n=$(cat "$W"/*.gpu-driver-calls.folded 2>/dev/null | grep -cE 'NV_ESC_RM_|UVM_')
 	check "driver ioctls decoded (NV_ESC_RM_*, UVM_*)" "$([ "${n:-0}" -gt 0 ] && echo 1)" "$n stacks; names: $(cat "$W"/*.gpu-driver-calls.folded 2>/dev/null | grep -oE '(NV_ESC_RM_|UVM_|NV_ESC_)[A-Z0-9_]+' | sort | uniq -c | sort -rn | head -6 | tr '\n' ' ')"
 	n=$(sum "$W/alloc.cuda-calls.folded" "alloc \\([^)]*$S:($(line_of alloc-malloc)|$(line_of alloc-free))\\);.*(Malloc|MemAlloc|Free)")

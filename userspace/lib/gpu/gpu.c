@@ -410,7 +410,7 @@ static size_t sys_progs(struct sample_bpf *skel, struct bpf_program *out[GPU_N_S
 
 void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 {
-	struct bpf_program *progs[GPU_N_SYS_PROGS + 5];
+	struct bpf_program *progs[GPU_N_SYS_PROGS + 7];
 	struct fentry_hook h[GPU_N_FENTRY];
 	size_t i, n = sys_progs(skel, progs);
 
@@ -418,6 +418,8 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 	 * syscall hooks, gpu_uprobe.c the uprobes per library file. */
 	progs[n++] = skel->progs.on_cuda_enter;
 	progs[n++] = skel->progs.on_cuda_return;
+	progs[n++] = skel->progs.on_cuda_name_enter;
+	progs[n++] = skel->progs.on_cuda_name_return;
 	progs[n++] = skel->progs.on_gpu_libc_enter;
 	progs[n++] = skel->progs.on_gpu_libc_return;
 	progs[n++] = skel->progs.on_gpu_ldso_state;
@@ -448,6 +450,8 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 	}
 	bpf_program__set_autoload(skel->progs.on_cuda_enter, g->cuda);
 	bpf_program__set_autoload(skel->progs.on_cuda_return, g->cuda);
+	bpf_program__set_autoload(skel->progs.on_cuda_name_enter, g->cuda && g->cuda_launches);
+	bpf_program__set_autoload(skel->progs.on_cuda_name_return, g->cuda && g->cuda_launches);
 }
 
 bool gpu_bpf_refused(struct gpu *g, const char *prog)
@@ -616,6 +620,7 @@ static const char *const counter_names[PROFD_GPU_CNT_MAX] = {
 	[PROFD_GPU_CNT_RB_FULL] = "bpf_gpu_events_dropped_ringbuf_full",
 	[PROFD_GPU_CNT_INFLIGHT_FULL] = "bpf_gpu_calls_untimed_map_full",
 	[PROFD_GPU_CNT_LIBMAP] = "bpf_cuda_library_mappings",
+	[PROFD_GPU_CNT_NAMES] = "bpf_cuda_kernel_handle_events",
 };
 
 const char *gpu_counter_name(int which)

@@ -67,6 +67,11 @@ struct gpu_stats {
 	uint64_t libc_files;      /* uprobe hook: C library and loader files probed */
 	uint64_t libc_uprobes;    /* uprobe hook: probes attached (entry + return) */
 	uint64_t libc_failures;   /* uprobe hook: attach failures */
+	uint64_t name_events;     /* kernel handles made or dropped, received */
+	uint64_t kernel_handles;  /* kernel handles known, all processes together */
+	uint64_t kernel_handles_over_cap; /* not kept: the process's table was full */
+	uint64_t kernel_names_from_stub;  /* runtime launches named by the stub calling */
+	uint64_t kernel_names_unknown;    /* launches of a handle made before profd */
 	enum gpu_hook hook;       /* syscall hooks in use: FENTRY, UPROBE, TRACEPOINT, NONE */
 	uint64_t bpf[PROFD_GPU_CNT_MAX]; /* the BPF counters, summed over CPUs */
 };
@@ -135,7 +140,43 @@ bool gpu_cuda_fn_launch(uint32_t fn);
 /* Does fn take a kernel to launch as its first argument (a host stub
  * for the runtime API)? */
 bool gpu_cuda_fn_has_stub(uint32_t fn);
+/* Does fn make or drop kernel handles (cuModuleGetFunction ...)? */
+bool gpu_cuda_fn_names(uint32_t fn);
+/* Does fn launch a driver handle (CUfunction/CUkernel) given in arg? */
+bool gpu_cuda_fn_driver_launch(uint32_t fn);
+/* The kernel's mangled name inside a host stub's name as the demangler
+ * gives it ("__device_stub__Z6vecAddPfi(float*, int)" -> "_Z6vecAddPfi",
+ * "__device_stub__Z5scaleIfEvPT_S0_(float*, float)" ->
+ * "_Z5scaleIfEvPT_S0_"), into buf; false when sym is no such stub. */
+bool gpu_stub_kernel(const char *sym, char *buf, size_t len);
+/* Is sym the launch helper CUDA 13's stubs call (not inlined at -O0)? */
+bool gpu_is_launch_helper(const char *sym);
 /* The watched device entry for rdev (exact, then by major), or NULL. */
 const struct gpu_device *gpu_find_device(const struct gpu *g, uint32_t rdev);
+
+/* ---- Kernel handles of one process (gpu_ktab.c) ----
+ * What each CUfunction/CUkernel handle (or CUDA 13 runtime handle) it
+ * made names, and under which module or library: launches are named by
+ * their kernel, unloads forget.  Bounded: at cap a new handle is not
+ * kept (counted).  Owned by one thread (ingest). */
+struct gpu_ktab;
+struct gpu_ktab_counts {
+	uint64_t *live;     /* handles kept, summed over every table */
+	uint64_t *over_cap; /* handles not kept: a table was full */
+};
+
+/* NULL + errno. counts may hold NULLs. */
+struct gpu_ktab *gpu_ktab_new(size_t cap, struct gpu_ktab_counts counts);
+void gpu_ktab_free(struct gpu_ktab *t);
+/* handle now names value (the caller's: a frame id), made under owner.
+ * An address met again (freed, then reused for another kernel) takes
+ * the new value.  0, -ENOSPC at the cap, -ENOMEM. */
+int gpu_ktab_put(struct gpu_ktab *t, uint64_t handle, uint64_t owner, uint64_t value);
+/* false when handle is unknown; owner may be NULL. */
+bool gpu_ktab_get(const struct gpu_ktab *t, uint64_t handle, uint64_t *value, uint64_t *owner);
+/* Forget every handle made under owner (its module or library was
+ * unloaded); the number forgotten. */
+size_t gpu_ktab_drop_owner(struct gpu_ktab *t, uint64_t owner);
+size_t gpu_ktab_len(const struct gpu_ktab *t);
 
 #endif

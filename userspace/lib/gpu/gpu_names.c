@@ -325,6 +325,11 @@ static const char *const cuda_fns[PROFD_CUDA_FN_MAX] = {
 	FN(cudaStreamSynchronize),
 	FN(cudaStreamSynchronize_ptsz),
 	FN(cudaEventSynchronize),
+	FN(cuModuleGetFunction),
+	FN(cuLibraryGetKernel),
+	FN(cuKernelGetFunction),
+	FN(cuModuleUnload),
+	FN(cuLibraryUnload),
 };
 #undef FN
 
@@ -344,7 +349,53 @@ bool gpu_cuda_fn_launch(uint32_t fn)
 
 int gpu_cuda_fn_runtime(uint32_t fn)
 {
-	return fn >= PROFD_CUDA_cudaLaunchKernel;
+	return fn >= PROFD_CUDA_cudaLaunchKernel && fn <= PROFD_CUDA_cudaEventSynchronize;
+}
+
+bool gpu_cuda_fn_names(uint32_t fn)
+{
+	return fn >= PROFD_CUDA_cuModuleGetFunction && fn <= PROFD_CUDA_cuLibraryUnload;
+}
+
+bool gpu_cuda_fn_driver_launch(uint32_t fn)
+{
+	return fn == PROFD_CUDA_cuLaunchKernel || fn == PROFD_CUDA_cuLaunchKernel_ptsz ||
+	       fn == PROFD_CUDA_cuLaunchKernelEx || fn == PROFD_CUDA_cuLaunchKernelEx_ptsz ||
+	       fn == PROFD_CUDA_cuLaunchCooperativeKernel;
+}
+
+/* nvcc names the host stub of kernel K (mangled _ZK...) __device_stub__ZK
+ * (its own parameters follow in the stub's mangling, which the demangler
+ * turns into the parameter list): the kernel's mangled name is the
+ * identifier after the prefix with the '_' put back. */
+#define STUB_PREFIX "__device_stub__"
+
+bool gpu_stub_kernel(const char *sym, char *buf, size_t len)
+{
+	const char *k = strstr(sym, STUB_PREFIX);
+	size_t n;
+
+	if (!k || (k != sym && k[-1] != ' ' && k[-1] != ':'))
+		return false;
+	k += strlen(STUB_PREFIX);
+	n = strcspn(k, "(");
+	if (n == 0 || n + 2 > len)
+		return false;
+	if (k[0] == 'Z') { /* a C++ name: _Z... */
+		buf[0] = '_';
+		memcpy(buf + 1, k, n);
+		buf[n + 1] = '\0';
+	} else { /* an extern "C" kernel keeps its plain name */
+		memcpy(buf, k, n);
+		buf[n] = '\0';
+	}
+	return true;
+}
+
+bool gpu_is_launch_helper(const char *sym)
+{
+	return strncmp(sym, "__cudaLaunchKernel_helper", 25) == 0 ||
+	       strncmp(sym, "__cudaLaunch", 12) == 0;
 }
 
 bool gpu_cuda_fn_has_stub(uint32_t fn)

@@ -54,13 +54,19 @@ int gpu_keep_link(struct gpu *g, struct bpf_link *link)
 static int attach_fn(struct gpu *g, const char *path, const char *name, uint32_t fn)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = gpu_cuda_fn_name(fn), .bpf_cookie = fn);
+	struct bpf_program *on_entry = g->skel->progs.on_cuda_enter;
+	struct bpf_program *on_return = g->skel->progs.on_cuda_return;
 	struct bpf_link *entry, *ret;
 
-	entry = bpf_program__attach_uprobe_opts(g->skel->progs.on_cuda_enter, -1, path, 0, &uo);
+	if (gpu_cuda_fn_names(fn)) { /* handles made: names, not time */
+		on_entry = g->skel->progs.on_cuda_name_enter;
+		on_return = g->skel->progs.on_cuda_name_return;
+	}
+	entry = bpf_program__attach_uprobe_opts(on_entry, -1, path, 0, &uo);
 	if (!entry)
 		goto fail;
 	uo.retprobe = true;
-	ret = bpf_program__attach_uprobe_opts(g->skel->progs.on_cuda_return, -1, path, 0, &uo);
+	ret = bpf_program__attach_uprobe_opts(on_return, -1, path, 0, &uo);
 	if (!ret) {
 		bpf_link__destroy(entry);
 		goto fail;
@@ -121,7 +127,9 @@ static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int
 	if (!es)
 		return -EIO;
 	for (fn = 1; fn < PROFD_CUDA_FN_MAX; fn++) {
-		if (gpu_cuda_fn_runtime(fn) != kind || (gpu_cuda_fn_launch(fn) && !g->cuda_launches) ||
+		/* Handles are probed for the names of launches: with them. */
+		if (gpu_cuda_fn_runtime(fn) != kind ||
+		    ((gpu_cuda_fn_launch(fn) || gpu_cuda_fn_names(fn)) && !g->cuda_launches) ||
 		    elfsym_lookup_symbol(es, gpu_cuda_fn_name(fn), &addr, &size))
 			continue;
 		if (attach_fn(g, fdpath, pm->path, fn) == 0)

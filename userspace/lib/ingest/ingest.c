@@ -547,6 +547,7 @@ void ingest_end_batch(struct ingest *in)
 		in->pending[kept++] = *pe;
 	}
 	in->npending = kept;
+	ingest_kernels_end_batch(in);
 }
 
 static void forget(struct ingest *in, uint32_t pid)
@@ -560,6 +561,10 @@ static void forget(struct ingest *in, uint32_t pid)
 /* The live process pid has ended. */
 static void end_proc(struct ingest *in, uint32_t pid, uint64_t mono_ns)
 {
+	struct proc *p = proctable_find_live(in->pt, pid);
+
+	if (p)
+		ingest_kernels_exit(in, p);
 	forget(in, pid);
 	proctable_exit(in->pt, pid, ingest_realtime(in, mono_ns));
 	proc_event(in, pid, INGEST_PROC_EXIT);
@@ -677,6 +682,8 @@ void ingest_event(struct ingest *in, const void *data, size_t len)
 		in->frames_wait = false;
 		if (ingest_gpu_event(in, data, len, in->npending >= PENDING_MAX) == -EAGAIN)
 			defer(in, data, len);
+	} else if (type == PROFD_EV_CUDA_NAME) {
+		ingest_cuda_name_event(in, data, len);
 	} else if ((type == PROFD_EV_EXEC || type == PROFD_EV_EXIT || type == PROFD_EV_FORK) &&
 		   len >= sizeof(struct profd_proc_event)) {
 		struct profd_proc_event e;

@@ -138,6 +138,10 @@ struct ingest_counters {
 
 /* Ingest's state per process (proc.ing), made, reset and freed through
  * its proctable owner hooks (ingest_proc.c). */
+struct gpu_ktab;
+
+#define INGEST_KTAB_EXITS 64
+
 struct proc_ingest {
 	struct hashmap user_frames;  /* user ip -> global frame id + 1 */
 	/* The fast path: hash of a sample's raw stack IDs -> its stack index
@@ -147,6 +151,8 @@ struct proc_ingest {
 	uint64_t unwind_refresh_mono_ns;
 
 	struct pyproc *py; /* its Python (lib/python owns what is inside) */
+	struct gpu_ktab *kernels; /* CUDA kernel handles it made (lib/gpu), NULL until one */
+	bool kernels_dropping;    /* exited: kernels is dropped at a batch end */
 };
 
 /* A deferred event: a sample or a GPU call, as the ring gave it. */
@@ -186,6 +192,15 @@ struct ingest {
 	struct fileframes file_frames; /* (file, offset) -> user frame id + 1, eval bit */
 	int64_t realtime_offset_ns;   /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct gpu *gpu;              /* GPU device names and counters; may be NULL */
+	/* Exited processes whose CUDA kernel handles are still kept: their
+	 * launches still in the GPU ring (or deferred) name kernels with
+	 * them; dropped two batch ends after the exit, once none waits
+	 * (ingest_kernels.c). */
+	struct ingest_ktab_exit {
+		uint32_t pid, batches;
+		uint64_t start_time;
+	} ktab_exits[INGEST_KTAB_EXITS];
+	size_t nktab_exits;
 	bool frames_wait; /* the last stack built has a frame whose file or name is being read */
 	bool py_read_here; /* Python names read on this thread (a client's request) */
 };

@@ -2,8 +2,8 @@
  * becomes the caller's symbolized stack (native and Python, as for a CPU
  * sample) plus leaf frames naming the call: the driver command
  * ("NV_ESC_RM_CONTROL", "ioctl 0x2b on /dev/foo", "poll on nvidia") or
- * the CUDA entry point, and for kernel launches through the runtime API
- * the kernel, named from its host stub ("kernel vectorAdd(float*, int)").
+ * the CUDA entry point, and for kernel launches the kernel
+ * ("kernel vectorAdd(float*, int)", ingest_kernels.c).
  * It is counted twice: its time in gpu-driver/cuda, once in the *-calls
  * type. */
 #include <errno.h>
@@ -18,9 +18,6 @@
 #include "symbolize.h"
 
 #define LEAF_FRAMES 2
-/* Marks host-stub entries in a process's user-frame cache (user_frame()
- * keys return addresses with bit 63). */
-#define STUB_KEY_BIT (1ull << 62)
 
 /* The sample the stack code expects: same IDs and flags. */
 static void as_sample(const struct profd_gpu_event *e, struct profd_sample *s)
@@ -37,46 +34,8 @@ static void as_sample(const struct profd_gpu_event *e, struct profd_sample *s)
 	memcpy(s->comm, e->comm, sizeof(s->comm));
 }
 
-/* "kernel NAME" for a launch through the runtime API: the first argument
- * is the host stub, a function of the process named like the kernel.
- * Cached per process and stub once named. */
-static int64_t kernel_frame(struct ingest *in, struct proc *p, uint64_t stub, uint64_t start,
-			    bool final)
-{
-	uint64_t key = stub ^ STUB_KEY_BIT, v;
-	uint32_t kind = FRAME_UNKNOWN;
-	bool named;
-	struct buf name, label;
-	int64_t id = -1;
-
-	if (hashmap_get(&p->ing->user_frames, key, &v))
-		return (int64_t)v - 1;
-	buf_init(&name);
-	buf_init(&label);
-	/* Maps read before the call began may predate the library (dlopen):
-	 * have them read (on the worker); named by a later call. */
-	if ((!p->maps_loaded || !procmaps_find(&p->maps, stub)) && p->maps_mono_ns < start)
-		ingest_request_maps(in, p, stub, start);
-	named = symbolizer_user(in->sym, (int)p->pid, &p->maps, stub, false, &name, &kind, NULL) == 0 &&
-		buf_cstr(&name);
-	in->frames_wait = symbolizer_waiting(in->sym);
-	if (named && (final || (kind != FRAME_UNKNOWN && !in->frames_wait))) {
-		buf_printf(&label, "kernel %s", name.data);
-		if (buf_cstr(&label))
-			id = aggregate_frame(in->agg, FRAME_GPU, label.data);
-	}
-	if (id >= 0 && kind != FRAME_UNKNOWN)
-		hashmap_put(&p->ing->user_frames, key, (uint64_t)id + 1);
-	buf_free(&name);
-	buf_free(&label);
-	/* Its maps or its file's symbols are on the way: wait for them. */
-	if (id < 0 && !final && (kind == FRAME_UNKNOWN || in->frames_wait || p->maps_pending))
-		return -EAGAIN;
-	return id;
-}
-
 static int add_leaves(struct ingest *in, struct proc *p, const struct profd_gpu_event *e,
-		      uint32_t *ids, uint32_t *n, bool final)
+		      const struct raw_stack *u, uint32_t *ids, uint32_t *n, bool final)
 {
 	char text[256];
 	int64_t id;
@@ -86,8 +45,8 @@ static int add_leaves(struct ingest *in, struct proc *p, const struct profd_gpu_
 	if (id < 0)
 		return (int)id;
 	ids[(*n)++] = (uint32_t)id;
-	if (e->source == PROFD_GPU_SRC_CUDA && gpu_cuda_fn_has_stub(e->nr) && e->arg) {
-		id = kernel_frame(in, p, e->arg, e->time_ns, final);
+	if (e->source == PROFD_GPU_SRC_CUDA) {
+		id = ingest_launch_kernel(in, p, e, u, final);
 		if (id == -EAGAIN)
 			return -EAGAIN;
 		if (id >= 0)
@@ -124,7 +83,7 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 	if (err == -EAGAIN)
 		return err;
 	if (!err)
-		err = add_leaves(in, p, e, ids, &n, final);
+		err = add_leaves(in, p, e, u, ids, &n, final);
 	if (err == -EAGAIN)
 		return err;
 	if (err)

@@ -113,6 +113,18 @@ int ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint3
  * and final is not set (the caller keeps it to the batch end).
  * ingest_gpu.c: a GPU driver call or CUDA entry-point event. */
 int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final);
+/* A CUDA kernel handle made or dropped (profd_cuda_name_event): into
+ * the process's handle table at once (it names later launches). */
+void ingest_cuda_name_event(struct ingest *in, const void *data, size_t len);
+/* ingest_kernels.c: the "kernel NAME" frame id of launch e (u: the
+ * caller's raw stack), -ENOENT for a call that launches no kernel of
+ * its own, -EAGAIN while a name it needs loads (and final is not set). */
+/* p exits: its kernel handles are dropped after the launches still on
+ * their way (ingest_kernels_end_batch, at each batch end). */
+void ingest_kernels_exit(struct ingest *in, struct proc *p);
+void ingest_kernels_end_batch(struct ingest *in);
+int64_t ingest_launch_kernel(struct ingest *in, struct proc *p, const struct profd_gpu_event *e,
+			     const struct raw_stack *u, bool final);
 /* ingest_offcpu.c: a thread was off CPU (offcpu.bpf.h). */
 int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final);
 /* ingest_memory.c: bytes made resident by a stack (memory.bpf.h), or

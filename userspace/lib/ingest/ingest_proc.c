@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "gpu.h"
 #include "ingest.h"
 #include "ingest_int.h"
 #include "pyproc.h"
@@ -40,6 +41,9 @@ static void on_exec(struct proc *p)
 		return;
 	on_maps(p);
 	pyproc_forget(pi->py);
+	/* Its CUDA kernel handles stay: the new program's first ones may
+	 * have come (GPU ring) before the exec (lifecycle ring), and an old
+	 * address made again is renamed when it is made. */
 	pi->unwind_added = false;
 }
 
@@ -49,6 +53,7 @@ static void on_free(struct proc *p)
 		return;
 	on_maps(p);
 	pyproc_free(p->ing->py);
+	gpu_ktab_free(p->ing->kernels);
 	free(p->ing);
 	p->ing = NULL;
 }
