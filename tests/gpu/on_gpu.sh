@@ -167,9 +167,11 @@ else
 fi
 
 # 4. Overhead: the training step without profd, with its defaults and
-# with --cuda-launches, interleaved.
+# with --cuda-launches, interleaved over GPU_ROUNDS rounds (4: about 4
+# minutes); each round's own ratios are compared, so that drift between
+# rounds (clocks, other tenants) does not count as profd's.
 : >"$OUT/overhead.txt"
-for round in 1 2; do
+for round in $(seq 1 "${GPU_ROUNDS:-4}"); do
 	for with in no default launches; do
 		case $with in
 		default) start_profd "$W/profd.overhead.log" ;;
@@ -181,8 +183,23 @@ for round in 1 2; do
 		stop_profd
 	done
 done
-awk '/step_ms/ { s[$3] += $NF; n[$3]++ } END { a = s["profd=no"] / n["profd=no"];
-	b = s["profd=default"] / n["profd=default"]; c = s["profd=launches"] / n["profd=launches"];
-	printf "mean step without profd %.3f ms; default %.3f ms (%+.2f%%); --cuda-launches %.3f ms (%+.2f%%)\n", a, b, 100 * (b - a) / a, c, 100 * (c - a) / a }' "$OUT/overhead.txt" | tee -a "$OUT/overhead.txt" "$OUT/summary.txt"
+# Per round: default and --cuda-launches against that round's run
+# without profd; then the mean of the rounds' ratios and their range.
+awk '/step_ms/ { sub("round ", ""); r = $1; split($2, w, "="); t[r, w[2]] = $NF; rounds[r] = 1 }
+	END {
+		for (r in rounds) {
+			if (!((r, "no") in t) || t[r, "no"] <= 0) continue
+			n++
+			d = 100 * (t[r, "default"] - t[r, "no"]) / t[r, "no"]
+			l = 100 * (t[r, "launches"] - t[r, "no"]) / t[r, "no"]
+			sd += d; sl += l; a += t[r, "no"]
+			if (n == 1 || d < dmin) dmin = d; if (n == 1 || d > dmax) dmax = d
+			if (n == 1 || l < lmin) lmin = l; if (n == 1 || l > lmax) lmax = l
+			printf "round %s: default %+.2f%%, --cuda-launches %+.2f%%\n", r, d, l
+		}
+		if (!n) { print "overhead: no round completed"; exit }
+		printf "step without profd %.3f ms (mean of %d rounds); default %+.2f%% (rounds %+.2f..%+.2f%%); --cuda-launches %+.2f%% (rounds %+.2f..%+.2f%%)\n",
+			a / n, n, sd / n, dmin, dmax, sl / n, lmin, lmax
+	}' "$OUT/overhead.txt" | tee -a "$OUT/overhead.txt" "$OUT/summary.txt"
 cat "$OUT/checks.txt" >>"$OUT/summary.txt"
 ! grep -q '^FAIL' "$OUT/checks.txt"
