@@ -155,7 +155,7 @@ else
 		check "torch.compile's Triton kernels named (line $(line_of compile-call))" "$([ "$n" -gt 0 ] && echo 1)" "$n launches; top kernels: $(kernels "$h")"
 	fi
 	bad=$(cat "$W"/*.cuda-calls.folded 2>/dev/null | grep -cE ';kernel \[(heap|anon)')
-	check "no launch named by an address (kernel [heap]/[anon])" "$([ "$bad" = 0 ] && echo 1)" "$bad stacks; unnamed: $(sum "$f" ';kernel \[made before profd\]') of the training's launches made before profd"
+	check "no launch named by an address (kernel [heap]/[anon])" "$([ "$bad" = 0 ] && [ "$all" -gt 0 ] && echo 1)" "$bad stacks; unnamed: $(sum "$f" ';kernel \[made before profd\]') of the training's launches made before profd"
 	n=$(cat "$W"/*.gpu-driver-calls.folded 2>/dev/null | grep -cE 'NV_ESC_RM_|UVM_')
 	check "driver ioctls decoded (NV_ESC_RM_*, UVM_*)" "$([ "${n:-0}" -gt 0 ] && echo 1)" "$n stacks; names: $(cat "$W"/*.gpu-driver-calls.folded 2>/dev/null | grep -oE '(NV_ESC_RM_|UVM_|NV_ESC_)[A-Z0-9_]+' | sort | uniq -c | sort -rn | head -6 | tr '\n' ' ')"
 	n=$(sum "$W/alloc.cuda-calls.folded" "alloc \\([^)]*$S:($(line_of alloc-malloc)|$(line_of alloc-free))\\);.*(Malloc|MemAlloc|Free)")
