@@ -101,7 +101,10 @@ sum() { # FOLDED REGEX: the count of the stacks matching (0 without the file)
 
 # 2. profd with its defaults plus launches (--cuda-launches, so that they
 # can be checked too), the three workloads, their profiles.
-if ! start_profd "$OUT/profd.log" --cuda-launches; then
+# GPU_ONLY=overhead: only part 4 (a second call that narrows the spread).
+if [ "${GPU_ONLY:-}" = overhead ]; then
+	log "checks skipped (GPU_ONLY=overhead)"
+elif ! start_profd "$OUT/profd.log" --cuda-launches; then
 	log "profd did not start: $(tail -3 "$OUT/profd.log" | tr '\n' ' ')"
 	check "profd starts with --gpu auto" 0 "$(tail -1 "$OUT/profd.log")"
 else
@@ -172,7 +175,7 @@ fi
 # rounds (clocks, other tenants) does not count as profd's.
 : >"$OUT/overhead.txt"
 for round in $(seq 1 "${GPU_ROUNDS:-4}"); do
-	for with in no default launches; do
+	for with in ${GPU_MODES:-no default launches}; do
 		case $with in
 		default) start_profd "$W/profd.overhead.log" ;;
 		launches) start_profd "$W/profd.overhead.log" --cuda-launches ;;
@@ -186,20 +189,20 @@ done
 # Per round: default and --cuda-launches against that round's run
 # without profd; then the mean of the rounds' ratios and their range.
 awk '/step_ms/ { sub("round ", ""); r = $1; split($2, w, "="); t[r, w[2]] = $NF; rounds[r] = 1 }
+	function add(m, v) { s[m] += v; c[m]++; if (c[m] == 1 || v < lo[m]) lo[m] = v; if (c[m] == 1 || v > hi[m]) hi[m] = v }
 	END {
 		for (r in rounds) {
 			if (!((r, "no") in t) || t[r, "no"] <= 0) continue
-			n++
-			d = 100 * (t[r, "default"] - t[r, "no"]) / t[r, "no"]
-			l = 100 * (t[r, "launches"] - t[r, "no"]) / t[r, "no"]
-			sd += d; sl += l; a += t[r, "no"]
-			if (n == 1 || d < dmin) dmin = d; if (n == 1 || d > dmax) dmax = d
-			if (n == 1 || l < lmin) lmin = l; if (n == 1 || l > lmax) lmax = l
-			printf "round %s: default %+.2f%%, --cuda-launches %+.2f%%\n", r, d, l
+			n++; a += t[r, "no"]; line = "round " r ":"
+			if ((r, "default") in t) { v = 100 * (t[r, "default"] - t[r, "no"]) / t[r, "no"]; add("default", v); line = line sprintf(" default %+.2f%%", v) }
+			if ((r, "launches") in t) { v = 100 * (t[r, "launches"] - t[r, "no"]) / t[r, "no"]; add("launches", v); line = line sprintf(" --cuda-launches %+.2f%%", v) }
+			print line
 		}
 		if (!n) { print "overhead: no round completed"; exit }
-		printf "step without profd %.3f ms (mean of %d rounds); default %+.2f%% (rounds %+.2f..%+.2f%%); --cuda-launches %+.2f%% (rounds %+.2f..%+.2f%%)\n",
-			a / n, n, sd / n, dmin, dmax, sl / n, lmin, lmax
+		out = sprintf("step without profd %.3f ms (mean of %d rounds)", a / n, n)
+		if (c["default"]) out = out sprintf("; default %+.2f%% (%d rounds %+.2f..%+.2f%%)", s["default"] / c["default"], c["default"], lo["default"], hi["default"])
+		if (c["launches"]) out = out sprintf("; --cuda-launches %+.2f%% (%d rounds %+.2f..%+.2f%%)", s["launches"] / c["launches"], c["launches"], lo["launches"], hi["launches"])
+		print out
 	}' "$OUT/overhead.txt" | tee -a "$OUT/overhead.txt" "$OUT/summary.txt"
 cat "$OUT/checks.txt" >>"$OUT/summary.txt"
 ! grep -q '^FAIL' "$OUT/checks.txt"
