@@ -13,8 +13,9 @@
 # FRESH_CMD='packaging/setup.sh && tests/run -R arch').
 #
 # Needs root, debootstrap and a Debian mirror in the host's apt sources
-# (the root gets the host's sources and resolver, so that apt reaches the
-# same registries).  The root lives in $FRESH_DIR (default
+# (the root gets the host's sources, resolver, certificate authorities and
+# the environment variables that name them, so that apt and npm reach the
+# same registries as the machine itself).  The root lives in $FRESH_DIR (default
 # /var/tmp/profd-fresh), made anew each run; its log in $FRESH_DIR.log.
 # Everything is mounted inside a private mount namespace, so nothing is
 # left mounted when the run ends, however it ends.
@@ -51,8 +52,16 @@ debootstrap bookworm "$DIR" "$M" >"$DIR.debootstrap.log" 2>&1 ||
 t_boot=$((SECONDS - t0))
 
 # What a new machine has beside its packages: its apt sources and apt's
-# settings for reaching them, and a resolver.
+# settings for reaching them, a resolver, and the certificate authorities
+# it trusts (a registry reached through a proxy of the site's own is
+# signed by the site's CA: npm refuses it otherwise).
 cp /etc/resolv.conf "$DIR/etc/resolv.conf"
+if [ -d /usr/local/share/ca-certificates ]; then
+	mkdir -p "$DIR/usr/local/share/ca-certificates"
+	cp -r /usr/local/share/ca-certificates/. "$DIR/usr/local/share/ca-certificates/"
+fi
+[ -f /etc/ssl/certs/ca-certificates.crt ] && mkdir -p "$DIR/etc/ssl/certs" &&
+	cp /etc/ssl/certs/ca-certificates.crt "$DIR/etc/ssl/certs/"
 [ -d /etc/apt/sources.list.d ] && cp /etc/apt/sources.list.d/*.sources "$DIR/etc/apt/sources.list.d/" 2>/dev/null &&
 	rm -f "$DIR/etc/apt/sources.list"
 for f in /etc/apt/apt.conf.d/99*; do [ -f "$f" ] && cp "$f" "$DIR/etc/apt/apt.conf.d/"; done
@@ -68,15 +77,19 @@ t1=$SECONDS
 rc=0
 unshare --mount --propagation private bash -c '
 	set -e
-	d=$1
+	d=$1 cmd=$2
+	# The root a mount point of its own, as a machine'"'"'s / is: else
+	# `unshare -m` inside (tests hide files that way) cannot make it private.
+	mount --bind "$d" "$d"
 	mount --rbind /proc "$d/proc"
 	mount --rbind /sys "$d/sys"   # cgroup2, bpf, tracefs and debugfs with it
 	mount --rbind /dev "$d/dev"
 	mount -t tmpfs tmpfs "$d/tmp"
+	shift 2
 	exec chroot "$d" /usr/bin/env -i HOME=/root CI=true LANG=C.UTF-8 \
-		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		sh -c "cd /src && { $2; } </dev/null"
-' _ "$DIR" "${FRESH_CMD:-sh .ci/run}" || rc=$?
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@" \
+		sh -c "cd /src && { $cmd; } </dev/null"
+' _ "$DIR" "${FRESH_CMD:-sh .ci/run}" $(env | grep -E '^(SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS|CURL_CA_BUNDLE|REQUESTS_CA_BUNDLE)=') || rc=$?
 t_run=$((SECONDS - t1))
 echo "fresh_machine: debootstrap ${t_boot} s, ${FRESH_CMD:-sh .ci/run}: ${t_run} s (rc $rc), whole ${SECONDS} s"
 exit "$rc"
