@@ -9,12 +9,13 @@
 # kernel is missing, 124 on the timeout (KERNEL_BOOT_TIMEOUT, 600 s).
 #
 # The variables named in KERNEL_BOOT_ENV (default: BUILD SRC CC
-# GUEST_TESTS) are passed to CMD, which starts in the current directory.
+# GUEST_TESTS PROFD_TEST_PYTHON_SET) are passed to CMD, which starts in the
+# current directory.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TIMEOUT=${KERNEL_BOOT_TIMEOUT:-600}
-PASS_ENV=${KERNEL_BOOT_ENV:-BUILD SRC CC GUEST_TESTS}
+PASS_ENV=${KERNEL_BOOT_ENV:-BUILD SRC CC GUEST_TESTS PROFD_TEST_PYTHON_SET}
 # What the guest needs to mount the host's root: 9p over virtio and
 # overlayfs; netfs/fscache and the virtio PCI transport where the kernel
 # builds them as modules (built in, or absent in a version, is fine).
