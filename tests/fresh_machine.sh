@@ -18,7 +18,8 @@
 # same registries as the machine itself).  The root lives in $FRESH_DIR (default
 # /var/tmp/profd-fresh), made anew each run; its log in $FRESH_DIR.log.
 # Everything is mounted inside a private mount namespace, so nothing is
-# left mounted when the run ends, however it ends.
+# left mounted when the run ends, however it ends.  Put aside: the host's
+# network, pid namespace and kernel, as a container has them.
 set -euo pipefail
 
 SRC_REPO=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -72,7 +73,8 @@ git -C "$DIR/src" checkout -q "$COMMIT"
 # CI keeps a read-only copy of the project's shared notes beside the clone.
 [ -d "$SRC_REPO/../shared" ] && cp -r "$SRC_REPO/../shared" "$DIR/shared" && chmod -R a-w "$DIR/shared"
 
-# The run, in a mount namespace of its own: its mounts die with it.
+# The run, in a mount namespace of its own whose root is the new root:
+# its mounts die with it.
 t1=$SECONDS
 rc=0
 unshare --mount --propagation private bash -c '
@@ -86,7 +88,15 @@ unshare --mount --propagation private bash -c '
 	mount --rbind /dev "$d/dev"
 	mount -t tmpfs tmpfs "$d/tmp"
 	shift 2
-	exec chroot "$d" /usr/bin/env -i HOME=/root CI=true LANG=C.UTF-8 \
+	# pivot_root, not chroot: the root is then the mount namespace'"'"'s
+	# own, as on a machine (a chroot shows a container'"'"'s private files
+	# by their host paths, and refuses some namespace operations).
+	cd "$d"
+	mkdir -p .old-root
+	pivot_root . .old-root
+	umount -l /.old-root
+	rmdir /.old-root
+	exec /usr/bin/env -i HOME=/root CI=true LANG=C.UTF-8 \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@" \
 		sh -c "cd /src && { $cmd; } </dev/null"
 ' _ "$DIR" "${FRESH_CMD:-sh .ci/run}" $(env | grep -E '^(SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS|CURL_CA_BUNDLE|REQUESTS_CA_BUNDLE)=') || rc=$?

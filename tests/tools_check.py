@@ -95,7 +95,7 @@ def shell_code(text):
 
 
 def defined_names(text):
-    names = set(re.findall(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\)", text, re.M))
+    names = set(re.findall(r"(?:^|[;&|{]\s*)\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\)", text, re.M))
     names |= set(re.findall(r"\b([A-Za-z_]\w*)=", text))
     return names
 
