@@ -21,12 +21,17 @@ struct profd_user_regs {
 #define PROFD_UREGS_IP(r) ((r)->ip)
 #define PROFD_UREGS_SP(r) ((r)->sp)
 #define PROFD_UREGS_FP(r) ((r)->bp)
+/* No link register: the return address is always on the stack. */
+#define PROFD_UREGS_LR(r) (0)
+#define PROFD_PT_REGS_LR(ctx) (0)
 
 /* The user registers saved on kernel entry (vmlinux.h's pt_regs): pc,
- * sp and frame pointer, by CO-RE reads.  0, or nonzero on a failed read. */
+ * sp and frame pointer, by CO-RE reads (lr: none).  0, or nonzero on a
+ * failed read. */
 static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *ip, __u64 *sp,
-					       __u64 *fp)
+					       __u64 *fp, __u64 *lr)
 {
+	*lr = 0;
 	return BPF_CORE_READ_INTO(ip, u, ip) || BPF_CORE_READ_INTO(sp, u, sp) ||
 	       BPF_CORE_READ_INTO(fp, u, bp);
 }

@@ -423,6 +423,10 @@ static int start_unwinder(struct sampler *s)
 {
 	struct unwinder_maps um = unwind_maps(s);
 
+	/* Before any walk: return addresses signed by pointer authentication
+	 * are stripped to a user address (arch.h). */
+	if (s->skel->data)
+		s->skel->data->unwind_code_mask = arch_code_addr_mask();
 	s->unwinder = unwinder_new(&s->uopts, &um);
 	if (!s->unwinder) {
 		log_error("sampler: native unwinder setup failed: %s", strerror(errno));
