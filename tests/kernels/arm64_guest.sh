@@ -1,7 +1,8 @@
 #!/bin/bash
-# arm64_guest.sh SUITE BUILD: boot Debian's arm64 kernel of SUITE
-# (kernel_fetch.sh with KERNEL_ARCH=arm64) under qemu-system-aarch64 (TCG)
-# with an arm64 userland made of Debian's own packages (deb_fetch.sh:
+# arm64_guest.sh SUITE BUILD [USERLAND]: boot Debian's arm64 kernel of
+# SUITE (kernel_fetch.sh with KERNEL_ARCH=arm64) under qemu-system-aarch64
+# (TCG) with an arm64 userland made of Debian's own packages of USERLAND
+# (default bookworm, whose python3.11 the checks name; deb_fetch.sh:
 # busybox and the libraries profd links) and the cross-built profd and
 # profctl of BUILD (cmake/aarch64-linux-gnu.cmake) in its initramfs, then
 # run profd --all-processes against a frame-pointer C workload
@@ -181,20 +182,20 @@ boot() {
 }
 
 main() {
-	local suite=${1:-} build=${2:-} kdir userland rc status t0
-	[ -n "$suite" ] && [ -n "$build" ] || { echo "usage: $0 SUITE BUILD" >&2; exit 2; }
+	local suite=${1:-} build=${2:-} uland=${3:-bookworm} kdir userland rc status t0
+	[ -n "$suite" ] && [ -n "$build" ] || { echo "usage: $0 SUITE BUILD [USERLAND]" >&2; exit 2; }
 	command -v qemu-system-aarch64 >/dev/null || fail "qemu-system-aarch64 missing (package qemu-system-arm, packaging/setup.sh)"
 	command -v aarch64-linux-gnu-gcc >/dev/null || fail "aarch64-linux-gnu-gcc missing (crossbuild-essential-arm64, packaging/setup.sh)"
 	for f in profd profctl; do
 		readelf -h "$build/$f" 2>/dev/null | grep -q 'AArch64' || fail "$build/$f is not an arm64 build"
 	done
 	kdir=$(KERNEL_ARCH=arm64 "$HERE/kernel_fetch.sh" "$suite") || exit $?
-	userland=$("$HERE/deb_fetch.sh" "$suite" arm64 $PACKAGES) || exit $?
+	userland=$("$HERE/deb_fetch.sh" "$uland" arm64 $PACKAGES) || exit $?
 	WORK=$(mktemp -d)
 	trap 'rm -rf "$WORK"' EXIT
 	payload "$build" "$WORK"
 	cat "$(userland_cpio "$userland")" "$WORK/payload.cpio" >"$WORK/initrd"
-	log "booting $suite arm64 ($(cat "$kdir/version")) with a ${TIMEOUT} s limit"
+	log "booting $suite arm64 ($(cat "$kdir/version")), $uland userland, with a ${TIMEOUT} s limit"
 	t0=$EPOCHREALTIME
 	rc=0
 	boot "$kdir" "$WORK/initrd" || rc=$?
