@@ -60,13 +60,11 @@ static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *i
 #define PROFD_TASK_TP(task) BPF_CORE_READ(task, thread.uw.tp_value)
 #define PROFD_PTHREAD_FROM_TP(tp) (~0ull)
 
-/* THREAD_SIZE with 4 KiB pages (MIN_THREAD_SHIFT 14); the entry pt_regs
- * are at the top of the kernel stack, as on x86-64. */
-#define PROFD_THREAD_SIZE (16384)
-
-/* Debian's and most distributions' arm64 kernels use 4 KiB pages; 16 and
- * 64 KiB kernels need the size from userspace (later work). */
-#define PROFD_PAGE_SIZE 4096ull
+/* THREAD_SIZE for the kernel's page size: 16 KiB (MIN_THREAD_SHIFT 14)
+ * or one page when pages are bigger (64 KiB kernels); the entry pt_regs
+ * are at the top of the kernel stack, as on x86-64.  Pages are 4, 16 or
+ * 64 KiB: the size is userspace's (page_size, kcompat.bpf.h). */
+#define PROFD_THREAD_SIZE(page) ((page) > 16384 ? (page) : 16384)
 
 /* No prologue decoding on arm64 yet: a leaf of anonymous code is walked
  * by its frame record alone. */

@@ -60,12 +60,10 @@ static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *i
 #define PROFD_TASK_TP(task) BPF_CORE_READ(task, thread.fsbase)
 #define PROFD_PTHREAD_FROM_TP(tp) (tp)
 
-/* The kernel stack (THREAD_SIZE 16 KiB) holds the entry pt_regs at its
- * top, no padding above them before FRED (6.9). */
-#define PROFD_THREAD_SIZE (16384)
-
-/* Pages are 4 KiB on x86-64. */
-#define PROFD_PAGE_SIZE 4096ull
+/* The kernel stack (THREAD_SIZE 16 KiB whatever the page size, always
+ * 4 KiB here) holds the entry pt_regs at its top, no padding above them
+ * before FRED (6.9). */
+#define PROFD_THREAD_SIZE(page) (16384)
 
 /* In a leaf without unwind data: is the pc on a prologue's endbr64 or
  * push %rbp (PROFD_LEAF_ENTRY), its mov %rsp,%rbp (PROFD_LEAF_SAVED_FP),

@@ -26,11 +26,6 @@ static inline unsigned long long arch_code_addr_mask(void)
 	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
 }
 
-/* The page size the BPF objects weigh page faults by (bpf/arch's
- * PROFD_PAGE_SIZE): Debian's 4 KiB; 16 and 64 KiB kernels need it from
- * sysconf at load (later work). */
-#define ARCH_BPF_PAGE_SIZE 4096
-
 #define ARCH_SYSCALL_FN(name) "__arm64_sys_" name
 /* The generic syscall table has ppoll only. */
 #define ARCH_HAS_SYS_POLL 0

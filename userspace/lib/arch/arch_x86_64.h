@@ -16,10 +16,6 @@ static inline unsigned long long arch_code_addr_mask(void)
 	return ~0ull;
 }
 
-/* The page size the BPF objects weigh page faults by (bpf/arch's
- * PROFD_PAGE_SIZE): x86-64's only size. */
-#define ARCH_BPF_PAGE_SIZE 4096
-
 /* The kernel's per-call syscall functions (fentry targets, probes). */
 #define ARCH_SYSCALL_FN(name) "__x64_sys_" name
 /* Does poll(2) exist as its own call (else only ppoll)? */
