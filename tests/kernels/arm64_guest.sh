@@ -12,7 +12,8 @@
 # and Debian's arm64 python3.11 (workloads/py_split.py) at once, and
 # check that profctl names their native and Python functions and that
 # the native walks are whole.  Nothing of the host is shared with the
-# guest.
+# guest.  With ARM64_GUEST_BUNDLE=profd-VERSION-aarch64.tar.gz the
+# guest runs that release bundle's launchers instead of BUILD's programs.
 #
 # Exits 0 on a pass, 77 (a skip) only where the kernel or the packages
 # cannot be had (offline); a tool of ours missing is a failure.  The
@@ -150,9 +151,20 @@ payload() {
 	local build=$1 dir=$2 f
 	mkdir -p "$dir/root/profd"
 	for f in profd profctl; do
-		cp "$build/$f" "$dir/root/profd/$f"
-		aarch64-linux-gnu-strip --strip-debug "$dir/root/profd/$f"
+		if [ -n "${ARM64_GUEST_BUNDLE:-}" ]; then
+			ln -s "/bundle/bin/$f" "$dir/root/profd/$f"
+		else
+			cp "$build/$f" "$dir/root/profd/$f"
+			aarch64-linux-gnu-strip --strip-debug "$dir/root/profd/$f"
+		fi
 	done
+	# The release tarball's launchers instead, with its own loader and
+	# libraries (packaging/release.sh DIR aarch64).
+	if [ -n "${ARM64_GUEST_BUNDLE:-}" ]; then
+		mkdir -p "$dir/root/bundle"
+		tar xzf "$ARM64_GUEST_BUNDLE" -C "$dir/root/bundle" --strip-components=1 ||
+			fail "unpacking $ARM64_GUEST_BUNDLE"
+	fi
 	aarch64-linux-gnu-gcc -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-o "$dir/root/profd/fp_chain" "$SRC/tests/workloads/fp_chain.c" ||
 		fail "cross-building the workload"
