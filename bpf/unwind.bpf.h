@@ -411,7 +411,7 @@ static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64
 {
 	__u64 cfa = 0, bp = 0, ra = 0, ra_at = 0, pc, idx = i;
 	long stop;
-	int anon;
+	int anon, in_lr;
 
 	if (idx >= PROFD_UNWIND_MAX_FRAMES || idx >= s->max)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_DEPTH);
@@ -442,10 +442,13 @@ static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64
 		stop = unwind_table_step(s, pc, &cfa, &bp, &ra_at);
 	if (stop)
 		return 1;
-	/* A leaf on arm64 may not have moved sp at all (RA still in lr). */
-	if (cfa < s->sp || (cfa == s->sp && ra_at))
+	/* Only a table row puts the return address in the link register
+	 * (ra_at 0); frame pointers always have it at cfa - 8. */
+	in_lr = !ra_at && !(s->m.flags & (PROFD_UNWIND_MAP_ANON | PROFD_UNWIND_MAP_FP));
+	/* A leaf whose return address is still in lr may not have moved sp. */
+	if (cfa < s->sp || (cfa == s->sp && !in_lr))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_BAD); /* a loop, or garbage */
-	if (!ra_at && !(s->m.flags & (PROFD_UNWIND_MAP_ANON | PROFD_UNWIND_MAP_FP)))
+	if (in_lr)
 		ra = s->lr;
 	else if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(ra_at ? ra_at : cfa - 8)))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
