@@ -498,6 +498,7 @@ int BPF_KPROBE(on_gpu_libc_enter)
 		.ip = PT_REGS_IP(ctx),
 		.sp = PT_REGS_SP(ctx),
 		.bp = PT_REGS_FP(ctx),
+		.lr = PROFD_PT_REGS_LR(ctx), /* at entry: the caller's return address */
 	};
 
 	if (!gpu_watch_devices)
@@ -589,6 +590,7 @@ int BPF_KRETPROBE(on_cuda_return, long ret)
 	regs.ip = PT_REGS_IP(ctx);
 	regs.sp = PT_REGS_SP(ctx);
 	regs.bp = PT_REGS_FP(ctx);
+	regs.lr = 0; /* returned: the link register is the callee's */
 	gpu_send(ctx, e, &regs, 1);
 	return 0;
 }

@@ -38,6 +38,10 @@ static __always_inline struct task_struct *profd_current_task(void)
 #endif
 }
 
+/* The running kernel's page size (sysconf in userspace, before load):
+ * arm64 kernels use 4, 16 or 64 KiB. */
+const volatile __u64 page_size = 4096;
+
 /* The user registers the current task saved on kernel entry, or NULL.
  * Before bpf_task_pt_regs (5.15) they are found where the kernel puts
  * them: at the top of the task's kernel stack (PROFD_THREAD_SIZE,
@@ -48,7 +52,7 @@ static __always_inline struct pt_regs *profd_current_pt_regs(void)
 	struct task_struct *task = profd_current_task();
 	void *stack = BPF_CORE_READ(task, stack);
 
-	return stack ? (struct pt_regs *)(stack + PROFD_THREAD_SIZE) - 1 : NULL;
+	return stack ? (struct pt_regs *)(stack + PROFD_THREAD_SIZE(page_size)) - 1 : NULL;
 #else
 	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 #endif

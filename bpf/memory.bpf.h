@@ -102,7 +102,7 @@ int on_page_faults(struct bpf_perf_event_data *ctx)
 	struct memory_send_args a = {
 		.type = PROFD_EV_MEMORY, .pyrot_slot = PYROT_SLOT_MEMORY,
 		.cnt_sent = PROFD_CNT_MEMORY_SENT, .cnt_rb_full = PROFD_CNT_MEMORY_RB_FULL,
-		.bytes = ctx->sample_period * PROFD_PAGE_SIZE, .addr = ctx->addr,
+		.bytes = ctx->sample_period * page_size, .addr = ctx->addr,
 	};
 
 	count(PROFD_CNT_MEMORY_WALKS);
@@ -170,7 +170,7 @@ int BPF_PROG(on_huge_page, struct page *page, unsigned int order, gfp_t gfp, int
 	if (!acc)
 		return 0;
 	count(PROFD_CNT_MEMORY_LARGE_PAGES);
-	acc->bytes += ((1ull << order) - 1) * PROFD_PAGE_SIZE;
+	acc->bytes += ((1ull << order) - 1) * page_size;
 	if (!acc->threshold)
 		acc->threshold = huge_threshold();
 	if (acc->bytes < acc->threshold)

@@ -28,7 +28,7 @@
 #include "memory.bpf.h" /* the event and its sending, shared with page faults */
 #include "profd_abi.h"
 
-#define MMAP_PAGE PROFD_PAGE_SIZE
+#define MMAP_PAGE page_size /* kcompat.bpf.h */
 
 const volatile __u64 mmap_event_ns = 500000; /* credit an event takes: 2000/s per CPU */
 const volatile __u64 mmap_burst = 256;       /* events the credit may add up to */

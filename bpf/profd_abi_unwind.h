@@ -38,7 +38,9 @@
 #define PROFD_UNWIND_MAX_FILE_RULES (1u << 16)
 #define PROFD_UNWIND_MAX_PROC_MAPPINGS (1u << PROFD_UNWIND_MAPPING_BITS)
 
-/* How the CFA (the caller's stack pointer before the call) is found. */
+/* How the CFA (the caller's stack pointer before the call) is found.
+ * The names are x86-64's; RSP and RBP mean the stack and frame pointer
+ * of any architecture (sp and x29 on arm64: PROFD_UNWIND_CFA_SP/_FP). */
 enum profd_unwind_cfa {
 	PROFD_UNWIND_CFA_GAP = 0,	/* no FDE covers this pc: stop, truncated */
 	PROFD_UNWIND_CFA_RSP = 1,	/* CFA = rsp + cfa_off */
@@ -50,17 +52,28 @@ enum profd_unwind_cfa {
 	PROFD_UNWIND_CFA_STOP = 6,	/* a rule we cannot express: stop, truncated */
 	PROFD_UNWIND_CFA_RSP_X8 = 7,	/* CFA = rsp + 8 * cfa_off: frames over 32 KiB */
 };
+#define PROFD_UNWIND_CFA_SP PROFD_UNWIND_CFA_RSP
+#define PROFD_UNWIND_CFA_FP PROFD_UNWIND_CFA_RBP
+
+/* ra_off of a row or rule: where the return address is.  0: at CFA - 8
+ * (x86-64's only place, and arm64's x30 saved at the top of the frame);
+ * negative: at CFA + 8 * ra_off; PROFD_UNWIND_RA_LR: still in the link
+ * register (arm64's x30: a leaf, or a function before it saved x30),
+ * known for the interrupted frame only. */
+#define PROFD_UNWIND_RA_LR 127
 
 /* One row as userspace builds it: from pc on (to the next row's pc)
- * these rules hold.  The return address is always at CFA - 8 (x86_64
- * SysV); the builder turns anything else into a STOP row.  pc is the ELF
+ * these rules hold.  The return address is where ra_off says; the
+ * builder turns anything it cannot say into a STOP row.  pc is the ELF
  * vaddr minus the file's pc_base, folded into profd_unwind_mapping.bias.
  * The BPF map holds rows packed (below), not this. */
 struct profd_unwind_row {
 	__u32 pc;
 	__s16 cfa_off; /* bytes; see enum profd_unwind_cfa */
 	__u8 cfa_type; /* enum profd_unwind_cfa */
-	__s8 rbp_off;  /* caller's rbp saved at CFA + 8 * rbp_off; 0: rbp unchanged */
+	__s8 rbp_off;  /* caller's rbp (x29) saved at CFA + 8 * rbp_off; 0: unchanged */
+	__s8 ra_off;   /* PROFD_UNWIND_RA_LR or as above: 0 is CFA - 8 */
+	__u8 _pad[3];
 };
 
 /* Packed tables.  A file has a few hundred distinct rules but up to
@@ -69,7 +82,7 @@ struct profd_unwind_row {
  *   pages: npages words; word p is the index (in rows) of the first row
  *          whose pc is >= p << PROFD_UNWIND_PAGE_BITS; the last word is
  *          the row count;
- *   rules: one struct profd_unwind_rule a word;
+ *   rules: one struct profd_unwind_rule (two words) a rule;
  *   rows:  one word a row, PROFD_UNWIND_ENTRY(pc low bits, rule index).
  * A pc in page p is in effect in the rows [first(p) - 1, first(p + 1)):
  * a short binary search over the rows of one page, whose first row (the
@@ -79,7 +92,10 @@ struct profd_unwind_rule {
 	__s16 cfa_off;
 	__u8 cfa_type;
 	__s8 rbp_off;
+	__s8 ra_off;
+	__u8 _pad[3];
 };
+#define PROFD_UNWIND_RULE_WORDS 2
 
 #define PROFD_UNWIND_ENTRY(pc_low, rule) ((__u32)(pc_low) | ((__u32)(rule) << 16))
 #define PROFD_UNWIND_ENTRY_PC(e) ((e) & PROFD_UNWIND_PAGE_MASK)
@@ -190,7 +206,7 @@ struct profd_unwind_counters {
 	__u64 c[PROFD_UNWIND_CNT_MAX];
 };
 
-/* The per-CPU rule cache: the rule found at row pc tpc of file file_id,
+/* The per-CPU rule cache: the rule index found at row pc tpc of file file_id,
  * direct-mapped by a hash of both (1024 entries).  A sampled program's hot return
  * addresses recur at every sample: one cache line instead of a page
  * index and a binary search over the rows, cold at 99 Hz.  Rules are
@@ -199,7 +215,7 @@ struct profd_unwind_counters {
 #define PROFD_UNWIND_RULE_CACHE_BITS 10
 struct profd_unwind_rule_cache_entry {
 	__u64 key; /* file_id << 32 | tpc; 0: empty (file ids start at 1) */
-	__u32 rule;
+	__u32 rule; /* index into the file's rules */
 	__u32 _pad;
 };
 

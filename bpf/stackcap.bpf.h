@@ -84,7 +84,7 @@ static __always_inline int stackcap_entry_regs(struct unwind_regs *r)
 	if (!BPF_CORE_READ(profd_current_task(), mm))
 		return -1;
 	u = profd_current_pt_regs();
-	if (!u || profd_pt_regs_read(u, &r->ip, &r->sp, &r->bp))
+	if (!u || profd_pt_regs_read(u, &r->ip, &r->sp, &r->bp, &r->lr))
 		return -1;
 	return 0;
 }

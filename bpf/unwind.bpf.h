@@ -74,14 +74,21 @@ struct {
  * (profd_abi_unwind.h, profd_unwind_proc.sampled_epoch). */
 volatile __u64 unwind_epoch = 1;
 
-/* The three registers a walk starts from. */
+/* The registers a walk starts from; lr is the link register (arm64's
+ * x30; 0 where there is none, x86-64). */
 struct unwind_regs {
-	__u64 ip, sp, bp;
+	__u64 ip, sp, bp, lr;
 };
+
+/* The bits of a user code address (userspace's arch_code_addr_mask():
+ * pointer authentication signs saved return addresses on arm64 in the
+ * bits above the virtual address size).  Set before the first walk. */
+volatile __u64 unwind_code_mask = ~0ull;
 
 /* State shared with the bpf_loop callback (lives on the caller's stack). */
 struct unwind_walk {
 	__u64 ip, sp, bp;
+	__u64 lr; /* the interrupted frame's link register; 0 once stepped past */
 	__u64 sp0; /* the leaf's sp: the stack's frames lie above it */
 	__u64 *ips;
 	__u32 n, max;
@@ -122,6 +129,7 @@ static __always_inline int unwind_regs_from_perf(struct bpf_perf_event_data *ctx
 		r->ip = PROFD_UREGS_IP(pr);
 		r->sp = PROFD_UREGS_SP(pr);
 		r->bp = PROFD_UREGS_FP(pr);
+		r->lr = PROFD_UREGS_LR(pr);
 		return 1;
 	}
 	if (!BPF_CORE_READ(profd_current_task(), mm))
@@ -130,7 +138,7 @@ static __always_inline int unwind_regs_from_perf(struct bpf_perf_event_data *ctx
 	/* Probe reads, not loads: clang would otherwise merge these with the
 	 * context loads above into one load through a pointer that is ctx
 	 * on one path and BTF on the other, which the verifier refuses. */
-	if (!u || profd_pt_regs_read(u, &r->ip, &r->sp, &r->bp))
+	if (!u || profd_pt_regs_read(u, &r->ip, &r->sp, &r->bp, &r->lr))
 		return -1;
 	return 0;
 }
@@ -191,13 +199,13 @@ __noinline __u32 unwind_row_index(__u32 lo, __u32 n, __u32 low)
 
 /* The rule in effect at row pc tpc of a packed table (word indexes as in
  * struct profd_unwind_mapping): the page index narrows the search to one
- * page's rows, then the row names its rule.  Returns the rule's word, or
+ * page's rows, then the row names its rule.  Returns the rule's index, or
  * -1 (past the table, or a damaged one).  Global, like the searches: the
  * verifier checks it once, not for each state of the walk around it.
  * userspace's unwind_packed_lookup() is the reference. */
-__noinline __s64 unwind_rule_word(__u32 pages, __u32 npages, __u32 rules, __u32 rows, __u32 tpc)
+__noinline __s64 unwind_rule_word(__u32 pages, __u32 npages, __u32 rows, __u32 tpc)
 {
-	__u32 page = tpc >> PROFD_UNWIND_PAGE_BITS, first, next, lo, row, e, w;
+	__u32 page = tpc >> PROFD_UNWIND_PAGE_BITS, first, next, lo, row, e;
 
 	if (page + 1 >= npages || unwind_word(pages + page, &first) ||
 	    unwind_word(pages + page + 1, &next))
@@ -206,19 +214,18 @@ __noinline __s64 unwind_rule_word(__u32 pages, __u32 npages, __u32 rules, __u32 
 	if (next <= lo)
 		return -1;
 	row = unwind_row_index(rows + lo, next - lo, tpc & PROFD_UNWIND_PAGE_MASK);
-	if (row == (__u32)-1 || unwind_word(row, &e) ||
-	    unwind_word(rules + PROFD_UNWIND_ENTRY_RULE(e), &w))
+	if (row == (__u32)-1 || unwind_word(row, &e))
 		return -1;
-	return w;
+	return PROFD_UNWIND_ENTRY_RULE(e);
 }
 
 /* unwind_rule_word() through this CPU's rule cache, keyed by file_id <<
- * 32 | tpc (file_id 0, anonymous code, is not cached).  The rule's word
+ * 32 | tpc (file_id 0, anonymous code, is not cached).  The rule's index
  * with bit 32 set when the cache had it, or -1.  A program that interrupts
  * this one on the same CPU (a sample in the middle of a tracepoint's walk)
  * sees an entry empty, old or new, never half written: its key is cleared
  * first and set last.  Global, like the searches. */
-__noinline __s64 unwind_rule_cached(__u64 key, __u32 pages, __u32 npages, __u32 rules, __u32 rows)
+__noinline __s64 unwind_rule_cached(__u64 key, __u32 pages, __u32 npages, __u32 rows)
 {
 	__u32 zero = 0, slot;
 	struct profd_unwind_rule_cache *c = bpf_map_lookup_elem(&unwind_rule_cache, &zero);
@@ -233,7 +240,7 @@ __noinline __s64 unwind_rule_cached(__u64 key, __u32 pages, __u32 npages, __u32 
 			return (__s64)*(volatile __u32 *)&e->rule | (1ll << 32);
 		}
 	}
-	w = unwind_rule_word(pages, npages, rules, rows, (__u32)key);
+	w = unwind_rule_word(pages, npages, rows, (__u32)key);
 	if (w >= 0 && e) {
 		*(volatile __u64 *)&e->key = 0;
 		*(volatile __u32 *)&e->rule = (__u32)w;
@@ -242,19 +249,30 @@ __noinline __s64 unwind_rule_cached(__u64 key, __u32 pages, __u32 npages, __u32 
 	return w;
 }
 
+/* Rule index of a file whose rules start at word rules, into *rule.
+ * 0 or -1. */
+static __always_inline long unwind_rule_read(__u32 rules, __u32 index,
+					     struct profd_unwind_rule *rule)
+{
+	__u32 at = rules + PROFD_UNWIND_RULE_WORDS * (index & 0xffff), v[2];
+
+	if (unwind_word(at, &v[0]) || unwind_word(at + 1, &v[1]))
+		return -1;
+	__builtin_memcpy(rule, v, sizeof(v));
+	return 0;
+}
+
 /* The rule in effect at row pc tpc of the walk's current mapping.  0 or
  * -1. */
 static __always_inline long unwind_lookup_rule(struct unwind_walk *s, __u32 tpc,
 					       struct profd_unwind_rule *rule)
 {
 	__s64 w = unwind_rule_cached((__u64)s->m.file_id << 32 | tpc, s->m.pages, s->m.npages,
-				     s->m.rules, s->m.rows);
-	__u32 v = (__u32)w;
+				     s->m.rows);
 
 	if (w < 0)
 		return -1;
-	__builtin_memcpy(rule, &v, sizeof(v));
-	return 0;
+	return unwind_rule_read(s->m.rules, (__u32)w, rule);
 }
 
 /* The mapping of s->ip among the process's mappings, into s->m. */
@@ -356,9 +374,10 @@ static __always_inline long unwind_cfa(struct unwind_walk *s, const struct profd
 	}
 }
 
-/* One frame by the tables: CFA, caller's rbp. */
+/* One frame by the tables: CFA, caller's rbp, and where the return
+ * address is (*ra_at, or 0 when it is in the link register). */
 static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, __u64 *cfa,
-					      __u64 *bp)
+					      __u64 *bp, __u64 *ra_at)
 {
 	struct profd_unwind_rule r;
 	__u64 tpc = pc - s->m.bias;
@@ -369,6 +388,13 @@ static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, _
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_GAP);
 	if (unwind_cfa(s, &r, cfa))
 		return 1;
+	if (r.ra_off == PROFD_UNWIND_RA_LR) {
+		if (!s->lr)
+			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_STOP); /* past the leaf: lost */
+		*ra_at = 0;
+	} else {
+		*ra_at = *cfa + (r.ra_off ? (__s64)r.ra_off * 8 : -8);
+	}
 	*bp = s->bp;
 	if (r.cfa_type == PROFD_UNWIND_CFA_RBP_DEREF) {
 		if (bpf_probe_read_user(bp, sizeof(*bp), (void *)s->bp))
@@ -383,9 +409,9 @@ static __always_inline long unwind_table_step(struct unwind_walk *s, __u64 pc, _
 /* One step: record the current pc into ips, then step to the caller. */
 static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64 *ips)
 {
-	__u64 cfa = 0, bp = 0, ra = 0, pc, idx = i;
+	__u64 cfa = 0, bp = 0, ra = 0, ra_at = 0, pc, idx = i;
 	long stop;
-	int anon;
+	int anon, in_lr;
 
 	if (idx >= PROFD_UNWIND_MAX_FRAMES || idx >= s->max)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_DEPTH);
@@ -413,13 +439,20 @@ static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64
 		stop = unwind_fp_step(s, &cfa, &bp);
 	}
 	else
-		stop = unwind_table_step(s, pc, &cfa, &bp);
+		stop = unwind_table_step(s, pc, &cfa, &bp, &ra_at);
 	if (stop)
 		return 1;
-	if (cfa <= s->sp)
+	/* Only a table row puts the return address in the link register
+	 * (ra_at 0); frame pointers always have it at cfa - 8. */
+	in_lr = !ra_at && !(s->m.flags & (PROFD_UNWIND_MAP_ANON | PROFD_UNWIND_MAP_FP));
+	/* A leaf whose return address is still in lr may not have moved sp. */
+	if (cfa < s->sp || (cfa == s->sp && !in_lr))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_BAD); /* a loop, or garbage */
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	if (in_lr)
+		ra = s->lr;
+	else if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(ra_at ? ra_at : cfa - 8)))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+	ra &= unwind_code_mask; /* pointer authentication's signature */
 	/* JIT code is always called: 0 or a kernel address is no caller. */
 	if (anon && (__s64)ra <= 0)
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_UNKNOWN);
@@ -428,6 +461,7 @@ static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64
 	s->ip = ra;
 	s->sp = cfa;
 	s->bp = bp;
+	s->lr = 0;
 	s->from_anon = anon;
 	return 0;
 }
@@ -555,6 +589,7 @@ static __always_inline int unwind_user(const struct unwind_regs *regs, __u32 tgi
 	s.ip = regs->ip;
 	s.sp = regs->sp;
 	s.bp = regs->bp;
+	s.lr = regs->lr & unwind_code_mask;
 	s.sp0 = regs->sp;
 	s.ips = ips;
 	s.max = max;

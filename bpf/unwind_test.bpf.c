@@ -65,18 +65,15 @@ int unwind_lookup(struct profd_unwind_lookup_test *a)
 {
 	struct profd_unwind_mapping *m;
 	struct profd_unwind_rule rule = {};
-	__u32 idx = a->mapping, v;
+	__u32 idx = a->mapping;
 	__s64 w = -1;
 
 	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
 	if (m)
-		w = unwind_rule_cached((__u64)m->file_id << 32 | a->tpc, m->pages, m->npages, m->rules,
+		w = unwind_rule_cached((__u64)m->file_id << 32 | a->tpc, m->pages, m->npages,
 				       m->rows);
-	a->rc = w < 0 ? -1 : 0;
-	a->cache_hit = w < 0 ? 0 : (__u32)(w >> 32);
-	v = (__u32)w;
-	if (w >= 0)
-		__builtin_memcpy(&rule, &v, sizeof(v));
+	a->rc = w < 0 || !m || unwind_rule_read(m->rules, (__u32)w, &rule) ? -1 : 0;
+	a->cache_hit = a->rc ? 0 : (__u32)(w >> 32);
 	a->rule = rule;
 	return 0;
 }

@@ -20,16 +20,19 @@ struct profd_user_regs {
 #define PROFD_UREGS_SP(r) ((r)->sp)
 #define PROFD_UREGS_FP(r) ((r)->regs[29])
 /* The return address of a leaf that has not saved it yet (nor set up
- * its frame record): unused until the .eh_frame walker knows arm64. */
+ * its frame record): x30, the link register.  The .eh_frame rows say
+ * when it is still there (PROFD_UNWIND_RA_LR). */
 #define PROFD_UREGS_LR(r) ((r)->regs[30])
+/* The same in a uprobe's context (a struct pt_regs). */
+#define PROFD_PT_REGS_LR(ctx) (((const struct user_pt_regs *)(ctx))->regs[30])
 
 /* The user registers saved on kernel entry (vmlinux.h's pt_regs, whose
  * first member is a union with user_pt_regs). */
 static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *ip, __u64 *sp,
-					       __u64 *fp)
+					       __u64 *fp, __u64 *lr)
 {
 	return BPF_CORE_READ_INTO(ip, u, pc) || BPF_CORE_READ_INTO(sp, u, sp) ||
-	       BPF_CORE_READ_INTO(fp, u, regs[29]);
+	       BPF_CORE_READ_INTO(fp, u, regs[29]) || BPF_CORE_READ_INTO(lr, u, regs[30]);
 }
 
 /* System calls: __arm64_sys_* take the user registers as their one
@@ -57,13 +60,11 @@ static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *i
 #define PROFD_TASK_TP(task) BPF_CORE_READ(task, thread.uw.tp_value)
 #define PROFD_PTHREAD_FROM_TP(tp) (~0ull)
 
-/* THREAD_SIZE with 4 KiB pages (MIN_THREAD_SHIFT 14); the entry pt_regs
- * are at the top of the kernel stack, as on x86-64. */
-#define PROFD_THREAD_SIZE (16384)
-
-/* Debian's and most distributions' arm64 kernels use 4 KiB pages; 16 and
- * 64 KiB kernels need the size from userspace (later work). */
-#define PROFD_PAGE_SIZE 4096ull
+/* THREAD_SIZE for the kernel's page size: 16 KiB (MIN_THREAD_SHIFT 14)
+ * or one page when pages are bigger (64 KiB kernels); the entry pt_regs
+ * are at the top of the kernel stack, as on x86-64.  Pages are 4, 16 or
+ * 64 KiB: the size is userspace's (page_size, kcompat.bpf.h). */
+#define PROFD_THREAD_SIZE(page) ((page) > 16384 ? (page) : 16384)
 
 /* No prologue decoding on arm64 yet: a leaf of anonymous code is walked
  * by its frame record alone. */

@@ -21,12 +21,17 @@ struct profd_user_regs {
 #define PROFD_UREGS_IP(r) ((r)->ip)
 #define PROFD_UREGS_SP(r) ((r)->sp)
 #define PROFD_UREGS_FP(r) ((r)->bp)
+/* No link register: the return address is always on the stack. */
+#define PROFD_UREGS_LR(r) (0)
+#define PROFD_PT_REGS_LR(ctx) (0)
 
 /* The user registers saved on kernel entry (vmlinux.h's pt_regs): pc,
- * sp and frame pointer, by CO-RE reads.  0, or nonzero on a failed read. */
+ * sp and frame pointer, by CO-RE reads (lr: none).  0, or nonzero on a
+ * failed read. */
 static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *ip, __u64 *sp,
-					       __u64 *fp)
+					       __u64 *fp, __u64 *lr)
 {
+	*lr = 0;
 	return BPF_CORE_READ_INTO(ip, u, ip) || BPF_CORE_READ_INTO(sp, u, sp) ||
 	       BPF_CORE_READ_INTO(fp, u, bp);
 }
@@ -55,12 +60,10 @@ static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *i
 #define PROFD_TASK_TP(task) BPF_CORE_READ(task, thread.fsbase)
 #define PROFD_PTHREAD_FROM_TP(tp) (tp)
 
-/* The kernel stack (THREAD_SIZE 16 KiB) holds the entry pt_regs at its
- * top, no padding above them before FRED (6.9). */
-#define PROFD_THREAD_SIZE (16384)
-
-/* Pages are 4 KiB on x86-64. */
-#define PROFD_PAGE_SIZE 4096ull
+/* The kernel stack (THREAD_SIZE 16 KiB whatever the page size, always
+ * 4 KiB here) holds the entry pt_regs at its top, no padding above them
+ * before FRED (6.9). */
+#define PROFD_THREAD_SIZE(page) (16384)
 
 /* In a leaf without unwind data: is the pc on a prologue's endbr64 or
  * push %rbp (PROFD_LEAF_ENTRY), its mov %rsp,%rbp (PROFD_LEAF_SAVED_FP),

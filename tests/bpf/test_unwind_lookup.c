@@ -67,7 +67,7 @@ static bool same_rule(const struct profd_unwind_lookup_test *a, const struct pro
 	if (a->rc)
 		return !want || want->cfa_type == PROFD_UNWIND_CFA_GAP;
 	return want && a->rule.cfa_type == want->cfa_type && a->rule.cfa_off == want->cfa_off &&
-	       a->rule.rbp_off == want->rbp_off;
+	       a->rule.rbp_off == want->rbp_off && a->rule.ra_off == want->ra_off;
 }
 
 /* One pc: the BPF answer against the built rows', twice: the second

@@ -1,6 +1,7 @@
 #!/bin/bash
 # kernel_fetch.sh SUITE: fetch Debian's signed generic kernel (amd64, or
-# arm64 with KERNEL_ARCH=arm64) for a Debian suite (bullseye = 5.10,
+# arm64 with KERNEL_ARCH=arm64; another flavour of that architecture,
+# such as arm64-16k, with KERNEL_FLAVOUR) for a Debian suite (bullseye = 5.10,
 # bookworm = 6.1, trixie = 6.12) into the kernel cache and print the
 # directory that holds it:
 #   DIR/vmlinuz  DIR/version  DIR/config  DIR/modules/{modules.dep,kernel/...}
@@ -16,6 +17,7 @@ set -euo pipefail
 
 CACHE=${PROFD_KERNEL_CACHE:-/var/cache/profd/kernels}
 APT_ARCH=${KERNEL_ARCH:-amd64}
+FLAVOUR=${KERNEL_FLAVOUR:-$APT_ARCH}
 # Module directories kept: 9p and its netfs/fscache, overlayfs, virtio.
 KEEP_MODULES="kernel/fs kernel/net/9p kernel/drivers/virtio kernel/lib kernel/crypto"
 
@@ -28,7 +30,7 @@ missing() { log "FAIL: $1 is missing (packaging/setup.sh installs package $2)"; 
 
 # fetch SUITE OUT: download and unpack the kernel into OUT.
 fetch() {
-	local suite=$1 out=$2 apt=$CACHE/apt-$1$ARCH_SUFFIX mirror pkg ver deb
+	local suite=$1 out=$2 apt=$CACHE/apt-$1$APT_SUFFIX mirror pkg ver deb
 	mirror=$(host_mirror)
 	[ -n "$mirror" ] || skip "no Debian mirror found in the host's apt sources"
 	command -v dpkg-deb >/dev/null || missing dpkg-deb dpkg
@@ -38,9 +40,9 @@ fetch() {
 	log "apt-get update for $suite from the host's mirror"
 	private_apt "$apt" apt-get update >&2 || skip "apt-get update for $suite failed (offline?)"
 	# The metapackage names the current ABI: Depends: linux-image-X-amd64 (= ...).
-	pkg=$(private_apt "$apt" apt-cache show "linux-image-$APT_ARCH" |
-		sed -n "s/^Depends:.*\\(linux-image-[0-9][^ ,]*-$APT_ARCH\\).*/\\1/p" | head -n1)
-	[ -n "$pkg" ] || skip "linux-image-$APT_ARCH in $suite names no kernel package"
+	pkg=$(private_apt "$apt" apt-cache show "linux-image-$FLAVOUR" |
+		sed -n "s/^Depends:.*\\(linux-image-[0-9][^ ,]*-$FLAVOUR\\).*/\\1/p" | head -n1)
+	[ -n "$pkg" ] || skip "linux-image-$FLAVOUR in $suite names no kernel package"
 	ver=${pkg#linux-image-}
 	log "$suite: $pkg"
 	TMP=$(mktemp -d "$CACHE/.tmp-$suite.XXXXXX")
@@ -85,8 +87,10 @@ main() {
 	bullseye | bookworm | trixie) ;;
 	*) echo "usage: $0 bullseye|bookworm|trixie" >&2; exit 2 ;;
 	esac
-	# amd64 keeps the cache's first layout (CACHE/SUITE); others add -ARCH.
-	[ "$APT_ARCH" = amd64 ] && ARCH_SUFFIX= || ARCH_SUFFIX=-$APT_ARCH
+	# amd64 keeps the cache's first layout (CACHE/SUITE); others add
+	# -ARCH (apt's state) and -FLAVOUR (the kernel).
+	[ "$APT_ARCH" = amd64 ] && APT_SUFFIX= || APT_SUFFIX=-$APT_ARCH
+	[ "$FLAVOUR" = amd64 ] && ARCH_SUFFIX= || ARCH_SUFFIX=-$FLAVOUR
 	out=$CACHE/$suite$ARCH_SUFFIX
 	# Cached: the version file is written last, inside the moved directory.
 	if [ -f "$out/version" ]; then echo "$out"; return; fi

@@ -91,7 +91,7 @@ if [ -n "${PROFD_RELEASE_TARBALL:-}" ]; then
 	[ -f "$TARBALL" ] || fail "PROFD_RELEASE_TARBALL=$TARBALL does not exist"
 else
 	start=$SECONDS
-	"$SRC/packaging/release.sh" "$T/dist" >"$T/release.log" 2>&1 ||
+	"$SRC/packaging/release.sh" "$T/dist" x86_64 >"$T/release.log" 2>&1 ||
 		{ tail -n 30 "$T/release.log" >&2; fail "packaging/release.sh failed"; }
 	TARBALL=$(ls "$T"/dist/profd-*-x86_64.tar.gz)
 	ok "packaging/release.sh built $(basename "$TARBALL") in $((SECONDS - start)) s"

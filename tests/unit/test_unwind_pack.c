@@ -41,7 +41,7 @@ static void check_pc(const struct unwind_table *t, const struct unwind_packed *p
 		return;
 	}
 	if (rc != 0 || got.cfa_type != want->cfa_type || got.cfa_off != want->cfa_off ||
-	    got.rbp_off != want->rbp_off)
+	    got.rbp_off != want->rbp_off || got.ra_off != want->ra_off)
 		fail_msg("pc %#llx: packed rc %d type %u off %d rbp %d, rows type %u off %d rbp %d",
 			 (unsigned long long)tpc, rc, got.cfa_type, got.cfa_off, got.rbp_off,
 			 want->cfa_type, want->cfa_off, want->rbp_off);
@@ -57,7 +57,7 @@ static void check_all(const struct unwind_table *t)
 
 	assert_int_equal(unwind_pack(t, &p), 0);
 	assert_int_equal(p.nrows, t->nrows);
-	assert_int_equal(p.nwords, p.npages + p.nrules + p.nrows);
+	assert_int_equal(p.nwords, p.npages + PROFD_UNWIND_RULE_WORDS * p.nrules + p.nrows);
 	for (i = 0; i < t->nrows; i++) {
 		uint64_t pc = t->rows[i].pc;
 

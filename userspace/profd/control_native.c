@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "arch.h"
 #include "control.h"
 #include "demangle.h"
 #include "elfsym.h"
@@ -224,7 +225,12 @@ static int walk_thread(struct native_req *q, uint32_t tid, struct stackset *out,
 		       struct native_stack *ns, const char **why)
 {
 	struct unwind_user_ops ops = {
-	    .row = row_at, .read = read_word, .arg = q, .deadline_ns = q->deadline_ns};
+	    .row = row_at,
+	    .read = read_word,
+	    .arg = q,
+	    .deadline_ns = q->deadline_ns,
+	    .code_mask = arch_code_addr_mask(),
+	};
 	struct unwind_user_regs r;
 	uint64_t pcs[NATIVE_MAX_FRAMES];
 	enum unwind_user_end end;

@@ -8,21 +8,23 @@
 #define ARCH_NAME "arm64"
 #define ARCH_ELF_MACHINE EM_AARCH64
 
-/* DWARF register numbers (AArch64 DWARF ABI): x29 (frame pointer), sp,
- * x30 (the link register, the return address column). */
-#define ARCH_DWARF_REG_FP 29
-#define ARCH_DWARF_REG_SP 31
-#define ARCH_DWARF_REG_RA 30
+/* The bits of a user code address (the BPF walker's unwind_code_mask).
+ * With pointer authentication a saved return address carries a signature
+ * in the bits above the virtual address size, whatever the process's
+ * keys; those bits are never part of a user address.  The size: the
+ * bits that hold our own stack's top (48 with 4-level tables, 39 with
+ * 3-level ones; a 52-bit kernel still maps below 2^48 unless asked). */
+#include <stdint.h>
 
-/* The rows unwind_cfi.c compiles assume x86-64's return address at a CFA
- * offset; on arm64 it starts in x30 and may be signed (PAC).  Until the
- * rows can say so, no tables: native stacks come from frame pointers. */
-#define ARCH_HAS_UNWIND_TABLES 0
+static inline unsigned long long arch_code_addr_mask(void)
+{
+	uintptr_t top = (uintptr_t)__builtin_frame_address(0);
+	unsigned int bits = 64 - (unsigned int)__builtin_clzll((unsigned long long)top | 1);
 
-/* The page size the BPF objects weigh page faults by (bpf/arch's
- * PROFD_PAGE_SIZE): Debian's 4 KiB; 16 and 64 KiB kernels need it from
- * sysconf at load (later work). */
-#define ARCH_BPF_PAGE_SIZE 4096
+	if (bits < 36)
+		bits = 48; /* not a plausible stack: the common size */
+	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+}
 
 #define ARCH_SYSCALL_FN(name) "__arm64_sys_" name
 /* The generic syscall table has ppoll only. */

@@ -18,7 +18,6 @@
 #include "pymem.h"
 #include "rootfs.h"
 
-#define PAGE_MASK_4K (~(uint64_t)0xfff)
 #define MAX_SYMS (4u << 20) /* bound on symbols scanned per table */
 
 /* What we need from the ELF file of a candidate module. */
@@ -267,16 +266,19 @@ static int read_elf(int pid, const struct pymap *m, struct pyelf *pe)
 	return err;
 }
 
-/* Load bias from one mapping: the PT_LOAD it maps, page aligned. */
+/* Load bias from one mapping: the PT_LOAD it maps, aligned down to the
+ * running kernel's page (4, 16 or 64 KiB on arm64). */
 static int load_bias(const struct pyelf *pe, const struct pymap *m, uint64_t *bias)
 {
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t mask = ~((uint64_t)(page > 0 ? page : 4096) - 1);
 	size_t i;
 
 	for (i = 0; i < pe->nloads; i++) {
 		const GElf_Phdr *ph = &pe->loads[i];
 
-		if ((ph->p_offset & PAGE_MASK_4K) == m->offset) {
-			*bias = m->start - (ph->p_vaddr & PAGE_MASK_4K);
+		if ((ph->p_offset & mask) == m->offset) {
+			*bias = m->start - (ph->p_vaddr & mask);
 			return 0;
 		}
 	}

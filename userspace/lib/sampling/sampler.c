@@ -368,7 +368,7 @@ static void configure_huge_pages(struct sampler *s, bool on)
 	gfpbits_find(btf, &g);
 	btf__free(btf);
 	s->skel->rodata->huge_gfp_mask = gfpbits_huge_mask(&g);
-	s->skel->rodata->huge_sample_bytes = s->memory_pages * ARCH_BPF_PAGE_SIZE;
+	s->skel->rodata->huge_sample_bytes = s->memory_pages * s->skel->rodata->page_size;
 }
 
 static int configure(struct sampler *s, const struct sampler_opts *o)
@@ -377,11 +377,17 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 
 	uint32_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : 4u << 20;
 	uint32_t known = sampler_known_slots(o->stack_map_entries);
+	long page = sysconf(_SC_PAGESIZE);
 
 	if (o->npids > PROFD_MAX_PID_FILTER) {
 		log_error("sampler: at most %d --pid values", PROFD_MAX_PID_FILTER);
 		return -E2BIG;
 	}
+	/* A ring is a power of two of at least a page: a smaller --ringbuf-size
+	 * grows to one page of a 16 or 64 KiB kernel. */
+	if (page > 0 && rb < (uint64_t)page)
+		rb = (uint32_t)page;
+	s->skel->rodata->page_size = page > 0 ? (uint64_t)page : 4096;
 	s->skel->rodata->filter_by_pid = o->npids > 0;
 	s->skel->rodata->offcpu_enabled = o->offcpu;
 	/* As the kernel numbers it where profd runs in the host's pid
@@ -392,7 +398,8 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	bpf_program__set_autoload(s->skel->progs.on_sched_switch, o->offcpu);
 	s->memory_pages =
 	    o->memory
-		? (o->memory_sample_bytes ? o->memory_sample_bytes : 512 << 10) / ARCH_BPF_PAGE_SIZE
+		? (o->memory_sample_bytes ? o->memory_sample_bytes : 512 << 10) /
+		      s->skel->rodata->page_size
 		: 0;
 	if (o->memory && !s->memory_pages)
 		s->memory_pages = 1;
@@ -423,6 +430,10 @@ static int start_unwinder(struct sampler *s)
 {
 	struct unwinder_maps um = unwind_maps(s);
 
+	/* Before any walk: return addresses signed by pointer authentication
+	 * are stripped to a user address (arch.h). */
+	if (s->skel->data)
+		s->skel->data->unwind_code_mask = arch_code_addr_mask();
 	s->unwinder = unwinder_new(&s->uopts, &um);
 	if (!s->unwinder) {
 		log_error("sampler: native unwinder setup failed: %s", strerror(errno));

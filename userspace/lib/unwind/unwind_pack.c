@@ -6,17 +6,18 @@
 
 #include "hashmap.h"
 
-static uint32_t rule_word(const struct profd_unwind_row *r)
+static uint64_t rule_value(const struct profd_unwind_row *r)
 {
-	struct profd_unwind_rule rule = {r->cfa_off, r->cfa_type, r->rbp_off};
-	uint32_t w;
+	struct profd_unwind_rule rule = {r->cfa_off, r->cfa_type, r->rbp_off, r->ra_off, {0}};
+	uint64_t v;
 
-	memcpy(&w, &rule, sizeof(w));
-	return w;
+	memcpy(&v, &rule, sizeof(v));
+	return v;
 }
 
 /* Rule index of every row, the distinct rules in order of first use
- * into words[rules...].  0 or -E2BIG/-ENOMEM. */
+ * into words[rules...] (PROFD_UNWIND_RULE_WORDS each).  0 or
+ * -E2BIG/-ENOMEM. */
 static int pack_rules(const struct unwind_table *t, struct unwind_packed *p, uint32_t *idx)
 {
 	struct hashmap seen;
@@ -25,10 +26,12 @@ static int pack_rules(const struct unwind_table *t, struct unwind_packed *p, uin
 
 	hashmap_init(&seen);
 	for (i = 0; i < t->nrows && !err; i++) {
-		uint32_t w = rule_word(&t->rows[i]);
+		uint64_t w = rule_value(&t->rows[i]);
 		uint64_t v;
 
-		if (hashmap_get(&seen, (uint64_t)w + 1, &v)) {
+		/* The hash map's keys are never 0; a rule's high half never
+		 * has all bits set (its padding is zero). */
+		if (hashmap_get(&seen, w + 1, &v)) {
 			idx[i] = (uint32_t)v;
 			continue;
 		}
@@ -37,8 +40,9 @@ static int pack_rules(const struct unwind_table *t, struct unwind_packed *p, uin
 			break;
 		}
 		idx[i] = p->nrules;
-		p->words[p->rules + p->nrules++] = w; /* room: at most one rule a row */
-		if (hashmap_put(&seen, (uint64_t)w + 1, idx[i]))
+		/* room: at most one rule a row */
+		memcpy(&p->words[p->rules + PROFD_UNWIND_RULE_WORDS * p->nrules++], &w, sizeof(w));
+		if (hashmap_put(&seen, w + 1, idx[i]))
 			err = -ENOMEM;
 	}
 	hashmap_free(&seen);
@@ -73,7 +77,8 @@ int unwind_pack(const struct unwind_table *t, struct unwind_packed *out)
 	out->rules = npages;
 	/* Rules come before rows, so the rows start once the rules are
 	 * known: allocate for the worst case (a rule a row) and compact. */
-	out->words = calloc((size_t)npages + 2 * t->nrows, sizeof(uint32_t));
+	out->words =
+	    calloc((size_t)npages + (PROFD_UNWIND_RULE_WORDS + 1) * t->nrows, sizeof(uint32_t));
 	idx = calloc(t->nrows, sizeof(*idx));
 	if (!out->words || !idx) {
 		free(idx);
@@ -87,7 +92,7 @@ int unwind_pack(const struct unwind_table *t, struct unwind_packed *out)
 		return err;
 	}
 	pack_pages(t, out->words, npages);
-	out->rows = out->rules + out->nrules;
+	out->rows = out->rules + PROFD_UNWIND_RULE_WORDS * out->nrules;
 	out->nrows = (uint32_t)t->nrows;
 	for (i = 0; i < out->nrows; i++)
 		out->words[out->rows + i] =
@@ -137,8 +142,8 @@ int unwind_packed_lookup(const uint32_t *words, size_t nwords, const struct unwi
 	row = search(words, nwords, loc->rows + lo, next - lo, tpc & PROFD_UNWIND_PAGE_MASK);
 	if (row < 0)
 		return -1;
-	w = (uint64_t)loc->rules + PROFD_UNWIND_ENTRY_RULE(words[row]);
-	if (w >= nwords)
+	w = (uint64_t)loc->rules + PROFD_UNWIND_RULE_WORDS * PROFD_UNWIND_ENTRY_RULE(words[row]);
+	if (w + PROFD_UNWIND_RULE_WORDS > nwords)
 		return -1;
 	memcpy(out, &words[w], sizeof(*out));
 	return 0;

@@ -36,6 +36,7 @@ struct builder {
 	struct ranges ranges;
 	struct rows rows;
 	uint32_t entries; /* CIEs and FDEs read, both sections */
+	const struct unwind_cfi_arch *arch; /* the file's machine's row compiler */
 };
 
 static int ranges_push(struct ranges *r, uint64_t lo, uint64_t hi, uint32_t src)
@@ -70,7 +71,8 @@ static int rows_push(struct rows *r, const struct profd_unwind_row *row)
 
 static bool same_rule(const struct profd_unwind_row *a, const struct profd_unwind_row *b)
 {
-	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+	return a->cfa_type == b->cfa_type && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off &&
+	       a->ra_off == b->ra_off;
 }
 
 /* Append a row at ELF vaddr pc unless it repeats the previous rule. */
@@ -97,9 +99,7 @@ static int emit_fde(struct builder *b, Dwarf_CFI *cfi, const struct range *rg)
 	int err;
 
 	if (rg->src == SRC_PLT) /* .plt without CFI: its entries jump, never call */
-		return add_row(
-		    b, rg->lo,
-		    (struct profd_unwind_row){.cfa_type = PROFD_UNWIND_CFA_RSP, .cfa_off = 8});
+		return add_row(b, rg->lo, b->arch->plt_row);
 	while (addr < rg->hi) {
 		struct profd_unwind_row row = {0};
 		Dwarf_Frame *fr = NULL;
@@ -111,7 +111,7 @@ static int emit_fde(struct builder *b, Dwarf_CFI *cfi, const struct range *rg)
 							(struct profd_unwind_row){
 							    .cfa_type = PROFD_UNWIND_CFA_STOP});
 		dwarf_frame_info(fr, &start, &end, NULL);
-		unwind_cfi_frame_to_row(fr, &row);
+		b->arch->frame_to_row(fr, &row);
 		free(fr);
 		b->t->stats.rows_raw++;
 		err = add_row(b, addr, row);
@@ -209,7 +209,8 @@ static void normalize_ranges(struct builder *b)
 	r->n = out;
 }
 
-/* .plt/.plt.sec/.plt.got with no FDE at all get "CFA = rsp + 8". */
+/* .plt/.plt.sec/.plt.got with no FDE at all get the architecture's PLT
+ * row ("CFA = rsp + 8" on x86-64). */
 static int add_plt_sections(struct builder *b)
 {
 	static const char *const names[] = {".plt", ".plt.sec", ".plt.got"};
@@ -356,24 +357,29 @@ static int open_eh_frame(struct builder *b, struct unwind_cfi_src *s)
 	return 0;
 }
 
-/* An ELF of the architecture profd runs on, whose CFI the rows express. */
-static bool is_native_elf(struct elffile *f)
+/* The row compiler of a 64-bit little-endian ELF: only of the
+ * architecture profd runs on, unless opts ask for any (tests of another
+ * architecture's tables).  NULL: not a file we build a table for. */
+static const struct unwind_cfi_arch *elf_arch(struct elffile *f,
+					      const struct unwind_table_opts *opts)
 {
 	GElf_Ehdr eh;
 
-	return ARCH_HAS_UNWIND_TABLES && gelf_getehdr(f->elf, &eh) &&
-	       eh.e_machine == ARCH_ELF_MACHINE && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-	       !f->big_endian;
+	if (!gelf_getehdr(f->elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || f->big_endian)
+		return NULL;
+	if (eh.e_machine != ARCH_ELF_MACHINE && !(opts && opts->any_machine))
+		return NULL;
+	return unwind_cfi_arch_for(eh.e_machine);
 }
 
 static int build(struct elffile *f, const struct unwind_table_opts *opts, struct unwind_table *t)
 {
 	struct unwind_cfi_src eh = {0}, dbg = {0};
-	struct builder b = {.f = f, .t = t};
+	struct builder b = {.f = f, .t = t, .arch = elf_arch(f, opts)};
 	Dwarf *dw = NULL;
 	int err;
 
-	if (!is_native_elf(f))
+	if (!b.arch)
 		return -EINVAL;
 	err = read_segments(f, t);
 	if (!err)

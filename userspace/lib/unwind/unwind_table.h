@@ -1,9 +1,9 @@
 /* unwind_table: turn one ELF file's call frame information (.eh_frame,
  * and .debug_frame where .eh_frame leaves code uncovered) into the
  * compact sorted row table the in-kernel unwinder binary-searches
- * (struct profd_unwind_row, x86_64 only).  libdw evaluates the CFI; we
- * keep only what a stack walk needs: the CFA rule, the saved rbp and the
- * fact that the return address sits at CFA - 8.  Rules we cannot express
+ * (struct profd_unwind_row; x86-64 and arm64).  libdw evaluates the CFI;
+ * we keep only what a stack walk needs: the CFA rule, the saved frame
+ * pointer and where the return address is.  Rules we cannot express
  * become STOP rows (the stack is then marked truncated, never wrong) and
  * PCs no FDE covers become GAP rows, so a lookup between functions fails
  * cleanly instead of borrowing its neighbour's rule.  Everything read from
@@ -51,12 +51,13 @@ struct unwind_table {
 
 struct unwind_table_opts {
 	bool no_debug_frame; /* ignore .debug_frame (tests) */
+	bool any_machine;    /* any architecture with a row compiler, not only ours (tests) */
 };
 
 /* Build from an open ELF file (fd not closed, not kept) or an in-memory
  * image (the vdso).  opts may be NULL.  A file without any CFI gives 0
  * with nrows == 0 (the caller then falls back to frame pointers).
- * 0 or -errno: -EINVAL not a usable x86_64 ELF, -E2BIG more rows than
+ * 0 or -errno: -EINVAL not a usable ELF of our architecture, -E2BIG more rows than
  * PROFD_UNWIND_MAX_FILE_ROWS or CFI entries than
  * UNWIND_TABLE_MAX_CFI_ENTRIES, -ENOMEM. */
 int unwind_table_build_fd(int fd, const struct unwind_table_opts *opts, struct unwind_table *out);

@@ -72,6 +72,31 @@ static enum unwind_user_end caller_bp(struct uw_state *s, const struct profd_unw
 	return UNWIND_USER_END;
 }
 
+/* Where the row says the return address is: in the link register (known
+ * for the leaf only: a leaf that has not moved sp is no loop), or saved
+ * at a CFA offset.  Stripped of a pointer authentication signature. */
+static enum unwind_user_end return_address(const struct uw_state *s,
+					   const struct profd_unwind_row *row, uint64_t cfa,
+					   uint64_t *ra)
+{
+	uint64_t mask = s->ops->code_mask ? s->ops->code_mask : ~0ull;
+
+	if (row->ra_off == PROFD_UNWIND_RA_LR) {
+		if (!s->r.lr)
+			return UNWIND_USER_STOP;
+		if (cfa < s->r.sp)
+			return UNWIND_USER_BAD;
+		*ra = s->r.lr & mask;
+		return UNWIND_USER_END;
+	}
+	if (cfa <= s->r.sp)
+		return UNWIND_USER_BAD; /* a loop, or garbage */
+	if (s->ops->read(s->ops->arg, cfa + (row->ra_off ? (int64_t)row->ra_off * 8 : -8), ra))
+		return UNWIND_USER_READ;
+	*ra &= mask;
+	return UNWIND_USER_END;
+}
+
 /* One step from frame i to its caller; UNWIND_USER_END (0) to go on,
  * else why the walk ends here. */
 static enum unwind_user_end step(struct uw_state *s, uint32_t i, bool *outermost)
@@ -93,10 +118,9 @@ static enum unwind_user_end step(struct uw_state *s, uint32_t i, bool *outermost
 		e = caller_bp(s, row, cfa, &bp, &have);
 	if (e)
 		return e;
-	if (cfa <= s->r.sp)
-		return UNWIND_USER_BAD; /* a loop, or garbage */
-	if (s->ops->read(s->ops->arg, cfa - 8, &ra))
-		return UNWIND_USER_READ;
+	e = return_address(s, row, cfa, &ra);
+	if (e)
+		return e;
 	if (!ra) {
 		*outermost = true;
 		return UNWIND_USER_END;

@@ -33,6 +33,7 @@ enum unwind_user_end {
 struct unwind_user_regs {
 	uint64_t pc, sp, bp;
 	bool have_bp; /* bp is known (from a callee's saved copy) */
+	uint64_t lr;  /* the link register (arm64's x30) of the leaf; 0: unknown */
 };
 
 struct unwind_user_ops {
@@ -43,6 +44,9 @@ struct unwind_user_ops {
 	int (*read)(void *arg, uint64_t addr, uint64_t *out);
 	void *arg;
 	uint64_t deadline_ns; /* clock_mono_ns(); 0: none */
+	/* The bits of a code address (arch_code_addr_mask(): what pointer
+	 * authentication leaves of a signed return address); 0: all. */
+	uint64_t code_mask;
 };
 
 /* Up to max pcs into pcs, leaf first (the leaf as given, callers as their
