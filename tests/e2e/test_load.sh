@@ -149,8 +149,16 @@ ok "exec storm: $rate processes/s; $(st proc_execs) execs seen, $(st processes_e
 # as one step of 10-20 MiB, flat after it, as late as 40 s in (45-50 s in
 # one CI run: 142 -> 154 MiB, then 154, 155, 155); the limit above still
 # bounds every sample.
-[ "${GREW:-0}" -le 1 ] && [ $((RSS_KB - RSS_MID_KB)) -le $(((RSS_LIMIT_KB - RSS0_KB) / 5)) ] ||
-	fail "RSS still growing in the last quarter: $((RSS_MID_KB / 1024)) -> $((RSS_KB / 1024)) MiB, ${GREW:-0} steps of over $((STEP_KB / 1024)) MiB"
+# Not under ASan: its quarantine keeps up to 256 MiB of freed memory
+# before reusing any (272 -> 309 MiB over the last quarter, seen), so
+# a growing RSS there says nothing of profd's own; the limit above still
+# bounds every reading.
+if [ -n "$ASAN" ]; then
+	echo "RSS in the last quarter (ASan, not judged): $((RSS_MID_KB / 1024)) -> $((RSS_KB / 1024)) MiB"
+else
+	[ "${GREW:-0}" -le 1 ] && [ $((RSS_KB - RSS_MID_KB)) -le $(((RSS_LIMIT_KB - RSS0_KB) / 5)) ] ||
+		fail "RSS still growing in the last quarter: $((RSS_MID_KB / 1024)) -> $((RSS_KB / 1024)) MiB, ${GREW:-0} steps of over $((STEP_KB / 1024)) MiB"
+fi
 ok "RSS peak $((RSS_MAX_KB / 1024)) MiB (limit $((RSS_LIMIT_KB / 1024)) MiB), mid $((RSS_MID_KB / 1024)), end $((RSS_KB / 1024)) MiB"
 
 # fds: back to where they were (a couple of transient /proc opens aside).
