@@ -117,6 +117,9 @@ viewer_check() {
 	export HOME=$T/home # its session files
 	mkdir -p "$HOME"
 	pq() { timeout 60 node "$pq" "$@"; }
+	# Its server outlives the CLI: stopped on every way out, a failed
+	# check's too (one was left running for 20 minutes).
+	trap 'timeout 10 node "$pq" stop >/dev/null 2>&1; cleanup' EXIT
 	# profiler-cli gives its own server 500 ms to start: on a loaded
 	# machine that is too short once in a while, so a second try.
 	pq load "$T/rec.gecko.json" >"$T/pq.load" 2>&1 ||
