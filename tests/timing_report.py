@@ -3,8 +3,9 @@
 verdicts from ctest's JUnit output (ctest --output-junit), so that drift
 in the suite's time budget is seen at every run.
 
-A group is the test name up to its last dot (unit, bpf, e2e, e2e.legacy,
-kernel, sanitize, ...); the slowest tests are listed too.  The last line
+A group is the test name's first part, with a variant's second (unit,
+bpf, e2e, e2e.legacy, kernel, kernel.arm64, sanitize, ...); the slowest
+tests are listed too.  The last line
 is the plain closing line `tests: N passed, N failed, N skipped`.
 Exit 0; the verdict is ctest's own exit status."""
 import sys
@@ -12,8 +13,13 @@ import xml.etree.ElementTree as ET
 
 
 def group_of(name):
-    head, _, _ = name.rpartition(".")
-    return head or name
+    """unit, bpf, e2e, e2e.legacy, kernel, kernel.arm64, sanitize, ...:
+    the first part of the name, and the second where it names a variant
+    (not a test or a kernel version, as in kernel.6.1)."""
+    parts = name.split(".")
+    if len(parts) > 2 and parts[1] in ("legacy", "arm64"):
+        return ".".join(parts[:2])
+    return parts[0]
 
 
 def main():
