@@ -29,15 +29,11 @@ import sys
 import tempfile
 import time
 
+from cuda_launch_tax import cpu_ticks  # utime + stime, one reader for both benches
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "bench")
 KINDS = ("stub", "driver", "legacy")
-
-
-def cpu_ticks(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        w = f.read().rsplit(")", 1)[1].split()
-    return int(w[11]) + int(w[12])
 
 
 class Profd:

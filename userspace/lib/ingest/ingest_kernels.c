@@ -112,7 +112,7 @@ static int64_t host_stub_kernel(struct ingest *in, struct proc *p, uint64_t stub
 	uint64_t key = stub ^ STUB_KEY_BIT, v;
 	const struct procmap *pm;
 	uint32_t kind = FRAME_UNKNOWN;
-	struct buf name, label;
+	struct buf name;
 	int64_t id = -1;
 
 	if (hashmap_get(&p->ing->user_frames, key, &v))
@@ -127,23 +127,18 @@ static int64_t host_stub_kernel(struct ingest *in, struct proc *p, uint64_t stub
 			return -EAGAIN; /* maps being read: wait for them */
 		return -ENOENT;
 	}
-	if (!pm || !(pm->prot & 4 /* PROT_EXEC */) || !pm->path[0] || pm->path[0] == '[')
+	if (!(pm->prot & 4 /* PROT_EXEC */) || !pm->path[0] || pm->path[0] == '[')
 		return -ENOENT; /* heap, anonymous: a handle */
 	buf_init(&name);
-	buf_init(&label);
 	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, stub, false, &name, &kind, NULL) == 0 &&
 	    buf_cstr(&name)) {
 		in->frames_wait = symbolizer_waiting(in->sym);
-		if (final || (kind != FRAME_UNKNOWN && !in->frames_wait)) {
-			buf_printf(&label, "kernel %s", name.data);
-			if (buf_cstr(&label))
-				id = aggregate_frame(in->agg, FRAME_GPU, label.data);
-		}
+		if (final || (kind != FRAME_UNKNOWN && !in->frames_wait))
+			id = label_frame(in, name.data); /* already demangled: kept as it is */
 	}
 	if (id >= 0 && kind != FRAME_UNKNOWN)
 		hashmap_put(&p->ing->user_frames, key, (uint64_t)id + 1);
 	buf_free(&name);
-	buf_free(&label);
 	if (id < 0 && !final && (kind == FRAME_UNKNOWN || in->frames_wait || p->maps_pending))
 		return -EAGAIN; /* its maps or its file's symbols are on the way */
 	return id;
