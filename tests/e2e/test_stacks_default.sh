@@ -69,7 +69,8 @@ assert py(nap[0])[-1].split(" (")[0] in ("_bootstrap", "Thread._bootstrap"), py(
 # or the one under it.
 spin = [t for t in threads
         if any(f in (at("spin", l_spin - 1), at("spin", l_spin)) for f in py(t))]
-assert len(spin) == 1, [py(t) for t in threads]
+assert len(spin) == 1, [(t["stack_from"], t["source"], [f["kind"] + ":" + f["name"] for f in t["frames"]])
+                         for t in threads if not any(f in py(t) for f in (at("hang", l_hang), at("nap", l_nap)))]
 if offcpu:  # seen by BPF by now: its latest CPU sample (or a preemption)
     assert spin[0]["stack_from"] in ("cpu-sample", "switch-out", "read-now"), spin[0]
 else:

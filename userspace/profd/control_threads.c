@@ -354,6 +354,17 @@ static int add_frames(struct daemon *d, struct listing *l, uint32_t n, uint32_t 
 	return 0;
 }
 
+/* BPF's stack of the thread is newer than the last ring read (it was
+ * switched out or sampled just now, its stack records still on their
+ * way): the stack read now stands in, where there is one. */
+static void not_in_hand(struct thread_now *t)
+{
+	t->have = t->blocked = false;
+	t->from = "";
+	t->age_ns = 0;
+	t->source = "its latest stack not read from the ring yet";
+}
+
 static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 {
 	const struct pynow_thread *now = NULL, *py;
@@ -362,6 +373,8 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 	int64_t id;
 	int err;
 
+	if (t->have && !ingest_stacks_in_hand(&d->in, &t->s))
+		not_in_hand(t);
 	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, INGEST_MAX_FRAMES, &n))
 		n = 0;
 	if (!t->have)

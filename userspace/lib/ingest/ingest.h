@@ -287,6 +287,10 @@ int ingest_scan_python(struct ingest *in);
 /* Whether p's interpreter was found (its Python frames get names). */
 bool ingest_is_python(const struct proc *p);
 
+/* Whether every stack record s names has been read from the ring: a
+ * thread's latest switch-out or sample, read from BPF's thread state, can
+ * be newer than the last ring read. */
+bool ingest_stacks_in_hand(struct ingest *in, const struct profd_sample *s);
 /* ingest_offcpu.c, for `profctl stacks` and blocks under way: a sample
  * naming these stacks (kept by a walk earlier, so without the NEW flags),
  * and the frames (global ids, root first) of a thread's stacks as s names

@@ -112,6 +112,13 @@ static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_
 	return add_leaf(in, "[GIL wait]", ids, n);
 }
 
+bool ingest_stacks_in_hand(struct ingest *in, const struct profd_sample *s)
+{
+	const struct raw_stack *k, *u, *py;
+
+	return ingest_sample_stacks(in, s, &k, &u, &py);
+}
+
 int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
 			 bool blocked, uint32_t *ids, uint32_t max, uint32_t *n)
 {
