@@ -41,6 +41,9 @@ run_bg "$PY" -c "$NAP" 2000
 S=${CHILDREN[-1]}
 run_bg "$PY" -c "$NAP" 40
 E=${CHILDREN[-1]}
+# One that only blocks (coreutils sleep: rarely a CPU sample at 99 Hz).
+run_bg sleep 2
+Z=${CHILDREN[-1]}
 sleep 6
 wait "$E" || fail "the short napper failed"
 
@@ -115,5 +118,10 @@ echo "after a restart: $(row "$T/e2.txt" "$E")"
 [ "$(col "$T/e2.txt" "$E" SAMPLES)" = "$e_samples" ] && [ "$(col "$T/e2.txt" "$E" OFF_CPU_S)" = "$e_off" ] ||
 	fail "exited $E: SAMPLES $e_samples, OFF_CPU_S $e_off before the restart; from history: $(row "$T/e2.txt" "$E")"
 between "$e_off" 1 3 || fail "exited $E napped 2 s, OFF_CPU_S '$e_off'"
-ok "from history too: $e_samples CPU samples and $e_off s off-CPU for the exited napper"
+# Listed from history by its span, which its blocks give (it once took
+# CPU samples only: one that only blocked was not listed after a restart).
+z_off=$(col "$T/e2.txt" "$Z" OFF_CPU_S)
+between "$z_off" 1.9 2.5 ||
+	fail "after a restart, sleep 2 ($Z, $(col "$T/e1.txt" "$Z" SAMPLES) samples before) is listed with OFF_CPU_S '$z_off'"
+ok "from history too: $e_samples CPU samples and $e_off s off-CPU for the exited napper; sleep 2: $z_off s"
 stop_profd

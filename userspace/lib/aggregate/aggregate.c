@@ -271,16 +271,18 @@ counted:
 	pp->totals[type] += weight;
 	if (timeline_keeps(type))
 		record_event(a, pp, c, type, realtime_ns, weight);
-	if (type != AGG_CPU) {
-		p->events++; /* samples and time stamps describe the CPU profile */
-		return 0;
-	}
-	a->samples += weight;
-	p->samples += weight;
+	/* Every type's: a process that only ever blocked (no CPU sample at
+	 * 99 Hz) still has a span, which history lists it by. */
 	if (!p->first_ns || realtime_ns < p->first_ns)
 		p->first_ns = realtime_ns;
 	if (realtime_ns > p->last_ns)
 		p->last_ns = realtime_ns;
+	if (type != AGG_CPU) {
+		p->events++; /* samples describe the CPU profile */
+		return 0;
+	}
+	a->samples += weight;
+	p->samples += weight;
 	return 0;
 nomem:
 	a->alloc_failed += weight;

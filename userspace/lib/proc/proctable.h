@@ -54,7 +54,7 @@ struct proc {
 	uint64_t wid_activity;	   /* samples + events then: idle ones wait */
 	bool exited;
 	uint64_t exit_ns;    /* CLOCK_REALTIME */
-	uint64_t first_ns, last_ns; /* first and last sample, CLOCK_REALTIME */
+	uint64_t first_ns, last_ns; /* first and last event of any type, CLOCK_REALTIME */
 	uint64_t samples;    /* CPU samples */
 	uint64_t events;     /* weights of other profile types (GPU, CUDA) */
 	struct proc_rss *rss; /* NULL until the first point */
