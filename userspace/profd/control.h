@@ -174,10 +174,14 @@ int control_timeline_encode(struct tlset *t, struct buf *payload);
 
 /* control_server.c: the control thread */
 /* Before the slow start: 0 if path can become the socket, -EADDRINUSE
- * when a daemon answers there already, -ENAMETOOLONG. */
+ * when a daemon answers there already, -EEXIST when something other than
+ * a socket is there, -ENAMETOOLONG. */
 int control_check_free(const char *path);
-/* The listening socket at path (replacing a stale one), or -errno. */
+/* The listening socket at path (replacing a stale socket, nothing else),
+ * or -errno. */
 int control_listen(const char *path);
+/* Removes path if it is a socket (on the way out). */
+void control_unlink_socket(const char *path);
 struct control *control_start(struct daemon *d, int listen_fd);
 void control_stop(struct control *c);
 void control_stats(struct control *c, struct proto_stats *s);

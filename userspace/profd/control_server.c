@@ -107,6 +107,43 @@ static int socket_addr(const char *path, struct sockaddr_un *addr)
 	return 0;
 }
 
+static const char *file_kind(mode_t m)
+{
+	if (S_ISREG(m))
+		return "a regular file";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	return "a device or other file";
+}
+
+/* Only a socket at path may be replaced: profd runs as root, and a typo
+ * in --socket or a unit file must not delete a file (or what a symbolic
+ * link points to, or a FIFO someone reads). */
+static int only_socket_at(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISSOCK(st.st_mode))
+		return 0;
+	log_error("control: %s exists and is %s, not a socket: not replaced (choose another "
+		  "--socket, or remove it yourself)", path, file_kind(st.st_mode));
+	return -EEXIST;
+}
+
+void control_unlink_socket(const char *path)
+{
+	struct stat st;
+
+	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+		unlink(path);
+}
+
 /* A socket at path that takes a connection (or whose queue is full)
  * belongs to a running daemon: replacing it would cut that daemon off from
  * its clients.  One that refuses is stale, left by a daemon that died. */
@@ -115,6 +152,8 @@ int control_check_free(const char *path)
 	struct sockaddr_un addr;
 	int fd, err = socket_addr(path, &addr);
 
+	if (!err)
+		err = only_socket_at(path);
 	if (err)
 		return err;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -144,7 +183,12 @@ int control_listen(const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	unlink(path); /* a stale socket from a previous run */
+	err = only_socket_at(path); /* again: the BPF load took seconds */
+	if (err) {
+		close(fd);
+		return err;
+	}
+	control_unlink_socket(path); /* a stale socket from a previous run */
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 128)) {
 		err = -errno;
 		log_error("control: cannot listen on %s: %s", path, strerror(errno));

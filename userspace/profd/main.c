@@ -343,7 +343,7 @@ static void daemon_stop(struct daemon *d)
 	push_window_free(d->push_win);
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
-		unlink(d->cfg.socket_path);
+		control_unlink_socket(d->cfg.socket_path);
 	}
 	ingest_free(&d->in);
 	proctable_free(&d->pt);
