@@ -379,12 +379,17 @@ static void live_one(const struct pyinterp *pi)
 	check_live_file(f, c, &rt);
 	n = pycode_cache_entries(c);
 	print_message("  %s: live code objects resolved (%zu cached)\n", pi->path, n);
-	/* Forgotten (the process ended, or exec'ed): nothing of it is served
-	 * from the cache again; every code object is read afresh. */
+	/* Forgotten (the process ended, or exec'ed): its entries are freed
+	 * at once, and every code object is read afresh. */
 	pycode_cache_forget_pid(c, pid);
+	assert_int_equal(pycode_cache_entries(c), 0);
+	assert_int_equal(pycode_cache_bytes(c), 0);
 	rewind(f);
 	check_live_file(f, c, &rt);
-	assert_int_equal(pycode_cache_entries(c), 2 * n);
+	assert_int_equal(pycode_cache_entries(c), n);
+	/* Another pid's forgetting leaves them. */
+	pycode_cache_forget_pid(c, pid + 1);
+	assert_int_equal(pycode_cache_entries(c), n);
 	fclose(f);
 	pyinterp_kill(pid);
 	pycode_cache_free(c);

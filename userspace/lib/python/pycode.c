@@ -20,8 +20,8 @@ struct code_key {
 
 struct code_entry {
 	int pid;
-	uint32_t gen; /* the pid's generation when read */
 	uint64_t addr;
+	struct code_entry *pid_prev, *pid_next; /* the pid's entries */
 	struct code_key key;
 	char *qualname;
 	char *filename;
@@ -31,10 +31,10 @@ struct code_entry {
 struct pycode_cache {
 	struct hashmap entries;	   /* hash(pid, addr) -> struct code_entry * */
 	struct hashmap code_types; /* pid -> address of PyCode_Type */
-	/* pid -> generation, bumped when the pid's process ends: its entries
-	 * are then never found again and go with the next flush, so an exit
-	 * costs O(1), not a walk of the whole cache. */
-	struct hashmap pid_gens;
+	/* pid -> its first entry: the process's end frees its entries at
+	 * once, a walk of its own list.  (They once stayed until the cache
+	 * filled, 64 MiB, and every exit of any process left a pid behind.) */
+	struct hashmap by_pid;
 	size_t bytes;		   /* held by the entries */
 };
 
@@ -44,17 +44,14 @@ static size_t entry_bytes(const struct code_entry *e)
 	       pylines_bytes(&e->lines);
 }
 
-static uint64_t entry_hash(int pid, uint32_t gen, uint64_t addr)
+static uint64_t entry_hash(int pid, uint64_t addr)
 {
-	return hash64_mix(addr ^ hash64_mix(((uint64_t)gen << 32 | (uint32_t)pid) + 1));
+	return hash64_mix(addr ^ hash64_mix((uint64_t)(uint32_t)pid + 1));
 }
 
-static uint32_t pid_gen(const struct pycode_cache *c, int pid)
+static uint64_t pid_key(int pid)
 {
-	uint64_t v = 0;
-
-	hashmap_get(&c->pid_gens, (uint64_t)(uint32_t)pid, &v);
-	return (uint32_t)v;
+	return (uint64_t)(uint32_t)pid + 1;
 }
 
 struct pycode_cache *pycode_cache_new(void)
@@ -65,6 +62,7 @@ struct pycode_cache *pycode_cache_new(void)
 		return NULL;
 	hashmap_init(&c->entries);
 	hashmap_init(&c->code_types);
+	hashmap_init(&c->by_pid);
 	return c;
 }
 
@@ -86,8 +84,45 @@ static void flush(struct pycode_cache *c)
 		entry_free((struct code_entry *)(uintptr_t)v);
 	hashmap_free(&c->entries);
 	hashmap_free(&c->code_types);
-	hashmap_free(&c->pid_gens); /* no entry left to tell apart */
+	hashmap_free(&c->by_pid);
 	c->bytes = 0;
+}
+
+/* e into the cache under h, first of its pid's list. */
+static int link_entry(struct pycode_cache *c, uint64_t h, struct code_entry *e)
+{
+	uint64_t v;
+
+	if (hashmap_put(&c->entries, h, (uint64_t)(uintptr_t)e))
+		return -ENOMEM;
+	e->pid_next = hashmap_get(&c->by_pid, pid_key(e->pid), &v)
+			      ? (struct code_entry *)(uintptr_t)v
+			      : NULL;
+	if (hashmap_put(&c->by_pid, pid_key(e->pid), (uint64_t)(uintptr_t)e)) {
+		hashmap_del(&c->entries, h);
+		return -ENOMEM;
+	}
+	e->pid_prev = NULL;
+	if (e->pid_next)
+		e->pid_next->pid_prev = e;
+	c->bytes += entry_bytes(e);
+	return 0;
+}
+
+/* e out of the cache (its hash h) and freed. */
+static void drop_entry(struct pycode_cache *c, uint64_t h, struct code_entry *e)
+{
+	hashmap_del(&c->entries, h);
+	if (e->pid_prev)
+		e->pid_prev->pid_next = e->pid_next;
+	else if (e->pid_next) /* the list's head: its pid now starts at the next */
+		hashmap_put(&c->by_pid, pid_key(e->pid), (uint64_t)(uintptr_t)e->pid_next);
+	else
+		hashmap_del(&c->by_pid, pid_key(e->pid));
+	if (e->pid_next)
+		e->pid_next->pid_prev = e->pid_prev;
+	c->bytes -= entry_bytes(e);
+	entry_free(e);
 }
 
 void pycode_cache_free(struct pycode_cache *c)
@@ -100,8 +135,14 @@ void pycode_cache_free(struct pycode_cache *c)
 
 void pycode_cache_forget_pid(struct pycode_cache *c, int pid)
 {
-	hashmap_put(&c->pid_gens, (uint64_t)(uint32_t)pid, (uint64_t)pid_gen(c, pid) + 1);
-	hashmap_del(&c->code_types, (uint64_t)(uint32_t)pid + 1);
+	uint64_t v;
+
+	while (hashmap_get(&c->by_pid, pid_key(pid), &v)) {
+		struct code_entry *e = (struct code_entry *)(uintptr_t)v;
+
+		drop_entry(c, entry_hash(e->pid, e->addr), e);
+	}
+	hashmap_del(&c->code_types, pid_key(pid));
 }
 
 size_t pycode_cache_entries(const struct pycode_cache *c)
@@ -285,11 +326,11 @@ static int read_key(int pid, const struct profd_pyoffsets *o, uint64_t addr, str
 /* Is type the code type?  Checked by tp_name once per process. */
 static int check_code_type(struct pycode_cache *c, const struct pyruntime *rt, uint64_t type)
 {
-	uint64_t known, name_ptr, pid_key = (uint64_t)(uint32_t)rt->pid + 1;
+	uint64_t known, name_ptr;
 	char name[8];
 	int err;
 
-	if (hashmap_get(&c->code_types, pid_key, &known) && known == type)
+	if (hashmap_get(&c->code_types, pid_key(rt->pid), &known) && known == type)
 		return 0;
 	err = pymem_read_u64(rt->pid, type + rt->off.type_name, &name_ptr);
 	if (err)
@@ -299,7 +340,7 @@ static int check_code_type(struct pycode_cache *c, const struct pyruntime *rt, u
 		return err;
 	if (memcmp(name, "code", 5))
 		return -EINVAL;
-	return hashmap_put(&c->code_types, pid_key, type);
+	return hashmap_put(&c->code_types, pid_key(rt->pid), type);
 }
 
 static int read_linetable(const struct pyruntime *rt, const struct code_key *k,
@@ -368,8 +409,7 @@ static uint32_t key_fp(const struct code_key *k)
 static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t addr, uint32_t fp,
 		  struct code_entry **out)
 {
-	uint32_t gen = pid_gen(c, rt->pid);
-	uint64_t h = entry_hash(rt->pid, gen, addr), v;
+	uint64_t h = entry_hash(rt->pid, addr), v;
 	struct code_entry *e = NULL;
 	struct code_key k;
 	int err;
@@ -381,15 +421,12 @@ static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t a
 		return -ESTALE; /* freed since the sample, another one there now */
 	if (hashmap_get(&c->entries, h, &v)) {
 		e = (struct code_entry *)(uintptr_t)v;
-		if (e->pid == rt->pid && e->gen == gen && e->addr == addr &&
-		    !memcmp(&e->key, &k, sizeof(k))) {
+		if (e->pid == rt->pid && e->addr == addr && !memcmp(&e->key, &k, sizeof(k))) {
 			*out = e;
 			return 0;
 		}
 		/* Reused address (or a hash collision): read it afresh. */
-		hashmap_del(&c->entries, h);
-		c->bytes -= entry_bytes(e);
-		entry_free(e);
+		drop_entry(c, h, e);
 	}
 	err = check_code_type(c, rt, k.type);
 	if (err)
@@ -401,16 +438,12 @@ static int lookup(struct pycode_cache *c, const struct pyruntime *rt, uint64_t a
 		log_debug("pycode: cache full (%zu code objects, %zu bytes), flushing",
 			  c->entries.len, c->bytes);
 		flush(c);
-		gen = 0; /* generations start over with the cache */
-		h = entry_hash(rt->pid, gen, addr);
 	}
-	e->gen = gen;
-	err = hashmap_put(&c->entries, h, (uint64_t)(uintptr_t)e);
+	err = link_entry(c, h, e);
 	if (err) {
 		entry_free(e);
 		return err;
 	}
-	c->bytes += entry_bytes(e);
 	*out = e;
 	return 0;
 }
