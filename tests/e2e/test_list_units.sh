@@ -11,7 +11,8 @@
 #  - --json: cpu_samples is samples, off_cpu_ns the column in ns;
 #  - after a restart the exited napper, now read from history, has the
 #    same CPU samples and blocked time (history once summed every type's
-#    weights into its samples).
+#    weights into its samples); a process that ended while no profd ran
+#    is listed as exited, not running as history last saw it.
 . "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || fail "python3 is missing (packaging/setup.sh installs it)"
@@ -112,8 +113,16 @@ e_samples=$(col "$T/all.txt" "$E" SAMPLES)
 ctl list --all -t off-cpu >"$T/e1.txt" || fail "list --all -t off-cpu failed"
 e_off=$(col "$T/e1.txt" "$E" OFF_CPU_S)
 stop_profd
+# The napper ends while no profd runs: history says it was running.
+kill "$S"; wait "$S" 2>/dev/null
 start_profd --all-processes --off-cpu --rate "$RATE"
 ctl list --all -t off-cpu >"$T/e2.txt" || fail "list after the restart failed"
+row "$T/e2.txt" "$S" | grep -q ' exited ' ||
+	fail "after a restart, the napper $S that ended meanwhile is listed as: $(row "$T/e2.txt" "$S")"
+row "$T/e2.txt" "$B" | grep -q ' running ' ||
+	fail "after a restart, the running burner $B is listed as: $(row "$T/e2.txt" "$B")"
+[ -z "$(ctl list | row /dev/stdin "$S")" ] || fail "after a restart, list without --all shows the ended napper $S"
+ok "after a restart: the napper that ended meanwhile is exited, the burner running"
 echo "after a restart: $(row "$T/e2.txt" "$E")"
 [ "$(col "$T/e2.txt" "$E" SAMPLES)" = "$e_samples" ] && [ "$(col "$T/e2.txt" "$E" OFF_CPU_S)" = "$e_off" ] ||
 	fail "exited $E: SAMPLES $e_samples, OFF_CPU_S $e_off before the restart; from history: $(row "$T/e2.txt" "$E")"

@@ -107,6 +107,7 @@ struct list_ctx {
 	const struct caller *c;
 	struct hashmap seen; /* hash(pid, start_time) of processes listed */
 	uint64_t cpu_ns;     /* a CPU sample as wall time */
+	const char *proc_root;
 };
 
 /* A process to list, as memory or history knows it.  Strings are
@@ -249,6 +250,22 @@ static bool list_history_skip(const struct history_proc *hp, void *ctx)
 	       hashmap_get(&x->seen, proc_key(hp->pid, hp->start_time), NULL);
 }
 
+/* A history row with no exit was alive when it was last written: the
+ * daemon that wrote it may have stopped before the process ended, and
+ * this one has not seen it since.  Running only if its pid still names
+ * it (same start time); else ended, when is unknown: its last event. */
+static void settle_exit(const struct list_ctx *x, const struct history_proc *hp,
+			struct list_item *it)
+{
+	uint64_t rss;
+
+	if (hp->exited_ns || !hp->start_time ||
+	    proc_read_rss(x->proc_root, hp->pid, hp->start_time, &rss) != -ESRCH)
+		return;
+	it->flags |= PROTO_PROC_EXITED;
+	it->exit_ns = hp->last_ns ? hp->last_ns : hp->first_ns ? hp->first_ns : 1;
+}
+
 /* Processes only history remembers (from before a restart, or evicted
  * from memory): its weights are stored per type by name. */
 static int list_history_proc(const struct history_proc *hp, void *ctx)
@@ -267,6 +284,7 @@ static int list_history_proc(const struct history_proc *hp, void *ctx)
 		if ((t = aggregate_type_from_name(hp->totals[i].type)) >= 0)
 			it.w[t] += hp->totals[i].count;
 	control_history_ident(hp, it.ident);
+	settle_exit(x, hp, &it);
 	err = list_add(x, &it);
 	if (err || x->l->n == n || !hp->nrss)
 		return err;
@@ -282,7 +300,8 @@ static int list_history_proc(const struct history_proc *hp, void *ctx)
 static int handle_list(struct daemon *d, struct buf *out, const struct caller *c)
 {
 	struct proto_list l = { 0 };
-	struct list_ctx x = { .l = &l, .c = c, .cpu_ns = wall_cpu_scale(d) };
+	struct list_ctx x = { .l = &l, .c = c, .cpu_ns = wall_cpu_scale(d),
+			      .proc_root = d->pt.proc_root };
 	uint64_t retention;
 	struct buf b;
 	const struct proc *p;
