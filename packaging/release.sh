@@ -14,6 +14,8 @@
 #                                library ldd lists for them, glibc and its
 #                                loader (ld-linux-x86-64.so.2,
 #                                ld-linux-aarch64.so.1) included
+#   libexec/profd, libexec/profctl   symbolic links to that loader: the
+#                                process takes the name it is run by
 #   share/man/man{8,1}/          profd.8, profctl.1
 #   etc/profd.conf               the configuration file, every line commented
 #   lib/systemd/system/profd.service   ExecStart=/opt/profd/bin/profd
@@ -139,8 +141,13 @@ done
 	exit 1
 }
 
+# libexec/$exe: the bundled loader under the program's name, so that the
+# kernel names the process after it (comm: ps, top, profctl list and its
+# SERVICE column say profd, not ld-linux-x86-64).
+mkdir -p "$root/libexec"
 for exe in profd profctl; do
 	$strip --strip-all -o "$root/lib/$exe" "$build/$exe"
+	ln -s "../lib/$loader" "$root/libexec/$exe"
 	cat >"$root/bin/$exe" <<EOF
 #!/bin/sh
 # $exe from the profd release bundle: the bundled dynamic loader runs
@@ -148,7 +155,7 @@ for exe in profd profctl; do
 # to programs $exe starts, unlike LD_LIBRARY_PATH).
 self=\$(readlink -f "\$0" 2>/dev/null) || self=\$0
 dir=\$(dirname "\$self")
-exec "\$dir/../lib/$loader" --library-path "\$dir/../lib" --argv0 "\$0" "\$dir/../lib/$exe" "\$@"
+exec "\$dir/../libexec/$exe" --library-path "\$dir/../lib" --argv0 "\$0" "\$dir/../lib/$exe" "\$@"
 EOF
 	chmod 0755 "$root/bin/$exe"
 done
@@ -187,7 +194,7 @@ on any $words distribution and in a bare container.  The BPF programs are
 built into the executables.  Programs profctl starts
 ("profctl record -- CMD") run with the host's own loader and libraries.
 Where there is no /bin/sh (a distroless image), run what the launcher
-runs:  lib/$loader --library-path lib lib/profd --all-processes
+runs:  libexec/profd --library-path lib lib/profd --all-processes
 
 From the host, at run time, only files:
   - /etc/passwd, /etc/group (user and group names: glibc reads them

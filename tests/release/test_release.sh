@@ -153,6 +153,10 @@ run_suite() {
 	chroot "$root" "$B/profctl" --socket /tmp/profd.sock stats >/dev/null 2>&1 ||
 		fail "$suite: profd did not answer within 30 s: $(head -c 2000 "$log")"
 	ok "$suite: profd answers on /tmp/profd.sock ($((SECONDS - start)) s since the chroot was taken)"
+	# Named profd by the kernel (comm: ps, top, and profctl list's COMM
+	# and SERVICE, which come from it), not after the loader that runs it.
+	[ "$(cat "/proc/$pf/comm")" = profd ] || fail "$suite: the daemon's comm is '$(cat "/proc/$pf/comm")'"
+	ok "$suite: the daemon is 'profd' in /proc/$pf/comm, not the loader's name"
 
 	cat >"$root/tmp/work.py" <<'EOF'
 import sys
