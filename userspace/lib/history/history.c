@@ -183,29 +183,34 @@ static char *aside_name(const char *path)
 }
 
 /* Rename the file (and its WAL) aside for inspection; a stale WAL must
- * never be replayed into the fresh file. */
-static void move_aside(struct history *h)
+ * never be replayed into the fresh file.  Nothing is removed but the
+ * shared-memory index SQLite rebuilds: a file that cannot be renamed
+ * stays, and history stays off (-errno). */
+static int move_aside(struct history *h)
 {
 	char *aside = aside_name(h->path), *wal = path_plus(h->path, "-wal");
 	char *aside_wal = aside ? path_plus(aside, "-wal") : NULL;
 	char *shm = path_plus(h->path, "-shm");
+	int err = 0;
 
-	if (!aside || rename(h->path, aside)) {
-		log_error("history: cannot move %s aside: %s; removing it", h->path,
-			  aside ? strerror(errno) : "out of memory");
-		unlink(h->path);
-	}
-	if (wal && (!aside_wal || rename(wal, aside_wal)))
-		unlink(wal);
-	if (shm)
-		unlink(shm);
+	if (!aside || !wal || !aside_wal || !shm)
+		err = -ENOMEM;
+	else if (rename(h->path, aside) || (rename(wal, aside_wal) && errno != ENOENT))
+		err = -errno;
+	else if (unlink(shm) && errno != ENOENT)
+		err = -errno;
 	h->s.resets++;
-	log_error("history: moved %s aside to %s; starting a fresh history", h->path,
-		  aside ? aside : "(removed)");
+	if (err)
+		log_error("history: cannot move %s aside: %s; running without history (move it "
+			  "yourself)", h->path, strerror(-err));
+	else
+		log_error("history: moved %s aside to %s; starting a fresh history", h->path,
+			  aside);
 	free(aside);
 	free(wal);
 	free(aside_wal);
 	free(shm);
+	return err;
 }
 
 static int pragma_int(struct history *h, const char *sql, int64_t *out)
@@ -354,15 +359,62 @@ static void disconnect(struct history *h)
 	h->db = NULL;
 }
 
+/* What is at path, when it is something SQLite must not open: a FIFO
+ * (its reads would block the daemon), a device, a directory, a symbolic
+ * link (the file it names may be anyone's). */
+static const char *not_regular(const char *path, struct stat *st)
+{
+	if (lstat(path, st))
+		return NULL; /* absent: SQLite creates it */
+	if (S_ISREG(st->st_mode))
+		return NULL;
+	if (S_ISLNK(st->st_mode))
+		return "a symbolic link";
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO";
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	return "a device or socket";
+}
+
+/* The file and the two SQLite keeps beside it are regular files or
+ * absent; anything else is refused and left as it is. */
+static int check_kinds(struct history *h)
+{
+	static const char *const suffix[] = {"", "-wal", "-shm"};
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		char *p = path_plus(h->path, suffix[i]);
+		const char *what = p ? not_regular(p, &st) : NULL;
+
+		if (!p)
+			return -ENOMEM;
+		if (what) {
+			h->s.errors++;
+			log_error("history: %s is %s, not a regular file: not used, not replaced "
+				  "(running without history; remove it or choose another --state-dir)",
+				  p, what);
+			free(p);
+			return -EEXIST;
+		}
+		free(p);
+	}
+	return 0;
+}
+
 /* Creating the file ourselves sets its mode (SQLite gives the WAL the
  * same) and gives a clear error for a directory we may not write. */
 static int create_file(struct history *h)
 {
-	int fd = open(h->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+	int fd, err = check_kinds(h);
 
+	if (err)
+		return err;
+	fd = open(h->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0640);
 	if (fd < 0) {
-		int err = -errno;
-
+		err = -errno;
 		h->s.errors++;
 		log_error("history: cannot open %s: %s (is the state directory writable? see "
 			  "--state-dir)", h->path, strerror(-err));
@@ -406,7 +458,9 @@ static int connect_or_reset(struct history *h)
 	if (err != -EUCLEAN)
 		return err;
 	disconnect(h);
-	move_aside(h);
+	err = move_aside(h);
+	if (err)
+		return err;
 	h->broken = false;
 	return connect_db(h);
 }
@@ -421,8 +475,8 @@ int hist_recover(struct history *h)
 	hist_caches_reset(h);
 	h->nseries = 0;
 	disconnect(h);
-	if (h->broken)
-		move_aside(h);
+	if (h->broken && (err = move_aside(h)))
+		return err;
 	h->broken = false;
 	err = connect_or_reset(h);
 	if (err)
