@@ -208,11 +208,18 @@ static void test_sequences(void **state)
 	t[2] = 1;
 	t[3] = P(n[0]);
 	assert_string_equal(repr(P(t)), "(1,)");
-	/* nested: the inner list only by type and address */
+	/* nested: the inner list by its items, as Python's repr */
 	obj(inner, 5, t_list);
+	inner[2] = 2;
+	inner[3] = P(items);
 	t[3] = P(inner);
-	snprintf(want, sizeof(want), "(<list at %#llx>,)", (unsigned long long)P(inner));
-	assert_string_equal(repr(P(t)), want);
+	assert_string_equal(repr(P(t)), "([1, 2],)");
+	/* a list that holds itself: PYLOCALS_DEPTH levels, then [...] */
+	inner[2] = 1;
+	inner[3] = P(&inner[4]);
+	inner[4] = P(inner);
+	assert_string_equal(repr(P(inner)), "[[[[[...]]]]]");
+	(void)want;
 	obj(w, 4, t_widget);
 	snprintf(want, sizeof(want), "<Widget at %#llx>", (unsigned long long)P(w));
 	assert_string_equal(repr(P(w)), want);

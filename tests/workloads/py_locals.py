@@ -2,8 +2,8 @@
 # `profctl stacks --locals` shows by value (tests/e2e/test_stacks_locals.sh):
 # arguments of each sort, a cell captured by an inner function, ints small,
 # negative and big, a float, str of each width, bytes, None, bools, short and
-# long lists, a tuple, dicts small, long and split (an instance's attributes)
-# and an instance of a class.  Prints "ready" just before it blocks.
+# long lists, a tuple, dicts small, long and split (an instance's attributes),
+# containers nested (and a list that holds itself) and an instance of a class.  Prints "ready" just before it blocks.
 import threading
 
 
@@ -32,6 +32,9 @@ def blocked(count, *rest, flag=True, **extra):
     widget = Widget()
     widget.name = "w"
     attrs = widget.__dict__
+    nested = {"a": False, "b": (1, 2, 3), "c": [[1, [2, [3, [4]]]]]}
+    loop = [1]
+    loop.append(loop)
 
     def inner():
         return small

@@ -441,7 +441,7 @@ static void put_at(struct out *o, const char *type, uint64_t obj)
 /* A list's or tuple's first items: items, the address of its item
  * pointers (inline in a tuple, ob_item's target in a list). */
 static void repr_seq(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
-		     bool tuple, struct out *o)
+		     bool tuple, int depth, struct out *o)
 {
 	uint64_t items, v[PYLOCALS_ITEMS];
 	int64_t n;
@@ -462,7 +462,7 @@ static void repr_seq(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 	for (i = 0; i < k; i++) {
 		if (i)
 			put(o, ", ", 2);
-		repr_obj(rt, lo, v[i], 1, o);
+		repr_obj(rt, lo, v[i], depth + 1, o);
 	}
 	if ((size_t)n > k)
 		puts_(o, ", ...");
@@ -499,7 +499,7 @@ static int dict_items(const struct pyruntime *rt, const struct pyoff_locals *lo,
 /* Its first items as {key: value}, or <dict at 0xADDR> where it cannot
  * be read. */
 static void repr_dict(const struct pyruntime *rt, const struct pyoff_locals *lo, uint64_t obj,
-		      struct out *o)
+		      int depth, struct out *o)
 {
 	uint64_t kv[PYLOCALS_ITEMS][2];
 	int64_t used;
@@ -513,9 +513,9 @@ static void repr_dict(const struct pyruntime *rt, const struct pyoff_locals *lo,
 	for (i = 0; i < n; i++) {
 		if (i)
 			put(o, ", ", 2);
-		repr_obj(rt, lo, kv[i][0], 1, o);
+		repr_obj(rt, lo, kv[i][0], depth + 1, o);
 		put(o, ": ", 2);
-		repr_obj(rt, lo, kv[i][1], 1, o);
+		repr_obj(rt, lo, kv[i][1], depth + 1, o);
 	}
 	if (n < used)
 		puts_(o, n ? ", ..." : "...");
@@ -526,12 +526,18 @@ static void repr_obj(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 		     int depth, struct out *o)
 {
 	char type[TYPE_NAME_MAX];
+	bool seq;
 
+	if (o->cut) /* full: nothing more is shown, so nothing more is read */
+		return;
 	if (!aligned(obj) || type_name(rt, obj, type, sizeof(type))) {
 		unreadable(o);
 		return;
 	}
-	if (!strcmp(type, "int"))
+	seq = !strcmp(type, "list") || !strcmp(type, "tuple");
+	if ((seq || !strcmp(type, "dict")) && depth > PYLOCALS_DEPTH)
+		puts_(o, type[0] == 'l' ? "[...]" : type[0] == 't' ? "(...)" : "{...}");
+	else if (!strcmp(type, "int"))
 		repr_long(rt, lo, obj, o);
 	else if (!strcmp(type, "bool"))
 		repr_bool(rt, lo, obj, o);
@@ -544,10 +550,10 @@ static void repr_obj(const struct pyruntime *rt, const struct pyoff_locals *lo, 
 			unreadable(o);
 	} else if (!strcmp(type, "bytes"))
 		repr_bytes(rt, obj, o);
-	else if (depth == 0 && (!strcmp(type, "list") || !strcmp(type, "tuple")))
-		repr_seq(rt, lo, obj, type[0] == 't', o);
-	else if (depth == 0 && !strcmp(type, "dict"))
-		repr_dict(rt, lo, obj, o);
+	else if (seq)
+		repr_seq(rt, lo, obj, type[0] == 't', depth, o);
+	else if (!strcmp(type, "dict"))
+		repr_dict(rt, lo, obj, depth, o);
 	else
 		put_at(o, type, obj);
 }

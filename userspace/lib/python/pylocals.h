@@ -6,8 +6,10 @@
  *
  * Each value becomes a short repr, made here without running any Python:
  * int (small or big), bool, None, float, str, bytes, and lists, tuples
- * and dicts of at most PYLOCALS_ITEMS of those; everything else as
- * "<TYPE at 0xADDR>".  The process runs on while it is read and its
+ * and dicts of at most PYLOCALS_ITEMS of those, nested PYLOCALS_DEPTH
+ * deep as Python's repr shows them ("[...]" deeper: reprlib's way, and
+ * what bounds a list that holds itself); everything else as
+ * "<TYPE at 0xADDR>".  Nothing more is read once the repr is full.  The process runs on while it is read and its
  * memory may lie: every read is bounded in bytes and count, every pointer
  * is followed only by reading through it, and a value that cannot be read
  * sanely says "<unreadable>". */
@@ -26,6 +28,7 @@
 #define PYLOCALS_REPR_MAX 192  /* bytes of a repr, NUL included */
 #define PYLOCALS_STR_CHARS 100 /* characters of a str or bytes shown */
 #define PYLOCALS_ITEMS 4       /* items of a list, tuple or dict shown */
+#define PYLOCALS_DEPTH 3       /* containers shown inside containers */
 #define PYLOCALS_INT_DIGITS 40 /* 30-bit digits of an int converted (~360 decimal) */
 
 /* What a variable is besides a plain local. */
