@@ -46,6 +46,7 @@ export UBSAN_OPTIONS="$common:log_path=$reports/report"
 #   push_otlp       a push encoder and its connection
 #   jit_unwind      perf maps
 #   record_cmd short_lived  a child profiled from its exec; a 60 ms process
+#   paths_not_ours  files of the wrong kind where the socket and history go
 # Timing-bound checks among them (first full stack within 1 s, splits
 # over a few seconds; off-CPU's wall split, where a slower daemon's
 # walk budget leaves blocks unwalked: 56.1% for 50.5%, seen) still run,
@@ -53,7 +54,7 @@ export UBSAN_OPTIONS="$common:log_path=$reports/report"
 # sanitizer report from them fails the run.
 E2E="load hostile_clients history rss_history profctl profctl_json formats gecko diff
 python python_threads python_embed stacks_locals stacks_native stacks_stuck_memory
-offcpu memory mmap gpu_cuda push_otlp jit_unwind record_cmd short_lived"
+offcpu memory mmap gpu_cuda push_otlp jit_unwind record_cmd short_lived paths_not_ours"
 timing='python|gpu_cuda|short_lived|offcpu'
 e2e_re=$(echo $E2E | tr ' ' '|')
 export PROFD_TEST_PYTHON_SET=layouts
