@@ -120,7 +120,7 @@ for exe in profd profctl; do
 	fi
 done
 # And elfutils' debuginfod client with its libraries: profd loads it at
-# run time where DEBUGINFOD_URLS is set (README, Running in production),
+# run time where DEBUGINFOD_URLS is set (docs/guide/production.md),
 # and the bundled loader looks nowhere but lib/.
 debuginfod=$(ldconfig -p | awk -v a="$ldarch" '$1 == "libdebuginfod.so.1" && index($0, a) { print $NF; exit }')
 [ -n "$debuginfod" ] || echo "release: no $words libdebuginfod.so.1 here: the bundle fetches no debug files" >&2

@@ -1,6 +1,6 @@
 #!/bin/bash
 # e2e: `profctl dump --format gecko` and `record --format gecko`, the
-# timeline view (README "Output formats"), from a real profd run with
+# timeline view (docs/guide/outputs.md), from a real profd run with
 # --off-cpu: a Python process whose threads do different things (two
 # burn CPU in functions of their own, one sleeps in short naps) gets a
 # track per thread, each with its CPU samples in time order naming its

@@ -34,7 +34,7 @@ ok "libraries of a process started before profd probed"
 # One C process after profd, on the same (already probed) files.  It
 # calls once its unwind tables are ready (built at its exec): the stacks
 # checked below are the walk's, not those of its first moments, when a
-# file still being built ends the walk (README).
+# file still being built ends the walk (docs/design/native-unwind.md).
 run_bg "$T/gpu_app" "$T/go.after" "$T/done.after"
 AFTER=${CHILDREN[-1]}
 wait_unwind_ready "$AFTER"

@@ -18,7 +18,7 @@ START_CALL='(__libc_start_call_main|\[libc\.so\.6\+0x[0-9a-f]+\])'
 
 # 1 s buckets, so that --since can leave out the program's first seconds:
 # until the worker has built a process's tables, walks through a file
-# still pending end there (the README says so; on a loaded machine the
+# still pending end there (docs/design/native-unwind.md says so; on a loaded machine the
 # build takes seconds).  What is checked here is the walk once they exist:
 # the last 2 s (whole buckets: up to 3) of the 4 after they are.
 # The workloads outlive the wait for their tables (up to 60 s) and the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # e2e: `profctl dump --format trace` and `record --format trace`, the
-# timeline as Chrome's Trace Event Format (README "Output formats"), from
+# timeline as Chrome's Trace Event Format (docs/guide/outputs.md), from
 # a real profd run with --off-cpu on tests/workloads/py_timeline.py (two
 # threads burn CPU in functions of their own, one naps).  The file is
 # checked for structure (tests/data/trace_check.py: B/E well nested per

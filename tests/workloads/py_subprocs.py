@@ -11,7 +11,7 @@ import time
 def nap(seconds):
     # Starts up first: a process that blocks for good within ~100 ms of
     # its exec may block before profd has its unwind tables and has found
-    # its interpreter (frames then unknown; README, short-lived processes).
+    # its interpreter (frames then unknown; docs/guide/multiprocess.md, short-lived processes).
     time.sleep(0.3)
     burn(0.05)
     time.sleep(seconds)  # the napper sleeps here

@@ -310,9 +310,9 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 	c->flush_interval_ns = 10ull * 1000000000ull;
 	c->history_max_bytes = 1ull << 30;
 	c->push_interval_ns = 10ull * 1000000000ull;
-	c->offcpu = false; /* sched_switch costs every switch: see README */
+	c->offcpu = false; /* sched_switch costs every switch: docs/design/offcpu.md */
 	c->offcpu_min_ns = 1000000ull;
-	c->memory = false; /* every user page fault pays: see README */
+	c->memory = false; /* every user page fault pays: docs/design/memory.md */
 	c->memory_sample_kib = 2048;
 	while ((opt = getopt_long(argc, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
 		int err = 0;
