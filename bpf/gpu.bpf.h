@@ -540,11 +540,11 @@ int BPF_KPROBE(on_cuda_enter, __u64 arg0)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct gpu_call c = {}, *cur;
-	__u64 sp = PT_REGS_SP(ctx), ra = 0;
+	__u64 sp = PT_REGS_SP(ctx), ra;
 
 	if (!selected(id >> 32))
 		return 0;
-	bpf_probe_read_user(&ra, sizeof(ra), (void *)sp);
+	ra = profd_entry_ra(PROFD_PT_REGS_LR(ctx), sp);
 	cur = bpf_map_lookup_elem(&gpu_cuda_calls, &tid);
 	if (cur && (sp < cur->sp || (sp == cur->sp && ra != cur->ra))) {
 		gpu_count(PROFD_GPU_CNT_CUDA_NESTED);
@@ -564,8 +564,9 @@ int BPF_KPROBE(on_cuda_enter, __u64 arg0)
 	return 0;
 }
 
-/* CUDA API return: after the outermost call's ret the sp is above the
- * one its entry saw; a nested call returns below it. */
+/* CUDA API return: after the outermost call's ret the sp is where the
+ * caller's is (PROFD_SP_AFTER_RET of the entry's); a nested call
+ * returns below it. */
 SEC("uretprobe")
 int BPF_KRETPROBE(on_cuda_return, long ret)
 {
@@ -576,7 +577,7 @@ int BPF_KRETPROBE(on_cuda_return, long ret)
 	__u64 now;
 
 	cp = bpf_map_lookup_elem(&gpu_cuda_calls, &tid);
-	if (!cp || PT_REGS_SP(ctx) <= cp->sp)
+	if (!cp || PT_REGS_SP(ctx) < PROFD_SP_AFTER_RET(cp->sp))
 		return 0;
 	now = bpf_ktime_get_ns();
 	c = *cp;
@@ -677,7 +678,7 @@ int BPF_KRETPROBE(on_cuda_name_return, long ret)
 	long n;
 
 	cp = bpf_map_lookup_elem(&gpu_name_calls, &tid);
-	if (!cp || PT_REGS_SP(ctx) <= cp->sp)
+	if (!cp || PT_REGS_SP(ctx) < PROFD_SP_AFTER_RET(cp->sp))
 		return 0;
 	c = *cp;
 	bpf_map_delete_elem(&gpu_name_calls, &tid);

@@ -26,6 +26,16 @@ struct profd_user_regs {
 /* The same in a uprobe's context (a struct pt_regs). */
 #define PROFD_PT_REGS_LR(ctx) (((const struct user_pt_regs *)(ctx))->regs[30])
 
+/* A uprobe at a function's first instruction: the return address is in
+ * x30 (bl put it there; nothing is on the stack yet), and ret leaves sp
+ * where the entry found it. */
+static __always_inline __u64 profd_entry_ra(__u64 lr, __u64 sp)
+{
+	(void)sp;
+	return lr;
+}
+#define PROFD_SP_AFTER_RET(entry_sp) (entry_sp)
+
 /* The user registers saved on kernel entry (vmlinux.h's pt_regs, whose
  * first member is a union with user_pt_regs). */
 static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *ip, __u64 *sp,
@@ -53,12 +63,12 @@ static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *i
 #define PROFD_SYSCALL_COMPAT(regs) ((BPF_CORE_READ(regs, pstate) & 0x10) != 0)
 
 /* The thread pointer (TPIDR_EL0) of a task.  glibc puts struct pthread
- * below it (TLS_DTV_AT_TP): pthread_self() is tp minus sizeof(struct
- * pthread), which differs between glibc releases, so BPF cannot know it;
- * ~0 matches no thread id (Python <= 3.10's thread_id match needs the
- * offset from userspace: later work). */
+ * right below it (TLS_DTV_AT_TP): pthread_self() is tp minus sizeof(struct
+ * pthread), which differs between glibc releases: userspace reads it from
+ * the process's C library (profd_pyoffsets.pthread_below_tp; 0, unknown:
+ * ~0, which matches no thread). */
 #define PROFD_TASK_TP(task) BPF_CORE_READ(task, thread.uw.tp_value)
-#define PROFD_PTHREAD_FROM_TP(tp) (~0ull)
+#define PROFD_PTHREAD_FROM_TP(tp, below) ((below) ? (tp) - (below) : ~0ull)
 
 /* THREAD_SIZE for the kernel's page size: 16 KiB (MIN_THREAD_SHIFT 14)
  * or one page when pages are bigger (64 KiB kernels); the entry pt_regs

@@ -25,6 +25,21 @@ struct profd_user_regs {
 #define PROFD_UREGS_LR(r) (0)
 #define PROFD_PT_REGS_LR(ctx) (0)
 
+/* A uprobe at a function's first instruction: the return address is
+ * the word at sp (the call pushed it).  After the ret the caller's sp
+ * is 8 above the entry's.  (lr and sp: PROFD_PT_REGS_LR and PT_REGS_SP
+ * of the uprobe's context, read by the caller: the verifier refuses a
+ * context pointer passed on.) */
+static __always_inline __u64 profd_entry_ra(__u64 lr, __u64 sp)
+{
+	__u64 ra = 0;
+
+	(void)lr;
+	bpf_probe_read_user(&ra, sizeof(ra), (void *)sp);
+	return ra;
+}
+#define PROFD_SP_AFTER_RET(entry_sp) ((entry_sp) + 8)
+
 /* The user registers saved on kernel entry (vmlinux.h's pt_regs): pc,
  * sp and frame pointer, by CO-RE reads (lr: none).  0, or nonzero on a
  * failed read. */
@@ -58,7 +73,7 @@ static __always_inline long profd_pt_regs_read(const struct pt_regs *u, __u64 *i
  * pthread_self() is from it: on x86-64 the same address (the TCB is at
  * the thread pointer, struct pthread starts there). */
 #define PROFD_TASK_TP(task) BPF_CORE_READ(task, thread.fsbase)
-#define PROFD_PTHREAD_FROM_TP(tp) (tp)
+#define PROFD_PTHREAD_FROM_TP(tp, below) ((void)(below), (tp))
 
 /* The kernel stack (THREAD_SIZE 16 KiB whatever the page size, always
  * 4 KiB here) holds the entry pt_regs at its top, no padding above them
