@@ -1,7 +1,7 @@
 /* procfile: opening files a profiled process names, against the attacks
  * its owner can mount: a symlink swapped under a mapped library, a FIFO
  * where a library was, an absolute symlink out of a container's root, no
- * openat2 at all, 1 TB sparse files as executable and as the
+ * openat2 at all, a mapping split after maps was read, 1 TB sparse files as executable and as the
  * .gnu_debuglink target, and an .eh_frame of a million tiny entries. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,6 +152,72 @@ static void test_symlink_swapped_under_mapped_library(void **state)
 	assert_int_equal(procfile_open_mapped(at("proc"), pid, m), -ESTALE);
 
 	close(keep);
+	waitpid(pid, NULL, 0);
+	procmaps_free(&maps);
+}
+
+/* The range read from maps is split before the open (the dynamic loader
+ * maps a library whole, then its segments over it; a report at dlopen
+ * races that): the file is found again where the process maps it now,
+ * not by its path, which here names another file. */
+static void test_mapping_split_after_maps_read(void **state)
+{
+	int in[2], out[2], fd;
+	const struct procmap *m = NULL;
+	struct procmaps maps;
+	struct stat st;
+	size_t i;
+	pid_t pid;
+	char c;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* map_files needs CAP_SYS_ADMIN */
+	assert_int_equal(mkdir(at("lib"), 0755), 0);
+	write_file(at("lib/libswap.so"), "the mapped library\n");
+	write_file(at("secret"), "root's secret\n");
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		long page = sysconf(_SC_PAGESIZE);
+		int lib = open(at("lib/libswap.so"), O_RDONLY);
+		char *p = lib < 0 ? MAP_FAILED
+				  : mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, lib, 0);
+
+		close(in[1]);
+		close(out[0]);
+		/* Mapped whole; told to go on, split in two as a loader does. */
+		if (p == MAP_FAILED || write(out[1], "r", 1) != 1 || read(in[0], &c, 1) != 1 ||
+		    mprotect(p + page, page, PROT_READ) || write(out[1], "s", 1) != 1)
+			_exit(1);
+		while (read(in[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(in[0]);
+	close(out[1]);
+	assert_int_equal(read(out[0], &c, 1), 1);
+	assert_int_equal(procmaps_read(pid, &maps), 0);
+	for (i = 0; i < maps.n; i++)
+		if (!strcmp(maps.maps[i].path, at("lib/libswap.so")))
+			m = &maps.maps[i];
+	assert_non_null(m);
+	assert_int_equal(write(in[1], "s", 1), 1);
+	assert_int_equal(read(out[0], &c, 1), 1);
+	assert_int_equal(c, 's');
+	assert_int_equal(unlink(at("lib/libswap.so")), 0);
+	assert_int_equal(symlink(at("secret"), at("lib/libswap.so")), 0);
+
+	fd = procfile_open_mapped("/proc", pid, m);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_ino, m->inode);
+	close(fd);
+
+	close(in[1]);
+	close(out[0]);
 	waitpid(pid, NULL, 0);
 	procmaps_free(&maps);
 }
@@ -429,6 +495,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_symlink_swapped_under_mapped_library, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_mapping_split_after_maps_read, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_symlink_out_of_root, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fifo_where_library_was, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_openat2_fails_closed, setup, teardown),

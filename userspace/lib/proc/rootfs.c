@@ -100,21 +100,55 @@ static int open_plain(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
+/* map_files/ is a magic link the kernel points at the mapped file itself,
+ * so the process has no say in where it leads (its identity is not
+ * compared: on overlayfs the maps line shows the backing inode and fstat
+ * the overlay's).  It needs CAP_SYS_ADMIN. */
+static int open_map_files(const char *proc_root, int pid, uint64_t start, uint64_t end)
+{
+	char p[PATH_MAX];
+	int n;
+
+	n = snprintf(p, sizeof(p), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid, start,
+		     end);
+	if (n < 0 || (size_t)n >= sizeof(p))
+		return -ENAMETOOLONG;
+	return check_fd(open_plain(p), NULL);
+}
+
+/* The same file (device and inode) where the process maps it now.  A
+ * range read a moment earlier is gone when the dynamic loader was still
+ * mapping the library (it maps the whole file, then its segments over
+ * that): a report made at dlopen races it.  Seen on arm64, whose
+ * 64 KiB-aligned segments leave the loader more to redo. */
+static int open_map_files_again(const char *proc_root, int pid, const struct procmap *m)
+{
+	struct procmaps maps;
+	size_t i;
+	int fd = -ENOENT;
+
+	if (procmaps_read_at(proc_root, pid, &maps))
+		return -ENOENT;
+	for (i = 0; i < maps.n && fd == -ENOENT; i++) {
+		const struct procmap *o = &maps.maps[i];
+
+		if (o->inode == m->inode && o->dev_major == m->dev_major &&
+		    o->dev_minor == m->dev_minor)
+			fd = open_map_files(proc_root, pid, o->start, o->end);
+	}
+	procmaps_free(&maps);
+	return fd;
+}
+
 int procfile_open_mapped(const char *proc_root, int pid, const struct procmap *m)
 {
 	struct procfile_id want = {m->dev_major, m->dev_minor, m->inode};
 	char p[PATH_MAX];
 	int fd, n;
 
-	/* map_files/ is a magic link the kernel points at the mapped file
-	 * itself, so the process has no say in where it leads (its identity
-	 * is not compared: on overlayfs the maps line shows the backing
-	 * inode and fstat the overlay's).  It needs CAP_SYS_ADMIN. */
-	n = snprintf(p, sizeof(p), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid, m->start,
-		     m->end);
-	if (n < 0 || (size_t)n >= sizeof(p))
-		return -ENAMETOOLONG;
-	fd = check_fd(open_plain(p), NULL);
+	fd = open_map_files(proc_root, pid, m->start, m->end);
+	if (fd == -ENOENT && m->inode)
+		fd = open_map_files_again(proc_root, pid, m);
 	if (fd >= 0 || fd == -EINVAL)
 		return fd;
 	if (m->path[0] != '/')
