@@ -354,6 +354,12 @@ struct profd_pyoffsets {
 	__u32 gil_interp_ptr;
 	__u32 gil_last_holder;
 	__u32 gil_locked;
+	/* Not CPython's but its C library's, for tstate_thread_id (3.9,
+	 * 3.10): sizeof(struct pthread) of the process's glibc, which puts
+	 * the thread descriptor right below the thread pointer where the TLS
+	 * block follows it (arm64: pthread_self() = tp - this); 0 where
+	 * unknown.  x86-64 needs none (pthread_self() is the fs base). */
+	__u32 pthread_below_tp;
 };
 
 

@@ -132,7 +132,8 @@ static __always_inline int py_tstate_matches(const struct profd_pyoffsets *o, __
 				    (const void *)(tstate + o->tstate_native_thread_id));
 		return (__u32)native == tid;
 	}
-	return py_read_ptr(tstate + o->tstate_thread_id) == PROFD_PTHREAD_FROM_TP(tp);
+	return py_read_ptr(tstate + o->tstate_thread_id) ==
+	       PROFD_PTHREAD_FROM_TP(tp, o->pthread_below_tp);
 }
 
 struct py_search {

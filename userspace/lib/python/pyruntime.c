@@ -27,7 +27,8 @@ struct pyelf {
 	uint64_t tls_value;	/* _Py_tss_tstate */
 	uint64_t tls_memsz;
 	uint64_t asyncio_vaddr; /* .AsyncioDebug's sh_addr (3.14+) */
-	bool has_runtime, has_version, has_tls, has_asyncio;
+	uint64_t pthread_size_value; /* _thread_db_sizeof_pthread (glibc) */
+	bool has_runtime, has_version, has_tls, has_asyncio, has_pthread_size;
 	GElf_Phdr loads[16];
 	size_t nloads;
 };
@@ -85,6 +86,10 @@ static void note_symbol(struct pyelf *pe, const char *name, const GElf_Sym *sym)
 	} else if (!strcmp(name, "Py_Version") && !pe->has_version) {
 		pe->version_value = sym->st_value;
 		pe->has_version = true;
+	} else if (!strcmp(name, "_thread_db_sizeof_pthread") && sym->st_size == 4 &&
+		   !pe->has_pthread_size) {
+		pe->pthread_size_value = sym->st_value;
+		pe->has_pthread_size = true;
 	} else if (!strcmp(name, "_Py_tss_tstate") && GELF_ST_TYPE(sym->st_info) == STT_TLS &&
 		   !pe->has_tls) {
 		pe->tls_value = sym->st_value;
@@ -344,6 +349,47 @@ static int find_module(int pid, const char *exe, struct pymap *found, struct pye
 	return err;
 }
 
+/* The C library, or (glibc before 2.34) its libpthread. */
+static bool is_libc(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so.", 8) || !strncmp(base, "libc-2.", 7) ||
+	       !strncmp(base, "libpthread", 10);
+}
+
+/* sizeof(struct pthread) of the process's glibc: 3.9 and 3.10 name a
+ * thread by pthread_self(), which on arm64 lies that far below the thread
+ * pointer (profd_pyoffsets.pthread_below_tp).  glibc keeps the size for
+ * libthread_db as _thread_db_sizeof_pthread: in libc.so.6's .dynsym from
+ * 2.34 on, in libpthread's .symtab before (Debian leaves it unstripped).
+ * Read from the process's memory; 0 where it cannot be had. */
+static uint32_t pthread_size(int pid)
+{
+	char p[64], line[PATH_MAX + 128];
+	uint32_t size = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/maps", pid);
+	f = fopen(p, "re");
+	if (!f)
+		return 0;
+	while (!size && fgets(line, sizeof(line), f)) {
+		struct pymap m;
+		struct pyelf pe;
+		uint64_t bias;
+
+		if (!parse_maps_line(line, &m) || !is_libc(m.path) || read_elf(pid, &m, &pe) ||
+		    !pe.has_pthread_size || load_bias(&pe, &m, &bias) ||
+		    pymem_read(pid, bias + pe.pthread_size_value, &size, sizeof(size)))
+			size = 0;
+	}
+	fclose(f);
+	/* A sane descriptor: a few hundred bytes to a few KiB, aligned. */
+	return size >= 256 && size <= 16384 && !(size & 15) ? size : 0;
+}
+
 /* The _asyncio extension (3.14: lib-dynload/_asyncio.cpython-314-*.so)
  * or the interpreter itself (3.15 builds _asyncio in). */
 static bool may_hold_asyncio(const char *path, const char *runtime_path)
@@ -469,6 +515,8 @@ int pyruntime_detect(int pid, struct pyruntime *out)
 	err = pick_offsets(out, &m, exe, &pe);
 	if (err)
 		return err;
+	if (out->off.tstate_native_thread_id == PYOFF_NONE)
+		out->off.pthread_below_tp = pthread_size(pid);
 	log_debug("pyruntime: pid %d: Python %d.%d in %s, _PyRuntime at %#llx", pid, out->major,
 		  out->minor, out->path, (unsigned long long)out->runtime_addr);
 	return 0;
