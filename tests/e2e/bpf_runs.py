@@ -15,7 +15,8 @@ import os
 import subprocess
 import sys
 
-SYS_BPF = 321  # x86-64
+# bpf(2)'s number on each architecture profd runs on.
+SYS_BPF = {"x86_64": 321, "aarch64": 280}[os.uname().machine]
 BPF_ENABLE_STATS = 32
 BPF_STATS_RUN_TIME = 0
 

@@ -6,6 +6,7 @@
  *   "fp_reader"  fp_reader -> fp_wait -> read, fp_wait with a frame
  *                pointer: its CFA needs rbp, which read's frame does not
  *                save, so the walk must stop there, cut
+ * (on x86-64: arm64's read keeps a frame record, see test_stacks_native)
  * Built without frame pointers (tests/CMakeLists.txt): the walk from a
  * blocked thread has no rbp, so frames must be walked by their CFI.
  * Prints "ready" once both block. */
