@@ -1,8 +1,9 @@
 # The CPython interpreters to test, one path per line: $PROFD_TEST_PYTHONS
 # (colon-separated) if set, else Debian's python3.11, every pyenv version
-# from 3.9 on, and 3.14 and 3.15 from Debian sid's packages, fetched once
-# into the build tree by get_sid_pythons.sh (where that fails, the reason
-# is printed and those versions are skipped).  Sourced by the Python
+# from 3.9 on, and 3.14 and 3.15 from Debian sid's packages (or those
+# PROFD_TEST_DEBIAN_PYTHONS names, MINOR[@SUITE] as get_debian_pythons.sh
+# takes them), fetched once into the build tree by get_debian_pythons.sh
+# (where that fails, the reason is printed and those versions are skipped).  Sourced by the Python
 # end-to-end tests.
 list_pythons() {
 	if [ -n "${PROFD_TEST_PYTHONS:-}" ]; then
@@ -54,8 +55,10 @@ all_pythons() {
 			esac
 		done
 	fi
-	"$(dirname "${BASH_SOURCE[0]}")/get_sid_pythons.sh" "$BUILD/sid-pythons" 14 15 ||
-		echo "SKIP: sid's CPython 3.14/3.15 (reason above)" >&2
+	# shellcheck disable=SC2086
+	"$(dirname "${BASH_SOURCE[0]}")/get_debian_pythons.sh" "$BUILD/debian-pythons" \
+		${PROFD_TEST_DEBIAN_PYTHONS:-14 15} ||
+		echo "SKIP: Debian's CPython ${PROFD_TEST_DEBIAN_PYTHONS:-14 15} (reason above)" >&2
 }
 
 # split_chain: for tests/workloads/py_split.py, the lines of its known chain

@@ -8,7 +8,7 @@
 # (3.14: it must notice it arrive).  Without --by-task no task frame.
 . "$(dirname "$0")/lib.sh"
 
-mapfile -t SID < <("$SRC/tests/e2e/get_sid_pythons.sh" "$BUILD/sid-pythons" 14 15)
+mapfile -t SID < <("$SRC/tests/e2e/get_debian_pythons.sh" "$BUILD/debian-pythons" 14 15)
 [ "${#SID[@]}" -gt 0 ] || skip "sid's CPython 3.14/3.15 not available (reason above): asyncio tasks need 3.14+"
 start_profd --rate 199
 

@@ -161,7 +161,7 @@ PYEOF
 done
 # The GIL of 3.14 and 3.15 (offsets from the process's _Py_DebugOffsets).
 if [ -z "${PROFD_TEST_PYTHONS:-}" ]; then
-	mapfile -t SID < <("$SRC/tests/e2e/get_sid_pythons.sh" "$BUILD/sid-pythons" 14 15)
+	mapfile -t SID < <("$SRC/tests/e2e/get_debian_pythons.sh" "$BUILD/debian-pythons" 14 15)
 	[ "${#SID[@]}" -gt 0 ] || echo "SKIP: sid's CPython 3.14/3.15 (reason above): --type gil not checked there"
 	for PY in "${SID[@]}"; do
 		check_gil_type "$PY" "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"

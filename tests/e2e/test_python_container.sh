@@ -109,7 +109,7 @@ done
 # looks for it (not sid's unpacked builds).
 static=
 for py in "${PYTHONS[@]}"; do
-	case "$py" in */sid-pythons/*) continue ;; esac
+	case "$py" in */debian-pythons/*) continue ;; esac
 	ldd "$py" 2>/dev/null | grep -q libpython || { static=$py; break; }
 done
 if [ -n "$static" ]; then

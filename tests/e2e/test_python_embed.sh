@@ -15,7 +15,7 @@ command -v "$CC" >/dev/null || fail "no C compiler ($CC) to build the embedding 
 
 # build_host PYTHON OUT: build the host against the shared libpython of
 # PYTHON (beside it or in its LIBDIR); fails (quietly) when there is none.
-# An interpreter run by a loader of its own (sid's, see get_sid_pythons.sh)
+# An interpreter run by a loader of its own (sid's, see get_debian_pythons.sh)
 # gets the host the same loader and library path.
 build_host() {
 	local py=$1 out=$2 ver d dir= interp rpath

@@ -5,7 +5,7 @@
 # one that has not imported asyncio.
 . "$(dirname "$0")/lib.sh"
 
-mapfile -t SID < <("$SRC/tests/e2e/get_sid_pythons.sh" "$BUILD/sid-pythons" 14 15)
+mapfile -t SID < <("$SRC/tests/e2e/get_debian_pythons.sh" "$BUILD/debian-pythons" 14 15)
 [ "${#SID[@]}" -gt 0 ] || skip "sid's CPython 3.14/3.15 not available (reason above): asyncio introspection needs 3.14+"
 W_PY="$SRC/tests/workloads/py_async.py"
 

@@ -12,7 +12,7 @@
 # A thread that exits during record --by-thread is still subtracted.
 # Last, a thread named in a subinterpreter (3.12+: each interpreter has
 # its own threading) beside one of the main interpreter.  (3.14 and
-# 3.15 come from sid where get_sid_pythons.sh can fetch them, else are
+# 3.15 come from sid where get_debian_pythons.sh can fetch them, else are
 # skipped with its reason.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pythons.sh"

@@ -8,7 +8,7 @@
  *                        $(pyenv root)/versions/<any>/bin/python3 when
  *                        pyenv is installed, plus Debian sid's 3.14 and
  *                        3.15 where the end-to-end tests have fetched
- *                        them into $BUILD/sid-pythons (get_sid_pythons.sh)
+ *                        them into $BUILD/debian-pythons (get_debian_pythons.sh)
  * Each candidate is asked for its version and sys.executable; duplicates
  * (same real path) are dropped. */
 #ifndef PROFD_TEST_PYINTERP_H
@@ -128,7 +128,7 @@ static inline void pyinterp_from_build(struct pyinterps *ps)
 	int minor;
 
 	for (minor = 14; build && minor <= 15; minor++)
-		if (snprintf(cand, sizeof(cand), "%s/sid-pythons/python3.%d/usr/bin/python3.%d",
+		if (snprintf(cand, sizeof(cand), "%s/debian-pythons/python3.%d/usr/bin/python3.%d",
 			     build, minor, minor) < (int)sizeof(cand))
 			pyinterp_try(ps, cand);
 }
