@@ -1,5 +1,5 @@
 /* Unit tests for the small core pieces: hashmap, buf/cursor, stackset,
- * duration. */
+ * duration, hexnum, filekind. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,10 +7,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "buf.h"
 #include "duration.h"
+#include "filekind.h"
 #include "hashmap.h"
 #include "hexnum.h"
 #include "stackset.h"
@@ -233,6 +235,21 @@ static void test_hexnum(void **state)
 	check_hex("10000000000000000", false, 0, 0); /* 2^64 */
 }
 
+/* The words the socket's and the history's refusals print (the e2e
+ * test_paths_not_ours greps some). */
+static void test_filekind(void **state)
+{
+	(void)state;
+	assert_string_equal(filekind_name(S_IFREG | 0644), "a regular file");
+	assert_string_equal(filekind_name(S_IFDIR | 0755), "a directory");
+	assert_string_equal(filekind_name(S_IFLNK | 0777), "a symbolic link");
+	assert_string_equal(filekind_name(S_IFIFO | 0600), "a FIFO");
+	assert_string_equal(filekind_name(S_IFSOCK | 0660), "a socket");
+	assert_string_equal(filekind_name(S_IFCHR | 0666), "a device");
+	assert_string_equal(filekind_name(S_IFBLK | 0660), "a device");
+	assert_string_equal(filekind_name(0), "a file of unknown kind");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_stackset_root_tid),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_hexnum),
+		cmocka_unit_test(test_filekind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@
 #include "buf.h"
 #include "daemon.h"
 #include "control.h"
+#include "filekind.h"
 #include "log.h"
 #include "sockperm.h"
 
@@ -107,19 +108,6 @@ static int socket_addr(const char *path, struct sockaddr_un *addr)
 	return 0;
 }
 
-static const char *file_kind(mode_t m)
-{
-	if (S_ISREG(m))
-		return "a regular file";
-	if (S_ISDIR(m))
-		return "a directory";
-	if (S_ISLNK(m))
-		return "a symbolic link";
-	if (S_ISFIFO(m))
-		return "a FIFO";
-	return "a device or other file";
-}
-
 /* Only a socket at path may be replaced: profd runs as root, and a typo
  * in --socket or a unit file must not delete a file (or what a symbolic
  * link points to, or a FIFO someone reads). */
@@ -132,7 +120,7 @@ static int only_socket_at(const char *path)
 	if (S_ISSOCK(st.st_mode))
 		return 0;
 	log_error("control: %s exists and is %s, not a socket: not replaced (choose another "
-		  "--socket, or remove it yourself)", path, file_kind(st.st_mode));
+		  "--socket, or remove it yourself)", path, filekind_name(st.st_mode));
 	return -EEXIST;
 }
 

@@ -202,7 +202,7 @@ static int add_ongoing(struct daemon *d, struct thread_now *t, void *arg)
 	/* Blocked now; a thread waiting for a CPU is left out (its wait is
 	 * short, and its event, runnable leaf and all, comes as it runs). */
 	if (!t->blocked || t->state == 'R' || t->age_ns < d->cfg.offcpu_min_ns ||
-	    ingest_thread_frames(&d->in, o->p, &t->s, true, o->ids, INGEST_MAX_FRAMES, &n))
+	    ingest_thread_frames(&d->in, o->p, &t->s, true, false, o->ids, INGEST_MAX_FRAMES, &n))
 		return 0;
 	idx = aggregate_stack(&d->agg, o->p, o->ids, n);
 	if (idx < 0)
@@ -373,10 +373,14 @@ static int list_thread(struct daemon *d, struct thread_now *t, void *arg)
 	int64_t id;
 	int err;
 
-	if (t->have && !ingest_stacks_in_hand(&d->in, &t->s))
-		not_in_hand(t);
-	if (t->have && ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, l->ids, INGEST_MAX_FRAMES, &n))
-		n = 0;
+	if (t->have) {
+		err = ingest_thread_frames(&d->in, l->p, &t->s, t->blocked, true, l->ids,
+					   INGEST_MAX_FRAMES, &n);
+		if (err == -EAGAIN)
+			not_in_hand(t);
+		if (err)
+			n = 0;
+	}
 	if (!t->have)
 		now = read_now(l, t, d->cfg.offcpu);
 	/* Named by Python too where its state was read, whoever gave the stack. */

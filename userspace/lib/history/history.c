@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "filekind.h"
 #include "log.h"
 
 int hist_grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -366,15 +367,7 @@ static const char *not_regular(const char *path, struct stat *st)
 {
 	if (lstat(path, st))
 		return NULL; /* absent: SQLite creates it */
-	if (S_ISREG(st->st_mode))
-		return NULL;
-	if (S_ISLNK(st->st_mode))
-		return "a symbolic link";
-	if (S_ISFIFO(st->st_mode))
-		return "a FIFO";
-	if (S_ISDIR(st->st_mode))
-		return "a directory";
-	return "a device or socket";
+	return S_ISREG(st->st_mode) ? NULL : filekind_name(st->st_mode);
 }
 
 /* The file and the two SQLite keeps beside it are regular files or

@@ -287,18 +287,18 @@ int ingest_scan_python(struct ingest *in);
 /* Whether p's interpreter was found (its Python frames get names). */
 bool ingest_is_python(const struct proc *p);
 
-/* Whether every stack record s names has been read from the ring: a
- * thread's latest switch-out or sample, read from BPF's thread state, can
- * be newer than the last ring read. */
-bool ingest_stacks_in_hand(struct ingest *in, const struct profd_sample *s);
 /* ingest_offcpu.c, for `profctl stacks` and blocks under way: a sample
  * naming these stacks (kept by a walk earlier, so without the NEW flags),
  * and the frames (global ids, root first) of a thread's stacks as s names
  * them: blocked, the stacks it had when it blocked (a "[GIL wait]" leaf
- * when it waits for the GIL); else a CPU sample's.  0 or -errno. */
+ * when it waits for the GIL); else a CPU sample's.  0 or -errno.
+ * A stack record s names may not be in hand: a thread's latest
+ * switch-out or sample, read from BPF's thread state, can be newer than
+ * the last ring read.  With in_hand_only that is -EAGAIN, nothing named
+ * or counted; without, the frames of the records there, counted lost. */
 void ingest_sample_of(struct profd_sample *s, uint32_t pid, uint32_t tid, uint64_t when,
 		      uint64_t kstack, uint64_t ustack, uint64_t pystack, uint32_t flags);
 int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
-			 bool blocked, uint32_t *ids, uint32_t max, uint32_t *n);
+			 bool blocked, bool in_hand_only, uint32_t *ids, uint32_t max, uint32_t *n);
 
 #endif

@@ -11,11 +11,20 @@ int ingest_event_frames(struct ingest *in, struct proc *p, const struct profd_sa
 			bool final, uint32_t *ids, uint32_t max, uint32_t *n)
 {
 	const struct raw_stack *u, *k, *py;
-	bool stable = true, lost;
+	bool lost = !ingest_sample_stacks(in, s, &k, &u, &py);
+
+	return ingest_event_frames_from(in, p, s, u, k, py, lost, final, ids, max, n);
+}
+
+int ingest_event_frames_from(struct ingest *in, struct proc *p, const struct profd_sample *s,
+			     const struct raw_stack *u, const struct raw_stack *k,
+			     const struct raw_stack *py, bool lost, bool final, uint32_t *ids,
+			     uint32_t max, uint32_t *n)
+{
+	bool stable = true;
 	int err;
 
 	in->frames_wait = false;
-	lost = !ingest_sample_stacks(in, s, &k, &u, &py);
 	ingest_keep_unwind_tables(in, p, s);
 	err = ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
 	if (err)

@@ -105,6 +105,12 @@ struct proc *ingest_event_proc(struct ingest *in, const struct profd_sample *s, 
  * and the event is not final (it waits to the batch end like a sample). */
 int ingest_event_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
 			bool final, uint32_t *ids, uint32_t max, uint32_t *n);
+/* The same from the stacks ingest_sample_stacks() found for s (lost: it
+ * returned false), for a caller that looked them up already. */
+int ingest_event_frames_from(struct ingest *in, struct proc *p, const struct profd_sample *s,
+			     const struct raw_stack *u, const struct raw_stack *k,
+			     const struct raw_stack *py, bool lost, bool final, uint32_t *ids,
+			     uint32_t max, uint32_t *n);
 /* Count weight of a profile type under the stack ids; -ENOMEM counted. */
 int ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint32_t *ids,
 			uint32_t n, const struct profd_sample *s, const char *comm, uint64_t weight);

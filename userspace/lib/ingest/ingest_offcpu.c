@@ -89,19 +89,15 @@ static bool tracing_frame(const struct ss_frame *f)
 		!strcmp(f->name, "[unknown]_[k]"));
 }
 
-/* The frames of a blocked thread's stacks: the native, kernel and Python
- * frames in true order, without the walk's own frames on top of the
- * kernel stack, and on top "[runnable: waiting for a CPU]" when it was
- * preempted, or "[GIL wait]" when the interpreter was taking the GIL. */
-static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
-			  bool preempted, bool final, uint32_t *ids, uint32_t max, uint32_t *n)
+/* The top of a blocked thread's frames (the native, kernel and Python
+ * frames of its stacks in true order, *n of them in ids): without the
+ * walk's own frames on top of the kernel stack, and on top "[runnable:
+ * waiting for a CPU]" when it was preempted, or "[GIL wait]" when the
+ * interpreter was taking the GIL.  Room for one more id in ids. */
+static int blocked_top(struct ingest *in, bool preempted, uint32_t *ids, uint32_t *n)
 {
-	const struct stackset *dict;
-	int err = ingest_event_frames(in, p, s, final, ids, max, n);
+	const struct stackset *dict = in->agg->dict;
 
-	if (err)
-		return err;
-	dict = in->agg->dict;
 	while (*n && tracing_frame(&dict->frames[ids[*n - 1]]))
 		(*n)--;
 	if (preempted)
@@ -112,29 +108,35 @@ static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_
 	return add_leaf(in, "[GIL wait]", ids, n);
 }
 
-bool ingest_stacks_in_hand(struct ingest *in, const struct profd_sample *s)
+/* An off-CPU event's frames: its stacks looked up, then the top above. */
+static int blocked_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
+			  bool preempted, bool final, uint32_t *ids, uint32_t max, uint32_t *n)
 {
-	const struct raw_stack *k, *u, *py;
+	int err = ingest_event_frames(in, p, s, final, ids, max, n);
 
-	return ingest_sample_stacks(in, s, &k, &u, &py);
+	return err ? err : blocked_top(in, preempted, ids, n);
 }
 
 int ingest_thread_frames(struct ingest *in, struct proc *p, const struct profd_sample *s,
-			 bool blocked, uint32_t *ids, uint32_t max, uint32_t *n)
+			 bool blocked, bool in_hand_only, uint32_t *ids, uint32_t max, uint32_t *n)
 {
 	const struct raw_stack *u, *k, *py;
-	bool stable = true;
+	bool lost = !ingest_sample_stacks(in, s, &k, &u, &py), stable = true;
 	int err;
 
 	*n = 0;
+	if (lost && in_hand_only)
+		return -EAGAIN; /* nothing named, nothing counted */
 	if (max < 2)
 		return -EINVAL;
 	/* A client waits for these frames: Python names are read here. */
 	in->py_read_here = true;
 	if (blocked) {
-		err = blocked_frames(in, p, s, false, true, ids, max - 1, n);
+		err = ingest_event_frames_from(in, p, s, u, k, py, lost, true, ids, max - 1, n);
+		if (!err)
+			err = blocked_top(in, false, ids, n);
 	} else {
-		if (!ingest_sample_stacks(in, s, &k, &u, &py))
+		if (lost)
 			in->c.stack_lost++;
 		err = ingest_build_frames(in, p, s, u, k, py, ids, max, n, &stable);
 	}
