@@ -11,11 +11,21 @@
 # The variables named in KERNEL_BOOT_ENV (default: BUILD SRC CC
 # GUEST_TESTS PROFD_TEST_PYTHON_SET) are passed to CMD, which starts in the
 # current directory.
+#
+# KERNEL_ARCH=arm64 boots Debian's arm64 kernel under qemu-system-aarch64
+# instead.  The host's binaries cannot run there: KERNEL_BOOT_ROOT names
+# a foreign userland tree on the host (deb_fetch.sh) that becomes the
+# guest's root, and the host paths in KERNEL_BOOT_BIND (a cross build, the
+# sources) appear inside it at the same paths, each writable through an
+# overlay of its own.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TIMEOUT=${KERNEL_BOOT_TIMEOUT:-600}
-PASS_ENV=${KERNEL_BOOT_ENV:-BUILD SRC CC GUEST_TESTS PROFD_TEST_PYTHON_SET}
+ARCH=${KERNEL_ARCH:-amd64}
+GUEST_ROOT=${KERNEL_BOOT_ROOT:-}
+GUEST_BIND=${KERNEL_BOOT_BIND:-}
+PASS_ENV=${KERNEL_BOOT_ENV:-BUILD SRC CC GUEST_TESTS PROFD_TEST_PYTHON_SET PROFD_TEST_DEBIAN_PYTHONS}
 # What the guest needs to mount the host's root: 9p over virtio and
 # overlayfs; netfs/fscache and the virtio PCI transport where the kernel
 # builds them as modules (built in, or absent in a version, is fine).
@@ -48,10 +58,24 @@ die() { echo "init: $*"; echo "KERNEL_BOOT_EXIT=1"; poweroff -f; }
 mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=512000,cache=loose hostroot /lower ||
 	die "cannot mount the host's root over 9p"
 mount -t tmpfs -o mode=755 tmpfs /rw
+# ROOT (a foreign userland on the host, or the host's own /) and BIND
+# (host paths shown at the same paths) come with the command.
+ROOT= BIND=
+. /kernel_boot/guest.env
 mkdir -p /rw/upper /rw/work
-mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /newroot ||
+mount -t overlay -o lowerdir=/lower$ROOT,upperdir=/rw/upper,workdir=/rw/work overlay /newroot ||
 	die "cannot mount the overlay"
 R=/newroot
+mkdir -p $R/proc $R/sys $R/dev $R/run $R/tmp
+n=0
+for p in $BIND; do
+	n=$((n + 1))
+	mkdir -p /rw/bind$n/upper /rw/bind$n/work $R$p
+	mount -t overlay -o lowerdir=/lower$p,upperdir=/rw/bind$n/upper,workdir=/rw/bind$n/work overlay $R$p ||
+		die "cannot show the host's $p in the guest"
+done
+# A foreign tree was unpacked, not installed: its loader's cache is made here.
+[ -z "$ROOT" ] || [ ! -x $R/sbin/ldconfig ] || chroot $R /sbin/ldconfig
 mount -t proc proc $R/proc
 mount -t sysfs sysfs $R/sys
 mount -t devtmpfs devtmpfs $R/dev
@@ -145,6 +169,7 @@ command_cpio() {
 		printf 'cd %q || exit 1\n' "$PWD"
 		printf '%q ' "$@"; echo
 	} >"$dir/root/kernel_boot/cmd.sh"
+	printf 'ROOT=%q BIND=%q\n' "$GUEST_ROOT" "$GUEST_BIND" >"$dir/root/kernel_boot/guest.env"
 	(cd "$dir/root" && find . | cpio -o -H newc -R 0:0 --quiet) >"$dir/cmd.cpio"
 }
 
@@ -159,10 +184,10 @@ boot() {
 	rpid=$!
 	# mitigations=off: TCG is slow enough; random.trust_cpu: no wait for
 	# entropy on 5.10 before python3 can start; panic=-1: a panic ends qemu.
-	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 2G \
+	timeout -k 10 "$TIMEOUT" "${QEMU[@]}" -smp 2 -m 2G \
 		-nographic -no-reboot -nic none -pidfile "$WORK/qemu.pid" \
 		-kernel "$kdir/vmlinuz" -initrd "$initrd" \
-		-append "console=ttyS0 rdinit=/init loglevel=4 panic=-1 mitigations=off random.trust_cpu=on" \
+		-append "console=$CONSOLE rdinit=/init loglevel=4 panic=-1 mitigations=off random.trust_cpu=on" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		</dev/null >"$WORK/fifo" 2>&1 &
 	qpid=$!
@@ -185,6 +210,27 @@ read_console() {
 	done
 }
 
+# guest_arch: what differs by the guest's architecture, in one place: the
+# emulator (TCG) and its package, the console, the initramfs's busybox.
+guest_arch() {
+	case $ARCH in
+	amd64)
+		QEMU=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max)
+		QEMU_PACKAGE=qemu-system-x86 CONSOLE=ttyS0
+		BUSYBOX=$(command -v busybox || true)
+		;;
+	arm64)
+		# pauth-impdef: pointer authentication as fast as TCG makes it.
+		QEMU=(qemu-system-aarch64 -M virt -accel tcg,thread=multi -cpu max,pauth-impdef=on)
+		QEMU_PACKAGE=qemu-system-arm CONSOLE=ttyAMA0
+		BUSYBOX=$("$HERE/deb_fetch.sh" bookworm arm64 busybox-static)/root/bin/busybox || exit $?
+		;;
+	*) echo "kernel_boot: KERNEL_ARCH $ARCH: amd64 or arm64" >&2; exit 2 ;;
+	esac
+	[ "$ARCH" = amd64 ] || [ -n "$GUEST_ROOT" ] ||
+		{ echo "kernel_boot: an $ARCH guest needs KERNEL_BOOT_ROOT" >&2; exit 2; }
+}
+
 stop_qemu() {
 	[ -s "$WORK/qemu.pid" ] && kill "$(cat "$WORK/qemu.pid")" 2>/dev/null
 	return 0
@@ -194,11 +240,11 @@ main() {
 	local suite=${1:-} kdir initrd rc=0 status ready boot_s ver
 	[ $# -ge 2 ] || { echo "usage: $0 bullseye|bookworm|trixie CMD..." >&2; exit 2; }
 	shift
-	command -v qemu-system-x86_64 >/dev/null || missing qemu-system-x86_64 qemu-system-x86
-	BUSYBOX=$(command -v busybox || true)
+	guest_arch
+	command -v "${QEMU[0]}" >/dev/null || missing "${QEMU[0]}" "$QEMU_PACKAGE"
 	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 || missing "a static busybox" busybox-static
 	command -v cpio >/dev/null || missing cpio cpio
-	kdir=$("$HERE/kernel_fetch.sh" "$suite") || exit $?
+	kdir=$(KERNEL_ARCH=$ARCH "$HERE/kernel_fetch.sh" "$suite") || exit $?
 	ver=$(cat "$kdir/version")
 	initrd=$(initramfs "$kdir")
 	WORK=$(mktemp -d)
