@@ -29,5 +29,8 @@ static inline unsigned long long arch_code_addr_mask(void)
 #define ARCH_SYSCALL_FN(name) "__arm64_sys_" name
 /* The generic syscall table has ppoll only. */
 #define ARCH_HAS_SYS_POLL 0
+/* glibc's struct pthread lies below the thread pointer (TLS_DTV_AT_TP):
+ * pthread_self() is tp minus its size, which BPF needs from userspace. */
+#define ARCH_PTHREAD_BELOW_TP 1
 
 #endif

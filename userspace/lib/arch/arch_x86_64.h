@@ -20,5 +20,7 @@ static inline unsigned long long arch_code_addr_mask(void)
 #define ARCH_SYSCALL_FN(name) "__x64_sys_" name
 /* Does poll(2) exist as its own call (else only ppoll)? */
 #define ARCH_HAS_SYS_POLL 1
+/* pthread_self() is the thread pointer itself (the TCB starts there). */
+#define ARCH_PTHREAD_BELOW_TP 0
 
 #endif

@@ -52,8 +52,9 @@ bool ingest_refresh_maps_for(struct ingest *in, struct proc *p, uint64_t ip, uin
  * before sampling); the answer comes to ingest_python_found. */
 void ingest_detect_python(struct ingest *in, struct proc *p, uint64_t mono_ns);
 void ingest_detect_python_now(struct ingest *in, struct proc *p, uint64_t mono_ns, bool here);
-/* A 3.14 process whose maps now hold _asyncio: look again for its offsets. */
-void ingest_recheck_asyncio(struct ingest *in, struct proc *p);
+/* An interpreter found without what its maps now hold (_asyncio, the C
+ * library): look again on the worker. */
+void ingest_recheck_python(struct ingest *in, struct proc *p);
 
 /* Frame i of a raw Python stack (leaf first), as the walker packs it
  * (profd_abi.h): the code object, its fingerprint, the instruction offset

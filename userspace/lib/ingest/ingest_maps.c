@@ -51,7 +51,7 @@ void ingest_maps_found(struct ingest *in, uint32_t pid, uint64_t start_time, uin
 	proctable_set_maps(in->pt, p, m);
 	if (!p->ing->py->rt)
 		p->ing->py->checked = false; /* new mappings may be libpython */
-	ingest_recheck_asyncio(in, p);
+	ingest_recheck_python(in, p);
 	found = !p->maps_want_ip || procmaps_find(&p->maps, p->maps_want_ip);
 	if (found) {
 		p->maps_reload_gap_ns = MAPS_RELOAD_MIN_NS;

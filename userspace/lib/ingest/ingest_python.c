@@ -50,23 +50,43 @@ static void publish_python(struct ingest *in, struct proc *p, const char *module
 		log_warn("python: pid %u: could not enable Python frames", p->pid);
 }
 
-/* A 3.14 process whose maps now hold _asyncio (imported after the
- * interpreter was found): look again, on the worker, for its offsets. */
-void ingest_recheck_asyncio(struct ingest *in, struct proc *p)
+/* Does p's maps now hold a file whose name name_ok accepts? */
+static bool maps_hold(const struct proc *p, bool (*name_ok)(const char *path))
 {
-	const struct pyproc *py = p->ing->py;
 	size_t i;
 
-	if (!py->rt || py->rt->minor < 14 || py->rt->async.known || py->pending || p->exited)
-		return;
-	for (i = 0; i < p->maps.n; i++) {
-		const char *path = p->maps.maps[i].path, *base = path ? strrchr(path, '/') : NULL;
+	for (i = 0; i < p->maps.n; i++)
+		if (p->maps.maps[i].path && name_ok(p->maps.maps[i].path))
+			return true;
+	return false;
+}
 
-		if (base && !strncmp(base + 1, "_asyncio.", 9))
-			break;
-	}
-	if (i == p->maps.n)
+static bool is_asyncio(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base && !strncmp(base + 1, "_asyncio.", 9);
+}
+
+/* What the interpreter was found without, and the maps now hold: a 3.14
+ * process's _asyncio (imported after the interpreter was found), or (3.9
+ * and 3.10 on arm64) the C library that says where pthread_self() is,
+ * not yet loaded at exec.  Looked for again on the worker. */
+void ingest_recheck_python(struct ingest *in, struct proc *p)
+{
+	const struct pyproc *py = p->ing->py;
+	bool asyncio, pthread;
+
+	if (!py->rt || py->pending || p->exited)
 		return;
+	asyncio = py->rt->minor >= 14 && !py->rt->async.known && maps_hold(p, is_asyncio);
+	/* Once: a C library without the size (not glibc) stays unknown. */
+	pthread = !py->pthread_asked && pyruntime_needs_pthread_size(py->rt) &&
+		  maps_hold(p, pyruntime_is_libc);
+	if (!asyncio && !pthread)
+		return;
+	if (pthread)
+		p->ing->py->pthread_asked = true;
 	p->ing->py->req++;
 	p->ing->py->pending = true;
 	in->c.requests++;
@@ -76,14 +96,26 @@ void ingest_recheck_asyncio(struct ingest *in, struct proc *p)
 		ingest_python_found(in, p->pid, p->start_time, p->ing->py->req, pyruntime_find((int)p->pid));
 }
 
-/* The answer to a recheck: only asyncio's offsets are taken from it. */
-static void asyncio_found(struct ingest *in, struct proc *p, struct pyruntime *rt)
+/* The answer to a recheck: only what the first answer lacked is taken
+ * from it (asyncio's offsets, the size of struct pthread). */
+static void recheck_found(struct ingest *in, struct proc *p, struct pyruntime *rt)
 {
-	if (rt && rt->async.known && !p->ing->py->rt->async.known) {
-		p->ing->py->rt->async = rt->async;
-		publish_python(in, p, NULL);
+	struct pyruntime *cur = p->ing->py->rt;
+	bool changed = false;
+
+	if (rt && rt->async.known && !cur->async.known) {
+		cur->async = rt->async;
+		changed = true;
 		log_info("python: pid %u: asyncio tasks known", p->pid);
 	}
+	if (rt && rt->off.pthread_below_tp && !cur->off.pthread_below_tp) {
+		cur->off.pthread_below_tp = rt->off.pthread_below_tp;
+		changed = true;
+		log_info("python: pid %u: threads named by pthread_self(), %u bytes below the "
+			 "thread pointer", p->pid, rt->off.pthread_below_tp);
+	}
+	if (changed)
+		publish_python(in, p, NULL);
 	free(rt);
 }
 
@@ -98,7 +130,7 @@ void ingest_python_found(struct ingest *in, uint32_t pid, uint64_t start_time, u
 	}
 	p->ing->py->pending = false;
 	if (p->ing->py->rt) {
-		asyncio_found(in, p, rt);
+		recheck_found(in, p, rt);
 		return;
 	}
 	if (!rt)

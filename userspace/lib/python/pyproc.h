@@ -24,6 +24,7 @@ struct pyproc {
 	struct pyruntime *rt; /* NULL: not (yet) a Python process */
 	bool checked;	      /* asked (pending until the answer came) */
 	bool pending;
+	bool pthread_asked; /* asked again once its C library was mapped */
 	uint32_t req; /* requests made: an old answer is ignored */
 	uint64_t checked_mono_ns;
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "elffile.h"
 #include "hashmap.h"
 #include "log.h"
@@ -350,7 +351,7 @@ static int find_module(int pid, const char *exe, struct pymap *found, struct pye
 }
 
 /* The C library, or (glibc before 2.34) its libpthread. */
-static bool is_libc(const char *path)
+bool pyruntime_is_libc(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
@@ -359,12 +360,20 @@ static bool is_libc(const char *path)
 	       !strncmp(base, "libpthread", 10);
 }
 
+bool pyruntime_needs_pthread_size(const struct pyruntime *rt)
+{
+	return ARCH_PTHREAD_BELOW_TP && rt->off.tstate_native_thread_id == PYOFF_NONE &&
+	       !rt->off.pthread_below_tp;
+}
+
 /* sizeof(struct pthread) of the process's glibc: 3.9 and 3.10 name a
  * thread by pthread_self(), which on arm64 lies that far below the thread
  * pointer (profd_pyoffsets.pthread_below_tp).  glibc keeps the size for
  * libthread_db as _thread_db_sizeof_pthread: in libc.so.6's .dynsym from
  * 2.34 on, in libpthread's .symtab before (Debian leaves it unstripped).
- * Read from the process's memory; 0 where it cannot be had. */
+ * Read from the process's memory; 0 where it cannot be had (also while
+ * the C library is not mapped yet: at exec, the interpreter is found
+ * before its libraries are loaded, ingest_recheck_python asks again). */
 static uint32_t pthread_size(int pid)
 {
 	char p[64], line[PATH_MAX + 128];
@@ -380,7 +389,7 @@ static uint32_t pthread_size(int pid)
 		struct pyelf pe;
 		uint64_t bias;
 
-		if (!parse_maps_line(line, &m) || !is_libc(m.path) || read_elf(pid, &m, &pe) ||
+		if (!parse_maps_line(line, &m) || !pyruntime_is_libc(m.path) || read_elf(pid, &m, &pe) ||
 		    !pe.has_pthread_size || load_bias(&pe, &m, &bias) ||
 		    pymem_read(pid, bias + pe.pthread_size_value, &size, sizeof(size)))
 			size = 0;
@@ -515,7 +524,7 @@ int pyruntime_detect(int pid, struct pyruntime *out)
 	err = pick_offsets(out, &m, exe, &pe);
 	if (err)
 		return err;
-	if (out->off.tstate_native_thread_id == PYOFF_NONE)
+	if (pyruntime_needs_pthread_size(out))
 		out->off.pthread_below_tp = pthread_size(pid);
 	log_debug("pyruntime: pid %d: Python %d.%d in %s, _PyRuntime at %#llx", pid, out->major,
 		  out->minor, out->path, (unsigned long long)out->runtime_addr);

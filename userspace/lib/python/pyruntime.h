@@ -60,6 +60,12 @@ int pyruntime_detect(int pid, struct pyruntime *out);
  * -v when for another reason than its absence) or memory ran out. */
 struct pyruntime *pyruntime_find(int pid);
 
+/* Does BPF still need sizeof(struct pthread) of rt's process (3.9 and
+ * 3.10 on an architecture whose pthread_self() lies below the thread
+ * pointer), and is path a C library that holds it? */
+bool pyruntime_needs_pthread_size(const struct pyruntime *rt);
+bool pyruntime_is_libc(const char *path);
+
 /* Where the process's _Py_AsyncioModuleDebugOffsets are (the
  * .AsyncioDebug section of _asyncio, 3.14+): 0 and *addr; -ENOENT when
  * asyncio is not loaded (or the version has no such section), -ESRCH. */
