@@ -13,6 +13,10 @@
 #                           run fetches them, later runs only unpack them
 #   PROFD_RELEASE_SUITES    default "bullseye trixie"
 #
+# The bundle and the chroots are this machine's architecture's (uname
+# -m): an arm64 guest runs it with an aarch64 tarball and arm64 chroots
+# made on its host (tests/release/arm64_release.sh).
+#
 # The Debian mirror is the host's own (its apt sources).  Exits 77 (CTest
 # skip) with the reason where it cannot run: not root, no debootstrap, no
 # mirror, a fetch that fails, or a machine that refuses BPF.
@@ -46,8 +50,7 @@ cleanup() {
 trap cleanup EXIT
 
 [ "$(id -u)" = 0 ] || skip "needs root (chroot, mounts, BPF); running as uid $(id -u)"
-[ "$(uname -m)" = x86_64 ] || skip "the release bundle is x86_64 only"
-command -v debootstrap >/dev/null || skip "debootstrap is not installed (packaging/setup.sh installs it)"
+ARCH=$(uname -m) # the bundle's name for it, and the multiarch directory's
 
 # The host's Debian mirror, from its apt sources (deb822 first).
 mirror() {
@@ -67,6 +70,8 @@ chroot_tarball() {
 		echo "$cached"
 		return 0
 	fi
+	command -v debootstrap >/dev/null ||
+		{ echo "debootstrap is not installed (packaging/setup.sh installs it)" >"$T/why"; return 1; }
 	m=$(mirror)
 	[ -n "$m" ] || { echo "no Debian mirror in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list" >"$T/why"; return 1; }
 	dir="$T/boot-$suite"
@@ -91,9 +96,9 @@ if [ -n "${PROFD_RELEASE_TARBALL:-}" ]; then
 	[ -f "$TARBALL" ] || fail "PROFD_RELEASE_TARBALL=$TARBALL does not exist"
 else
 	start=$SECONDS
-	"$SRC/packaging/release.sh" "$T/dist" x86_64 >"$T/release.log" 2>&1 ||
+	"$SRC/packaging/release.sh" "$T/dist" "$ARCH" >"$T/release.log" 2>&1 ||
 		{ tail -n 30 "$T/release.log" >&2; fail "packaging/release.sh failed"; }
-	TARBALL=$(ls "$T"/dist/profd-*-x86_64.tar.gz)
+	TARBALL=$(ls "$T"/dist/profd-*-"$ARCH".tar.gz)
 	ok "packaging/release.sh built $(basename "$TARBALL") in $((SECONDS - start)) s"
 fi
 NAME=$(tar tzf "$TARBALL" | head -n 1 | cut -d/ -f1)
@@ -114,6 +119,9 @@ run_suite() {
 	root="$T/$suite"
 	mkdir -p "$root"
 	tar -C "$root" --numeric-owner -xzf "$cached" || fail "$suite: cannot unpack $cached"
+	# The loader's cache, as installing the C library makes it (a chroot
+	# unpacked from packages has none yet).
+	chroot "$root" ldconfig || fail "$suite: ldconfig in the chroot failed"
 	for d in /proc /sys /sys/fs/bpf /sys/kernel/debug /sys/kernel/tracing /dev; do
 		bind "$d" "$root"
 	done
@@ -125,7 +133,7 @@ run_suite() {
 
 	# Nothing profd links against is in the chroot: no libbpf, libelf,
 	# libdw, libcurl, no compiler.
-	out=$(chroot "$root" sh -c 'ls /usr/lib/x86_64-linux-gnu/libbpf.so* /lib/x86_64-linux-gnu/libbpf.so* /usr/lib/x86_64-linux-gnu/libelf* /usr/lib/x86_64-linux-gnu/libcurl* 2>&1; ldconfig -p | grep -E "libbpf|libelf|libdw|libcurl"; command -v cc gcc clang')
+	out=$(chroot "$root" sh -c "ls /usr/lib/$ARCH-linux-gnu/libbpf.so* /lib/$ARCH-linux-gnu/libbpf.so* /usr/lib/$ARCH-linux-gnu/libelf* /usr/lib/$ARCH-linux-gnu/libcurl* 2>&1; ldconfig -p | grep -E 'libbpf|libelf|libdw|libcurl'; command -v cc gcc clang")
 	echo "$out" | grep -q '^/' && fail "$suite: the chroot has profd's libraries or a compiler: $out"
 	echo "$out" | sed 's/^/   /'
 	ok "$suite: no libbpf, libelf, libdw, libcurl nor compiler in the chroot"
@@ -194,8 +202,11 @@ EOF
 			-o /tmp/work.folded 2>/dev/null || continue
 		grep -Eq "$want" "$root/tmp/work.folded" && break
 	done
-	grep -Eq "$want" "$root/tmp/work.folded" 2>/dev/null ||
+	if ! grep -Eq "$want" "$root/tmp/work.folded" 2>/dev/null; then
+		chroot "$root" "$B/profctl" --socket /tmp/profd.sock stats 2>&1 | grep -E '^py' >&2
+		tail -n 20 "$log" >&2
 		fail "$suite: no <module>;outer;inner stack for pid $py: $(head -c 2000 "$root/tmp/work.folded" 2>/dev/null)"
+	fi
 	# The full dump too (native frames around the Python ones).
 	chroot "$root" "$B/profctl" --socket /tmp/profd.sock dump --pid "$py" -o /tmp/full.folded ||
 		fail "$suite: profctl dump --pid $py"
