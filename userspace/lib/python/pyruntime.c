@@ -322,8 +322,12 @@ static bool parse_maps_line(const char *line, struct pymap *m)
 	return true;
 }
 
-/* Scan maps for the first candidate module defining _PyRuntime. */
-static int find_module(int pid, const char *exe, struct pymap *found, struct pyelf *pe)
+/* The first file pid maps whose path want_path accepts (with arg) and
+ * whose ELF, read once per file, want_elf accepts: *found and *pe.
+ * -ESRCH when the process is gone, -ENOENT when no file is. */
+static int find_mapped_elf(int pid, bool (*want_path)(const char *path, const char *arg),
+			   const char *arg, bool (*want_elf)(const struct pyelf *pe, const struct pymap *m),
+			   struct pymap *found, struct pyelf *pe)
 {
 	char p[64], line[PATH_MAX + 128], last[PATH_MAX] = "";
 	FILE *f;
@@ -333,21 +337,31 @@ static int find_module(int pid, const char *exe, struct pymap *found, struct pye
 	f = fopen(p, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
+	while (err && fgets(line, sizeof(line), f)) {
 		struct pymap m;
 
-		if (!parse_maps_line(line, &m) || !is_candidate(m.path, exe) ||
-		    !strcmp(m.path, last))
+		if (!parse_maps_line(line, &m) || !want_path(m.path, arg) || !strcmp(m.path, last))
 			continue;
 		copy_str(last, sizeof(last), m.path);
-		if (read_elf(pid, &m, pe) || !pe->has_runtime)
+		if (read_elf(pid, &m, pe) || !want_elf(pe, &m))
 			continue;
 		*found = m;
 		err = 0;
-		break;
 	}
 	fclose(f);
 	return err;
+}
+
+static bool has_runtime(const struct pyelf *pe, const struct pymap *m)
+{
+	(void)m;
+	return pe->has_runtime;
+}
+
+/* Scan maps for the first candidate module defining _PyRuntime. */
+static int find_module(int pid, const char *exe, struct pymap *found, struct pyelf *pe)
+{
+	return find_mapped_elf(pid, is_candidate, exe, has_runtime, found, pe);
 }
 
 /* The C library, or (glibc before 2.34) its libpthread. */
@@ -358,6 +372,19 @@ bool pyruntime_is_libc(const char *path)
 	base = base ? base + 1 : path;
 	return !strncmp(base, "libc.so.", 8) || !strncmp(base, "libc-2.", 7) ||
 	       !strncmp(base, "libpthread", 10);
+}
+
+static bool is_libc(const char *path, const char *arg)
+{
+	(void)arg;
+	return pyruntime_is_libc(path);
+}
+
+static bool has_pthread_size(const struct pyelf *pe, const struct pymap *m)
+{
+	uint64_t bias;
+
+	return pe->has_pthread_size && !load_bias(pe, m, &bias);
 }
 
 bool pyruntime_needs_pthread_size(const struct pyruntime *rt)
@@ -376,25 +403,15 @@ bool pyruntime_needs_pthread_size(const struct pyruntime *rt)
  * before its libraries are loaded, ingest_recheck_python asks again). */
 static uint32_t pthread_size(int pid)
 {
-	char p[64], line[PATH_MAX + 128];
+	struct pymap m;
+	struct pyelf pe;
 	uint32_t size = 0;
-	FILE *f;
+	uint64_t bias;
 
-	snprintf(p, sizeof(p), "/proc/%d/maps", pid);
-	f = fopen(p, "re");
-	if (!f)
+	if (find_mapped_elf(pid, is_libc, NULL, has_pthread_size, &m, &pe) ||
+	    load_bias(&pe, &m, &bias) ||
+	    pymem_read(pid, bias + pe.pthread_size_value, &size, sizeof(size)))
 		return 0;
-	while (!size && fgets(line, sizeof(line), f)) {
-		struct pymap m;
-		struct pyelf pe;
-		uint64_t bias;
-
-		if (!parse_maps_line(line, &m) || !pyruntime_is_libc(m.path) || read_elf(pid, &m, &pe) ||
-		    !pe.has_pthread_size || load_bias(&pe, &m, &bias) ||
-		    pymem_read(pid, bias + pe.pthread_size_value, &size, sizeof(size)))
-			size = 0;
-	}
-	fclose(f);
 	/* A sane descriptor: a few hundred bytes to a few KiB, aligned. */
 	return size >= 256 && size <= 16384 && !(size & 15) ? size : 0;
 }
@@ -410,31 +427,25 @@ static bool may_hold_asyncio(const char *path, const char *runtime_path)
 	       !strcmp(path, runtime_path);
 }
 
+static bool has_asyncio(const struct pyelf *pe, const struct pymap *m)
+{
+	uint64_t bias;
+
+	return pe->has_asyncio && !load_bias(pe, m, &bias);
+}
+
 int pyruntime_asyncio_debug(const struct pyruntime *rt, uint64_t *addr)
 {
-	char p[64], line[PATH_MAX + 128], last[PATH_MAX] = "";
-	FILE *f;
-	int err = -ENOENT;
+	struct pymap m;
+	struct pyelf pe;
+	uint64_t bias;
+	int err;
 
-	snprintf(p, sizeof(p), "/proc/%d/maps", rt->pid);
-	f = fopen(p, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (err && fgets(line, sizeof(line), f)) {
-		struct pymap m;
-		struct pyelf pe;
-		uint64_t bias;
-
-		if (!parse_maps_line(line, &m) || !may_hold_asyncio(m.path, rt->path) ||
-		    !strcmp(m.path, last))
-			continue;
-		copy_str(last, sizeof(last), m.path);
-		if (read_elf(rt->pid, &m, &pe) || !pe.has_asyncio || load_bias(&pe, &m, &bias))
-			continue;
+	err = find_mapped_elf(rt->pid, may_hold_asyncio, rt->path, has_asyncio, &m, &pe);
+	if (!err)
+		err = load_bias(&pe, &m, &bias);
+	if (!err)
 		*addr = bias + pe.asyncio_vaddr;
-		err = 0;
-	}
-	fclose(f);
 	return err;
 }
 
