@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,11 +155,50 @@ static void pick_stack(struct daemon *d, uint32_t pid, struct thread_now *t, uin
 	}
 }
 
+/* Whether /proc and BPF may have seen the thread at different moments:
+ * it came on a CPU after /proc was read (its stack then is newer than the
+ * state shown), or /proc says it sleeps but BPF has no switch-out after
+ * its latest sample (it is on its way off the CPU). */
+static bool snapshot_torn(uint32_t pid, const struct thread_now *t)
+{
+	struct thread_now again = { .tid = t->tid };
+
+	if (t->state != 'R' && !t->blocked && t->have)
+		return true;
+	if (!t->have_pcount)
+		return false;
+	read_pcount(pid, &again);
+	return again.have_pcount && again.pcount != t->pcount;
+}
+
+/* /proc's state and BPF's stack of one thread, read until they agree (a
+ * few tries: a thread switching all the time keeps its last reading). */
+static int read_thread_now(struct daemon *d, uint32_t pid, struct thread_now *t)
+{
+	uint32_t tid = t->tid;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		if (tries)
+			sched_yield(); /* let a thread half way off its CPU finish */
+		memset(t, 0, sizeof(*t));
+		t->tid = tid;
+		t->from = "";
+		if (read_task(pid, t))
+			return -ESRCH;
+		if (!d->cfg.offcpu)
+			return 0;
+		pick_stack(d, pid, t, clock_mono_ns());
+		if (!snapshot_torn(pid, t))
+			return 0;
+	}
+	return 0;
+}
+
 /* Calls fn for each thread of pid (at most MAX_THREADS); 0 or -errno. */
 static int each_thread(struct daemon *d, uint32_t pid,
 		       int (*fn)(struct daemon *d, struct thread_now *t, void *arg), void *arg)
 {
-	uint64_t now = clock_mono_ns();
 	char path[64];
 	struct dirent *de;
 	size_t n = 0;
@@ -174,11 +214,8 @@ static int each_thread(struct daemon *d, uint32_t pid,
 		char *end;
 
 		t.tid = (uint32_t)strtoul(de->d_name, &end, 10);
-		if (!isdigit((unsigned char)de->d_name[0]) || *end || read_task(pid, &t))
+		if (!isdigit((unsigned char)de->d_name[0]) || *end || read_thread_now(d, pid, &t))
 			continue;
-		t.from = "";
-		if (d->cfg.offcpu)
-			pick_stack(d, pid, &t, now);
 		err = fn(d, &t, arg);
 		n++;
 	}
