@@ -9,7 +9,12 @@
 #    FIFO (whose reads would block) or a symbolic link there is refused
 #    and left as it is, profd running on without history; a regular file
 #    that is not a profd history is moved aside whole, never removed.
-#  (The debuginfod cache is only ever created anew: O_EXCL.)
+#  - The debuginfod cache (STATE/debuginfod, where DEBUGINFOD_URLS is
+#    set): the library downloads into it as root and deletes what it has
+#    not used for a week, so only a folder of profd's own, writable by it
+#    alone, is used; a symbolic link (to someone's folder), a regular
+#    file, a FIFO or a folder of another user there is named and left,
+#    profd running on without fetching debug files.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (running as uid $(id -u))"
@@ -104,3 +109,47 @@ aside=$(ls "$T/st"/history.db.corrupt-* 2>/dev/null | head -1)
 [ -n "$aside" ] && [ "$(cat "$aside")" = "precious data, not SQLite" ] ||
 	fail "a regular file at history.db was not kept whole: $(ls -l "$T/st")"
 ok "a regular file that is not a history: moved aside whole ($(basename "$aside")), a fresh history made"
+
+# ---- the debuginfod cache ----
+# cache_case WHAT: profd with DEBUGINFOD_URLS set (nothing listens there:
+# nothing is fetched) on state dir $T/st, where the test put WHAT at
+# st/debuginfod; it starts, says the cache is not used, answers.
+cache_case() {
+	DEBUGINFOD_URLS=http://127.0.0.1:9/ start_profd_state
+	grep -q "debuginfod: the cache $T/st/debuginfod is .*not used" "$T/profd.err" ||
+		fail "debuginfod cache as $1: no clear error: $(cat "$T/profd.err")"
+	grep -q "debug files fetched from" "$T/profd.err" && fail "debuginfod cache as $1: debuginfod still on"
+	ctl stats >/dev/null || fail "debuginfod cache as $1: profd does not answer"
+	stop_profd
+	echo "cache as $1: $(grep 'the cache' "$T/profd.err" | head -1)"
+}
+mkdir -p "$T/someones"
+echo "someone's file" >"$T/someones/keep"
+rm -rf "$T/st"; mkdir -p "$T/st"
+ln -s "$T/someones" "$T/st/debuginfod"
+cache_case "a symbolic link to a folder"
+[ -L "$T/st/debuginfod" ] && [ "$(ls "$T/someones")" = keep ] && [ "$(cat "$T/someones/keep")" = "someone's file" ] ||
+	fail "the link or the folder it points to changed: $(ls -la "$T/someones")"
+rm -rf "$T/st"; mkdir -p "$T/st"
+echo "precious data" >"$T/st/debuginfod"
+cache_case "a regular file"
+[ "$(cat "$T/st/debuginfod")" = "precious data" ] || fail "the regular file at the cache path changed"
+rm -rf "$T/st"; mkdir -p "$T/st"
+mkfifo "$T/st/debuginfod"
+cache_case "a FIFO"
+[ -p "$T/st/debuginfod" ] || fail "the FIFO at the cache path is gone"
+rm -rf "$T/st"; mkdir -p "$T/st/debuginfod"
+chown nobody "$T/st/debuginfod"
+cache_case "a folder of another user"
+[ -z "$(ls -A "$T/st/debuginfod")" ] || fail "profd wrote into another user's folder: $(ls -A "$T/st/debuginfod")"
+ok "a symbolic link, a regular file, a FIFO or another user's folder as the debuginfod cache: not used, left as it was"
+
+# Nothing in the way: the cache is made, profd's alone, and used.
+rm -rf "$T/st"; mkdir -p "$T/st"
+DEBUGINFOD_URLS=http://127.0.0.1:9/ start_profd_state
+stop_profd
+grep -q "debug files fetched from http://127.0.0.1:9/ (cache $T/st/debuginfod)" "$T/profd.err" ||
+	fail "debuginfod not on with a fresh cache: $(cat "$T/profd.err")"
+[ "$(stat -c '%F %a %u' "$T/st/debuginfod")" = "directory 700 0" ] ||
+	fail "the cache made is $(stat -c '%F %a %u' "$T/st/debuginfod")"
+ok "a fresh debuginfod cache: made as a folder of root's alone (700) and used"

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "filekind.h"
 #include "log.h"
 
 /* libdebuginfod's API (elfutils' debuginfod.h), declared here so that
@@ -68,18 +69,51 @@ static void write_cache_policy(const char *cache_dir)
 	close(dir);
 }
 
+/* Whether cache_dir (made here if absent) is a folder of ours that only
+ * we write: the library downloads into it as root and, cleaning it,
+ * deletes what it has not used for a week, so a symbolic link there (to
+ * someone's folder) or a folder others can write must not be taken.
+ * 0, or -errno with one line saying what is in the way. */
+static int cache_dir_ours(const char *cache_dir)
+{
+	struct stat st;
+
+	if (mkdir(cache_dir, 0700) && errno != EEXIST) {
+		log_warn("debuginfod: cannot make the cache %s: %s: debug files are not fetched",
+			 cache_dir, strerror(errno));
+		return -errno;
+	}
+	if (lstat(cache_dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		log_warn("debuginfod: the cache %s is %s, not a folder: not used, not replaced; "
+			 "debug files are not fetched",
+			 cache_dir, filekind_name(st.st_mode));
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		log_warn("debuginfod: the cache %s is owned by uid %u, mode %03o: not used "
+			 "(it must be profd's own, writable by it alone); debug files are not fetched",
+			 cache_dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 /* The library reads its limits from the environment: ours where the
- * user set none. */
-static void default_env(const char *cache_dir)
+ * user set none.  Its own cache default is $HOME/.cache (root's home,
+ * under a service): ours is cache_dir, once it is found to be ours. */
+static int default_env(const char *cache_dir)
 {
 	setenv("DEBUGINFOD_MAXTIME", DEBUGINFOD_DEFAULT_MAXTIME, 0);
 	setenv("DEBUGINFOD_TIMEOUT", DEBUGINFOD_DEFAULT_TIMEOUT, 0);
-	/* Its own default is $HOME/.cache: root's home, under a service. */
-	if (cache_dir && !getenv("DEBUGINFOD_CACHE_PATH")) {
-		mkdir(cache_dir, 0700);
-		write_cache_policy(cache_dir);
-		setenv("DEBUGINFOD_CACHE_PATH", cache_dir, 0);
-	}
+	if (!cache_dir || getenv("DEBUGINFOD_CACHE_PATH"))
+		return 0; /* the user's choice */
+	if (cache_dir_ours(cache_dir))
+		return -EPERM;
+	write_cache_policy(cache_dir);
+	setenv("DEBUGINFOD_CACHE_PATH", cache_dir, 0);
+	return 0;
 }
 
 static int load_api(void)
@@ -115,7 +149,8 @@ int debuginfod_init(const char *cache_dir)
 					: "libdebuginfod.so.1 lacks the functions profd calls");
 		return err;
 	}
-	default_env(cache_dir);
+	if (default_env(cache_dir))
+		return -EPERM;
 	on = true;
 	return 1;
 }
