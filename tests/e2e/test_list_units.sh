@@ -12,6 +12,7 @@
 #  - after a restart the exited napper, now read from history, has the
 #    same CPU samples and blocked time (history once summed every type's
 #    weights into its samples); a process that ended while no profd ran
+#    (the napper, and the previous profd itself, which profiles itself)
 #    is listed as exited, not running as history last saw it.
 . "$(dirname "$0")/lib.sh"
 
@@ -112,6 +113,9 @@ ok "--json: cpu_samples is samples, off_cpu_ns is OFF_CPU_S in ns"
 e_samples=$(col "$T/all.txt" "$E" SAMPLES)
 ctl list --all -t off-cpu >"$T/e1.txt" || fail "list --all -t off-cpu failed"
 e_off=$(col "$T/e1.txt" "$E" OFF_CPU_S)
+# The daemon profiles itself: the next one finds it in history.
+P1=$PROFD_PID
+[ -n "$(row "$T/e1.txt" "$P1")" ] || fail "list does not show profd $P1 itself: $(head -5 "$T/e1.txt")"
 stop_profd
 # The napper ends while no profd runs: history says it was running.
 kill "$S"; wait "$S" 2>/dev/null
@@ -122,7 +126,10 @@ row "$T/e2.txt" "$S" | grep -q ' exited ' ||
 row "$T/e2.txt" "$B" | grep -q ' running ' ||
 	fail "after a restart, the running burner $B is listed as: $(row "$T/e2.txt" "$B")"
 [ -z "$(ctl list | row /dev/stdin "$S")" ] || fail "after a restart, list without --all shows the ended napper $S"
-ok "after a restart: the napper that ended meanwhile is exited, the burner running"
+row "$T/e2.txt" "$P1" | grep -q ' exited ' ||
+	fail "after a restart, the previous profd $P1 is listed as: $(row "$T/e2.txt" "$P1")"
+ok "after a restart: the napper that ended meanwhile and the previous profd are exited, the burner running"
+echo "after a restart, the previous profd: $(row "$T/e2.txt" "$P1")"
 echo "after a restart: $(row "$T/e2.txt" "$E")"
 [ "$(col "$T/e2.txt" "$E" SAMPLES)" = "$e_samples" ] && [ "$(col "$T/e2.txt" "$E" OFF_CPU_S)" = "$e_off" ] ||
 	fail "exited $E: SAMPLES $e_samples, OFF_CPU_S $e_off before the restart; from history: $(row "$T/e2.txt" "$E")"
