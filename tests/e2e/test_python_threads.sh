@@ -77,4 +77,26 @@ for PY in "${PYTHONS[@]}"; do
 	ctl dump --pid "${WORKERS[0]}" -o /dev/null || fail "python $ver: exited worker not queryable"
 	ok "python $ver: exited worker still queryable"
 done
+
+# A job a shell started: between its fork and its exec the process ran
+# the shell (here a loop of it, for samples), under the shell's name.
+# --by-thread shows that part as such, the Python view leaves it out.
+PY=${PYTHONS[0]}
+run_bg bash -c 'for ((i = 0; i < 100000; i++)); do :; done; exec "$0" "$1" 6 3' "$PY" \
+	"$SRC/tests/workloads/py_split.py"
+J=${CHILDREN[-1]}
+sleep 3
+ctl dump --pid "$J" --by-thread -o "$T/job.folded" || fail "dump of the shell-started job failed"
+pre=$(sum_matching "$T/job.folded" "^bash, before exec \($J\);")
+echo "a job a shell started: $pre of $(total_samples "$T/job.folded") samples under 'bash, before exec ($J)'"
+[ "$pre" -gt 0 ] || fail "no 'bash, before exec ($J)' root: $(cut -d';' -f1 "$T/job.folded" | sort | uniq -c)"
+grep -q "^bash ($J);" "$T/job.folded" && fail "the shell's part of $J is still under 'bash ($J)'"
+for type in cpu wall; do
+	ctl dump --pid "$J" --by-thread --python-only --type "$type" -o "$T/jobpy.folded" ||
+		fail "--python-only --type $type dump of the job failed"
+	grep -q "^bash" "$T/jobpy.folded" && fail "--python-only --type $type shows the shell: $(grep '^bash' "$T/jobpy.folded" | head -2)"
+	grep -q ';main (.*;mid (.*;leaf_heavy (' "$T/jobpy.folded" || fail "--python-only --type $type lacks the job's chain"
+done
+ok "a job a shell started: its shell part is 'bash, before exec', not in the Python view"
+kill "$J"; wait "$J" 2>/dev/null
 stop_profd

@@ -6,6 +6,7 @@
  * read-only state directory and a full disk are test_history_files.c;
  * measurements test_history_bench.c. */
 #include "histtest.h"
+#include "view.h"
 
 /* The weight history_procs() handed for type, 0 when none. */
 static uint64_t total_of(const struct history_proc *p, const char *type)
@@ -44,6 +45,42 @@ static bool skip_b(const struct history_proc *p, void *ctx)
 	(void)ctx;
 	assert_true(!p->rss && !p->totals);
 	return p->pid == proc_b.pid;
+}
+
+/* What a process did before its exec (its parent's program between fork
+ * and exec) is stored under its thread's name then, marked: --by-thread
+ * shows it as such, the Python view leaves it out. */
+static void test_before_exec_left_out_of_python_view(void **state)
+{
+	static const uint32_t pid100[] = { 100 };
+	static const uint64_t start1000[] = { 1000 };
+	struct history *h = open_hist(NULL);
+	struct stackset *ss;
+
+	(void)state;
+	assert_int_equal(history_begin(h), 0);
+	add(h, &proc_a, (struct history_row)ROW(T0, 100, "bash" VIEW_BEFORE_EXEC " (100)", k3, n3, 4));
+	add(h, &proc_a, (struct history_row)ROW(T0, 100, "python3", k1, n1, 5));
+	assert_int_equal(history_commit(h), 0);
+
+	ss = query(h, &(struct history_query){ .pids = pid100, .npids = 1,
+					      .start_times = start1000, .by_thread = true });
+	assert_int_equal(count_of(ss, "bash, before exec (100);" S3), 4);
+	assert_int_equal(count_of(ss, "python3 (100);" S1), 5);
+	stackset_free(ss);
+
+	ss = query(h, &(struct history_query){ .pids = pid100, .npids = 1,
+					      .start_times = start1000, .python_only = true,
+					      .by_thread = true });
+	assert_int_equal(ss->total, 5);
+	assert_int_equal(count_of(ss, "python3 (100);main (app.py:10);work (app.py:20)"), 5);
+	stackset_free(ss);
+
+	ss = query(h, &(struct history_query){ .pids = pid100, .npids = 1,
+					      .start_times = start1000, .python_only = true });
+	assert_int_equal(ss->total, 5); /* not 9: no empty stack of bash's 4 */
+	stackset_free(ss);
+	history_close(h);
 }
 
 static void test_restart_roundtrip(void **state)
@@ -718,6 +755,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		HISTTEST(test_restart_roundtrip),
+		HISTTEST(test_before_exec_left_out_of_python_view),
 		HISTTEST(test_time_windows),
 		HISTTEST(test_bucket_width_change),
 		HISTTEST(test_counts_add_up),

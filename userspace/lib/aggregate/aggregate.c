@@ -199,13 +199,55 @@ uint64_t agg_cell_key(uint32_t bucket, uint32_t stack, uint32_t tid, int type)
 	return hash64_mix(((uint64_t)bucket << 32 | stack) ^ hash64_mix(tid | (uint64_t)type << 32));
 }
 
-/* Thread root frame "name (tid)" interned in the global dictionary. */
-static int64_t thread_frame(struct aggregate *a, uint32_t tid, const char *name)
+/* Thread root frame "name (tid)" interned in the global dictionary;
+ * "name, before exec (tid)" for what the process did before its exec. */
+static int64_t thread_frame(struct aggregate *a, uint32_t tid, const char *name, bool before_exec)
 {
-	char label[64];
+	char label[96];
 
-	snprintf(label, sizeof(label), "%s (%u)", name && *name ? name : "?", tid);
+	snprintf(label, sizeof(label), "%.63s%s (%u)", name && *name ? name : "?",
+		 before_exec ? VIEW_BEFORE_EXEC : "", tid);
 	return aggregate_frame(a, FRAME_ROOT, label);
+}
+
+/* The name part of a thread root frame's label, and its length. */
+static const char *thread_name_of(const struct aggregate *a, uint32_t frame, size_t *len)
+{
+	const char *label = a->dict->frames[frame].name;
+	uint32_t tid;
+
+	if (!stackset_root_tid(label, len, &tid))
+		*len = strlen(label);
+	return label;
+}
+
+/* The process has exec'd (p->exec_ns, p->comm: the new program's): its
+ * cells counted so far are the old program's (the parent's, for a
+ * process between fork and exec), unless their thread has the new name
+ * and they may be newer than the exec (the rings are read in turn, so a
+ * sample after the exec can come before its event).  Those not yet in
+ * history are labelled so; a sample older than the exec that comes
+ * later is labelled as it is counted (aggregate_add). */
+void aggregate_exec(struct aggregate *a, struct proc *p)
+{
+	struct proc_profile *pp = p->profile;
+	size_t i, len, clen = strlen(p->comm);
+
+	for (i = 0; pp && i < pp->ncells; i++) {
+		struct agg_cell *c = &pp->cells[i];
+		uint64_t end = ((uint64_t)c->bucket + 1) * a->bucket_ns;
+		const char *name = thread_name_of(a, c->thread_frame, &len);
+		char old[64];
+		int64_t tf;
+
+		if (c->flushed || !view_keeps_thread(VIEW_PYTHON_ONLY, name, len) ||
+		    (end > p->exec_ns && c->tid == p->pid && len == clen && !memcmp(name, p->comm, len)))
+			continue;
+		snprintf(old, sizeof(old), "%.*s", (int)len, name);
+		tf = thread_frame(a, c->tid, old, true);
+		if (tf >= 0)
+			c->thread_frame = (uint32_t)tf;
+	}
 }
 
 /* The event on the process's timeline too: the one place every weight
@@ -251,7 +293,7 @@ int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_
 			goto counted;
 		}
 	}
-	tf = thread_frame(a, tid, thread_name);
+	tf = thread_frame(a, tid, thread_name, realtime_ns < p->exec_ns);
 	if (tf < 0 || array_grow((void **)&pp->cells, &pp->cells_cap, pp->ncells + 1, sizeof(*c)))
 		goto nomem;
 	c = &pp->cells[pp->ncells];
@@ -329,9 +371,11 @@ static int dump_cell(struct aggregate *a, const struct proc *p, const struct agg
 	const struct agg_stack *st = &p->profile->stacks[c->stack];
 	uint64_t count = q->flags & AGG_UNFLUSHED ? c->count - c->flushed : c->count;
 	uint32_t n = 0, i;
+	size_t len;
+	const char *name = thread_name_of(a, c->thread_frame, &len);
 	int64_t id;
 
-	if (!count)
+	if (!count || !view_keeps_thread(q->flags, name, len))
 		return 0;
 	if (q->flags & AGG_PROCESS_ROOT)
 		ids[n++] = (uint32_t)proc_frame;
@@ -365,7 +409,7 @@ int aggregate_dump_stack(struct aggregate *a, const struct proc *p, const struct
 {
 	struct agg_cell c = { .stack = stack_idx, .tid = tid, .count = weight };
 	struct agg_query one = *q;
-	int64_t tf = thread_frame(a, tid, thread_name), root = 0;
+	int64_t tf = thread_frame(a, tid, thread_name, false), root = 0;
 	struct hashmap map;
 	uint32_t *ids;
 	int err;

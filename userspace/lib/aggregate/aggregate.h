@@ -87,6 +87,11 @@ int aggregate_count(struct aggregate *a, struct proc *p, uint32_t stack_idx, uin
 int aggregate_add(struct aggregate *a, struct proc *p, int type, uint32_t stack_idx, uint32_t tid,
 		  const char *thread_name, uint64_t realtime_ns, uint64_t weight);
 
+/* p has exec'd (p->exec_ns and p->comm say when and into what): what it
+ * counted before is labelled as the old program's ("NAME, before exec
+ * (TID)" by-thread roots), which the Python view leaves out. */
+void aggregate_exec(struct aggregate *a, struct proc *p);
+
 /* Every weight of type counted for p (wall, composed at dump, is 0). */
 uint64_t aggregate_total(const struct proc *p, int type);
 

@@ -5,6 +5,7 @@
 #include "aggregate_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,19 +59,41 @@ static int64_t copy_stack(struct tl_copy *x, uint32_t idx)
 	return id;
 }
 
-/* "name (tid)" as the thread root frame says it: the name part. */
-static int64_t copy_thread(struct tl_copy *x, const struct timeline_event *e)
+/* The name part of the event's thread root label "name (tid)". */
+static size_t thread_name(const struct tl_copy *x, const struct timeline_event *e, char *name,
+			  size_t size)
 {
 	const char *label = x->a->dict->frames[e->thread_frame].name;
 	const char *paren = strrchr(label, '(');
-	char name[64];
 	size_t len = paren && paren > label ? (size_t)(paren - label - 1) : strlen(label);
 
-	if (len >= sizeof(name))
-		len = sizeof(name) - 1;
+	if (len >= size)
+		len = size - 1;
 	memcpy(name, label, len);
 	name[len] = '\0';
+	return len;
+}
+
+/* Its thread as a track: an event older than the process's exec is the
+ * old program's ("NAME, before exec"), as in a --by-thread dump. */
+static int64_t copy_thread(struct tl_copy *x, const struct timeline_event *e)
+{
+	char name[64 + sizeof(VIEW_BEFORE_EXEC)];
+	size_t len = thread_name(x, e, name, 64);
+
+	if (e->start_ns < x->p->exec_ns && view_keeps_thread(VIEW_PYTHON_ONLY, name, len))
+		snprintf(name + len, sizeof(name) - len, "%s", VIEW_BEFORE_EXEC);
 	return tlset_thread(x->out, x->p->pid, e->tid, name);
+}
+
+/* The Python view leaves out what the process did before its exec. */
+static bool keeps_event(const struct tl_copy *x, const struct timeline_event *e)
+{
+	char name[64];
+	size_t len = thread_name(x, e, name, sizeof(name));
+
+	return view_keeps_thread(x->q->flags, name, len) &&
+	       (!(x->q->flags & VIEW_PYTHON_ONLY) || e->start_ns >= x->p->exec_ns);
 }
 
 static int copy_type(struct tl_copy *x, int type)
@@ -131,7 +154,7 @@ int aggregate_timeline(struct aggregate *a, const struct proc *p, const struct a
 	for (i = 0; i < timeline_count(tl) && !err; i++) {
 		const struct timeline_event *e = timeline_at(tl, i);
 
-		if (in_window(q, e))
+		if (in_window(q, e) && keeps_event(&x, e))
 			err = copy_event(&x, e);
 	}
 	hashmap_free(&x.frames);

@@ -46,6 +46,7 @@ struct hq {
 	size_t nseries, series_cap;
 	struct hashmap frame_map;  /* db frame -> out id + 1, 0 = filtered out */
 	struct hashmap thread_map; /* (thread frame, tid) -> out id */
+	struct hashmap kept_map;   /* thread frame -> 1 kept by the view, 2 not */
 	struct hashmap stack_map;  /* db stack -> stacks + 1 */
 	struct hq_stack *stacks;
 	size_t nstacks, stacks_cap;
@@ -321,12 +322,37 @@ static int scan_series(struct hq *x, const struct hq_proc *p, const struct hq_se
 	while (!err && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t stack = sqlite3_column_int64(s, 0);
 		uint32_t tid = q->by_thread ? (uint32_t)sqlite3_column_int64(s, 1) : 0;
-		int64_t thread = q->by_thread ? sqlite3_column_int64(s, 2) : 0;
+		/* The Python view needs the thread's name (thread_kept). */
+		int64_t thread = q->by_thread || q->python_only ? sqlite3_column_int64(s, 2) : 0;
 
 		err = add_cell(x, stack, tid, thread, (uint64_t)sqlite3_column_int64(s, 3));
 	}
 	sqlite3_reset(s);
 	return err ? err : step_fail(x, rc, "reading samples");
+}
+
+/* Whether the query's view keeps the samples of this thread (the Python
+ * view leaves out a process's life before its exec): 1, 0 or -errno. */
+static int thread_kept(struct hq *x, int64_t frame)
+{
+	const unsigned char *name;
+	uint64_t v;
+	int err, kept;
+
+	if (!x->q->python_only)
+		return 1;
+	if (hashmap_get(&x->kept_map, (uint64_t)frame, &v))
+		return v == 1;
+	err = frame_row(x, frame);
+	if (err && err != -ENOENT)
+		return err;
+	name = err ? NULL : sqlite3_column_text(x->h->st[HS_FRAME_GET], 1);
+	kept = !name || view_keeps_thread(VIEW_PYTHON_ONLY, (const char *)name,
+					  strlen((const char *)name));
+	sqlite3_reset(x->h->st[HS_FRAME_GET]);
+	if (hashmap_put(&x->kept_map, (uint64_t)frame, kept ? 1 : 2))
+		return -ENOMEM;
+	return kept;
 }
 
 static int emit_cell(struct hq *x, const struct hq_cell *c, int64_t proc_root)
@@ -336,6 +362,8 @@ static int emit_cell(struct hq *x, const struct hq_cell *c, int64_t proc_root)
 	int64_t id;
 	int err = 0;
 
+	if ((err = thread_kept(x, c->thread)) <= 0)
+		return err;
 	st = get_stack(x, c->stack, &err);
 	if (!st)
 		return err;
@@ -386,6 +414,7 @@ static void hq_free(struct hq *x)
 	free(x->ids);
 	hashmap_free(&x->frame_map);
 	hashmap_free(&x->thread_map);
+	hashmap_free(&x->kept_map);
 	hashmap_free(&x->stack_map);
 	hashmap_free(&x->cell_index);
 }

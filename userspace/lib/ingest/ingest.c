@@ -638,10 +638,14 @@ static void on_proc_event(struct ingest *in, const struct profd_proc_event *e)
 	forget(in, e->pid); /* the old program's memory is gone */
 	if (p) {
 		proctable_exec(in->pt, e->pid, comm);
+		p->exec_ns = ingest_realtime(in, e->time_ns);
+		aggregate_exec(in->agg, p); /* what it counted was the old program */
 		request_identity(in, p);
 		ingest_request_maps(in, p, 0, e->time_ns);
 	} else {
 		p = live_or_new(in, e->pid, e->start_ns, comm);
+		if (p)
+			p->exec_ns = ingest_realtime(in, e->time_ns);
 	}
 	/* A statically linked interpreter is mapped already: look now, so
 	 * Python frames start with its first samples. */

@@ -1,6 +1,8 @@
 /* view.c: which frames a dump shows (view.h). */
 #include "view.h"
 
+#include <string.h>
+
 #include "stackset.h"
 
 bool view_keeps(uint32_t flags, uint32_t kind)
@@ -10,4 +12,13 @@ bool view_keeps(uint32_t flags, uint32_t kind)
 	if (flags & VIEW_PYTHON_ONLY)
 		return kind == FRAME_PYTHON || kind == FRAME_GPU || kind == FRAME_WAIT;
 	return !(flags & VIEW_NO_KERNEL) || kind != FRAME_KERNEL;
+}
+
+bool view_keeps_thread(uint32_t flags, const char *name, size_t len)
+{
+	size_t n = sizeof(VIEW_BEFORE_EXEC) - 1;
+
+	if (!(flags & VIEW_PYTHON_ONLY))
+		return true;
+	return len < n || memcmp(name + len - n, VIEW_BEFORE_EXEC, n);
 }

@@ -4,6 +4,7 @@
 #define PROFD_VIEW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Bits of a dump's flags word (struct agg_query.flags); aggregate.h adds
@@ -17,5 +18,15 @@
  * Python line waited for.  Stacks always hold their task frame; only
  * --by-task shows it. */
 bool view_keeps(uint32_t flags, uint32_t kind);
+
+/* A thread's name for what a process did before its exec (its parent's
+ * program between fork and exec: "bash" for a job a shell started) is
+ * its name then followed by this: "bash, before exec (1234)". */
+#define VIEW_BEFORE_EXEC ", before exec"
+
+/* Whether a dump with these flags keeps the samples of a thread named
+ * name[0..len) (the root label's name part): the Python view drops a
+ * process's life before its exec, which ran no Python of it. */
+bool view_keeps_thread(uint32_t flags, const char *name, size_t len);
 
 #endif

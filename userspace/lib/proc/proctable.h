@@ -54,6 +54,7 @@ struct proc {
 	uint64_t wid_activity;	   /* samples + events then: idle ones wait */
 	bool exited;
 	uint64_t exit_ns;    /* CLOCK_REALTIME */
+	uint64_t exec_ns;    /* its last exec seen, CLOCK_REALTIME; 0 none */
 	uint64_t first_ns, last_ns; /* first and last event of any type, CLOCK_REALTIME */
 	uint64_t samples;    /* CPU samples */
 	uint64_t events;     /* weights of other profile types (GPU, CUDA) */
