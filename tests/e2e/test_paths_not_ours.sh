@@ -9,6 +9,8 @@
 #    FIFO (whose reads would block) or a symbolic link there is refused
 #    and left as it is, profd running on without history; a regular file
 #    that is not a profd history is moved aside whole, never removed.
+#  - The state directory: anything but a folder (or a link to one) is
+#    named and left, profd running on without history.
 #  - The debuginfod cache (STATE/debuginfod, where DEBUGINFOD_URLS is
 #    set): the library downloads into it as root and deletes what it has
 #    not used for a week, so only a folder of profd's own, writable by it
@@ -109,6 +111,35 @@ aside=$(ls "$T/st"/history.db.corrupt-* 2>/dev/null | head -1)
 [ -n "$aside" ] && [ "$(cat "$aside")" = "precious data, not SQLite" ] ||
 	fail "a regular file at history.db was not kept whole: $(ls -l "$T/st")"
 ok "a regular file that is not a history: moved aside whole ($(basename "$aside")), a fresh history made"
+
+# ---- the state directory ----
+# A regular file, a FIFO or a link to a file at --state-dir: named, left,
+# profd runs without history (a link to a folder is followed: where an
+# administrator keeps the state).
+for kind in "a regular file" "a FIFO" "a symbolic link"; do
+	rm -rf "$T/st"
+	echo "someone's file" >"$T/target"
+	case $kind in
+	"a regular file") echo "precious data" >"$T/st" ;;
+	"a FIFO") mkfifo "$T/st" ;;
+	*) ln -s "$T/target" "$T/st" ;;
+	esac
+	start_profd_state
+	shown=$kind
+	[ "$kind" = "a symbolic link" ] && shown="a symbolic link to a regular file"
+	grep -q "history: the state directory $T/st is $shown, not a folder: not used, not replaced" "$T/profd.err" ||
+		fail "state dir as $kind: no clear error: $(cat "$T/profd.err")"
+	ctl stats >/dev/null || fail "state dir as $kind: profd does not answer"
+	stop_profd
+	case $kind in
+	"a regular file") [ "$(cat "$T/st")" = "precious data" ] ;;
+	"a FIFO") [ -p "$T/st" ] ;;
+	*) [ -L "$T/st" ] && [ "$(cat "$T/target")" = "someone's file" ] ;;
+	esac || fail "state dir as $kind: changed: $(ls -la "$T")"
+	echo "state dir as $kind: $(grep 'the state directory' "$T/profd.err" | head -1)"
+done
+rm -f "$T/st"
+ok "a regular file, a FIFO or a link to a file as --state-dir: named, left as it was, profd runs without history"
 
 # ---- the debuginfod cache ----
 # cache_case WHAT: profd with DEBUGINFOD_URLS set (nothing listens there:

@@ -131,6 +131,26 @@ int hist_file_bytes(struct history *h, uint64_t *used, uint64_t *free_bytes)
 	return 0;
 }
 
+/* The state directory (followed if a link: the administrator's choice)
+ * is a folder: anything else there is named and left. */
+static int state_dir_is_folder(const char *dir)
+{
+	struct stat st;
+	bool link;
+
+	if (lstat(dir, &st))
+		return -errno;
+	link = S_ISLNK(st.st_mode);
+	if (link && stat(dir, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	log_error("history: the state directory %s is %s%s, not a folder: not used, not replaced "
+		  "(choose another --state-dir)",
+		  dir, link ? "a symbolic link to " : "", filekind_name(st.st_mode));
+	return -ENOTDIR;
+}
+
 static int make_dirs(const char *dir)
 {
 	char path[4096];
@@ -518,6 +538,9 @@ struct history *history_open(const char *state_dir, const struct history_opts *o
 			  strerror(-err));
 		goto fail;
 	}
+	err = state_dir_is_folder(h->dir);
+	if (err)
+		goto fail;
 	err = connect_or_reset(h);
 	if (err)
 		goto fail;
