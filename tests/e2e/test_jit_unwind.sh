@@ -5,7 +5,8 @@
 # by its frame pointer and go on with the tables, so the callers up to
 # main are still found, and the JIT frame must carry the perf map's name.
 # A second copy runs frameless code whose rbp points at a fake frame:
-# its walks must stop at the JIT frame, with no caller made up.
+# its walks must stop at the JIT frame, with no caller made up.  A third
+# writes its map only after its code ran, then appends to it.
 . "$(dirname "$0")/lib.sh"
 
 CC=${CC:-cc}
@@ -92,5 +93,48 @@ echo "frameless JIT code: $ftotal samples, $alone cut short at the JIT frame, $b
 [ $((alone * 100)) -ge $((ftotal * 90)) ] || fail "frameless JIT walks did not stop at the fake frame"
 ok "frameless JIT code: no caller made up"
 
+stop_profd
+
+# A perf map written after the code ran unnamed, then grown.  Samples
+# before the map say [anon]; from the map's first reading (at most a
+# second after a miss) every one is named, and a line appended later
+# names the code it adds.
+L=
+trap 'rm -f /tmp/perf-$W.map /tmp/perf-$F.map /tmp/perf-$L.map; cleanup' EXIT
+run_bg "$T/jit" 30 "$NAME" late JIT:grown >"$T/late.out"
+L=${CHILDREN[-1]}
+for _ in $(seq 1 100); do grep -q ready "$T/late.out" 2>/dev/null && break; sleep 0.05; done
+start_profd --rate 499 --bucket 1s --pid "$L"
+# late_window SECONDS: $L's samples of the last whole buckets, once 200.
+late_window() {
+	for _ in $(seq 1 30); do
+		sleep 1
+		ctl dump --pid "$L" --since "$1" -o "$T/late.folded" 2>/dev/null || continue
+		[ "$(total_samples "$T/late.folded")" -ge 200 ] && return 0
+	done
+	fail "fewer than 200 samples of $L in 30 s"
+}
+late_window 2s
+unnamed=$(sum_matching "$T/late.folded" "(^|;)\[anon\](;| |$)")
+echo "no perf map yet: $unnamed of $(total_samples "$T/late.folded") samples in [anon]"
+[ "$unnamed" -gt 0 ] || fail "no [anon] samples before the map: $(heaviest "$T/late.folded" 3)"
+kill -USR1 "$L"
+sleep 2.2 # the map is read again at most a second after a miss; whole buckets after it
+late_window 1s
+named=$(sum_matching "$T/late.folded" "(^|;)$NAME(;| |$)")
+unnamed=$(sum_matching "$T/late.folded" "(^|;)\[anon\](;| |$)")
+echo "map written: $named named $NAME, $unnamed [anon], of $(total_samples "$T/late.folded")"
+[ "$unnamed" = 0 ] && [ "$named" -gt 100 ] ||
+	fail "after the map was written: $named named, $unnamed unnamed: $(heaviest "$T/late.folded" 3)"
+ok "a perf map written while the code runs: every sample after it named"
+kill -USR2 "$L"
+sleep 2.2
+late_window 1s
+grown=$(sum_matching "$T/late.folded" "(^|;)JIT:grown(;| |$)")
+unnamed=$(sum_matching "$T/late.folded" "(^|;)\[anon\](;| |$)")
+echo "map grown: $grown named JIT:grown, $unnamed [anon], of $(total_samples "$T/late.folded")"
+[ "$unnamed" = 0 ] && [ "$grown" -gt 100 ] ||
+	fail "after the map grew: $grown named, $unnamed unnamed: $(heaviest "$T/late.folded" 3)"
+ok "a perf map that grows: the new code named"
 stop_profd
 echo "PASS test_jit_unwind"

@@ -6,8 +6,13 @@
  * and go on with the tables in jit_c.  With "frameless", the code is
  * frameless[] below instead: no frame of its own, and rbp pointing at a
  * fake one on the stack whose return address is no code at all, which a
- * profiler must not report as a caller.  Writes "ready" on stdout once
- * the map is written.  usage: chain SECONDS NAME [frameless] */
+ * profiler must not report as a caller.  With "late NAME2", the map is
+ * written only on SIGUSR1 (its code ran unnamed until then), and SIGUSR2
+ * copies the code again, appends NAME2's line (JITs append as they
+ * compile) and runs the copy from then on.  Writes "ready" on stdout once
+ * the map is written (late: once the code runs).
+ * usage: chain SECONDS NAME [frameless | late NAME2] */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,26 +70,62 @@ static void *load_code(int fake_frame, size_t *len)
 	return p;
 }
 
+static volatile sig_atomic_t map_asked, grow_asked;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		map_asked = 1;
+	else
+		grow_asked = 1;
+}
+
+/* One line more in the perf map: 0, or -1. */
+static int name_code(const char *path, const void *code, size_t len, const char *name)
+{
+	FILE *f = fopen(path, "a");
+
+	if (!f || fprintf(f, "%lx %zx %s\n", (unsigned long)code, len, name) < 0)
+		return -1;
+	return fclose(f) ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	int late = argc > 4 && !strcmp(argv[3], "late");
 	char path[64];
 	size_t len;
 	void *code;
-	FILE *f;
 	time_t end;
 
 	if (argc < 3 || !(code = load_code(argc > 3 && !strcmp(argv[3], "frameless"), &len)))
 		return 1;
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%lx %zx %s\n", (unsigned long)code, len, argv[2]) < 0 || fclose(f))
+	unlink(path);
+	if (late) {
+		signal(SIGUSR1, on_signal);
+		signal(SIGUSR2, on_signal);
+	} else if (name_code(path, code, len, argv[2])) {
 		return 1;
+	}
 	jit = (unsigned long (*)(unsigned long))code;
 	printf("ready\n");
 	fflush(stdout);
 	end = time(NULL) + atoi(argv[1]);
-	while (time(NULL) < end)
+	while (time(NULL) < end) {
 		jit_a();
+		if (map_asked == 1) {
+			map_asked = 2;
+			if (name_code(path, code, len, argv[2]))
+				return 1;
+		}
+		if (grow_asked == 1) {
+			grow_asked = 2;
+			if (!(code = load_code(0, &len)) || name_code(path, code, len, argv[4]))
+				return 1;
+			jit = (unsigned long (*)(unsigned long))code;
+		}
+	}
 	unlink(path);
 	return 0;
 }

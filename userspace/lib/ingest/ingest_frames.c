@@ -87,8 +87,13 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	id = aggregate_frame_in(in->agg, kind, name->data, mod.path, mod.build_id);
 	*is_eval = strcmp(name->data, EVAL_FRAME) == 0;
 	/* An address outside the maps is not cached: once a reload finds its
-	 * mapping, the next sample gets the real name. */
-	if (id >= 0 && mapped) {
+	 * mapping, the next sample gets the real name.  Nor is code no file
+	 * names (JIT code in anonymous or memfd memory): its perf map may be
+	 * written, or grow to name it, later (symbolize.c rereads it at most
+	 * once a second while addresses miss it). */
+	if (kind == FRAME_UNKNOWN && !mod.from_file)
+		*stable = false; /* nor the stack it is in */
+	else if (id >= 0 && mapped) {
 		v = ((uint64_t)id + 1) | (*is_eval ? EVAL_BIT : 0);
 		hashmap_put(&p->ing->user_frames, key, v);
 		if (map && mod.from_file)
