@@ -118,23 +118,22 @@ late_window 2s
 unnamed=$(sum_matching "$T/late.folded" "(^|;)\[anon\](;| |$)")
 echo "no perf map yet: $unnamed of $(total_samples "$T/late.folded") samples in [anon]"
 [ "$unnamed" -gt 0 ] || fail "no [anon] samples before the map: $(heaviest "$T/late.folded" 3)"
-kill -USR1 "$L"
-sleep 2.2 # the map is read again at most a second after a miss; whole buckets after it
-late_window 1s
-named=$(sum_matching "$T/late.folded" "(^|;)$NAME(;| |$)")
-unnamed=$(sum_matching "$T/late.folded" "(^|;)\[anon\](;| |$)")
-echo "map written: $named named $NAME, $unnamed [anon], of $(total_samples "$T/late.folded")"
-[ "$unnamed" = 0 ] && [ "$named" -gt 100 ] ||
-	fail "after the map was written: $named named, $unnamed unnamed: $(heaviest "$T/late.folded" 3)"
+# all_named SIGNAL NAME WHAT: after SIGNAL to $L (and the map's next
+# reading), every sample of its JIT code is named NAME.
+all_named() {
+	local named unnamed
+	kill -"$1" "$L"
+	sleep 2.2 # the map is read again at most a second after a miss; whole buckets after it
+	late_window 1s
+	named=$(sum_matching "$T/late.folded" "(^|;)$2(;| |$)")
+	unnamed=$(sum_matching "$T/late.folded" "(^|;)\[anon\](;| |$)")
+	echo "$3: $named named $2, $unnamed [anon], of $(total_samples "$T/late.folded")"
+	[ "$unnamed" = 0 ] && [ "$named" -gt 100 ] ||
+		fail "$3: $named named, $unnamed unnamed: $(heaviest "$T/late.folded" 3)"
+}
+all_named USR1 "$NAME" "map written"
 ok "a perf map written while the code runs: every sample after it named"
-kill -USR2 "$L"
-sleep 2.2
-late_window 1s
-grown=$(sum_matching "$T/late.folded" "(^|;)JIT:grown(;| |$)")
-unnamed=$(sum_matching "$T/late.folded" "(^|;)\[anon\](;| |$)")
-echo "map grown: $grown named JIT:grown, $unnamed [anon], of $(total_samples "$T/late.folded")"
-[ "$unnamed" = 0 ] && [ "$grown" -gt 100 ] ||
-	fail "after the map grew: $grown named, $unnamed unnamed: $(heaviest "$T/late.folded" 3)"
+all_named USR2 JIT:grown "map grown"
 ok "a perf map that grows: the new code named"
 stop_profd
 echo "PASS test_jit_unwind"
