@@ -136,4 +136,30 @@ ok "a perf map written while the code runs: every sample after it named"
 all_named USR2 JIT:grown "map grown"
 ok "a perf map that grows: the new code named"
 stop_profd
+
+# A jitdump instead of a perf map (CPython's -X perf_jit, the JVM's and
+# Node's agents): the code is named from its load record.  The same file
+# owned by another user is refused, as a perf map is.
+trap 'rm -f /tmp/perf-$W.map /tmp/perf-$F.map /tmp/perf-$L.map /tmp/jit-$D.dump /tmp/jit-$X.dump; cleanup' EXIT
+run_bg "$T/jit" 30 JIT:from_jitdump jitdump >"$T/dump.out"
+D=${CHILDREN[-1]}
+run_bg "$T/jit" 30 JIT:forged jitdump >"$T/forged.out"
+X=${CHILDREN[-1]}
+for _ in $(seq 1 100); do grep -q ready "$T/dump.out" && grep -q ready "$T/forged.out" && break; sleep 0.05; done
+[ -s "/tmp/jit-$D.dump" ] && [ -s "/tmp/jit-$X.dump" ] || fail "no jitdump written"
+grep -q "jit-$D.dump" "/proc/$D/maps" || fail "the jitdump is not mapped, as the format asks"
+chown nobody "/tmp/jit-$X.dump"
+start_profd --rate 499 --bucket 1s --pid "$D" --pid "$X"
+L=$D late_window 2s
+named=$(sum_matching "$T/late.folded" "(^|;)JIT:from_jitdump(;| |$)")
+echo "jitdump: $named of $(total_samples "$T/late.folded") samples named JIT:from_jitdump"
+[ $((named * 100)) -ge $(($(total_samples "$T/late.folded") * 95)) ] ||
+	fail "the JIT frame is not named from the jitdump: $(heaviest "$T/late.folded" 3)"
+ok "a jitdump names the JIT code"
+L=$X late_window 2s
+forged=$(sum_matching "$T/late.folded" "(^|;)JIT:forged(;| |$)")
+[ "$forged" = 0 ] || fail "a jitdump owned by another user named $forged samples"
+[ "$(stat_of perf_maps_refused)" -ge 1 ] || fail "perf_maps_refused is $(stat_of perf_maps_refused)"
+ok "a jitdump owned by another user: refused (perf_maps_refused $(stat_of perf_maps_refused))"
+stop_profd
 echo "PASS test_jit_unwind"

@@ -9,10 +9,13 @@
  * profiler must not report as a caller.  With "late NAME2", the map is
  * written only on SIGUSR1 (its code ran unnamed until then), and SIGUSR2
  * copies the code again, appends NAME2's line (JITs append as they
- * compile) and runs the copy from then on.  Writes "ready" on stdout once
- * the map is written (late: once the code runs).
- * usage: chain SECONDS NAME [frameless | late NAME2] */
+ * compile) and runs the copy from then on.  With "jitdump", the code is
+ * named in /tmp/jit-PID.dump (perf's jitdump format, as CPython's
+ * -X perf_jit writes it), mapped as the format asks, and no perf map.
+ * Writes "ready" on stdout once the map is written (late: once the code
+ * runs).  usage: chain SECONDS NAME [frameless | late NAME2 | jitdump] */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +73,37 @@ static void *load_code(int fake_frame, size_t *len)
 	return p;
 }
 
+/* /tmp/jit-PID.dump: the header and one code load record naming code;
+ * then mapped (read-only, executable), which is how perf and profd find a
+ * jitdump wherever it is.  0, or -1. */
+static int write_jitdump(const void *code, size_t len, const char *name)
+{
+	struct {
+		uint32_t magic, version, size, mach, pad, pid;
+		uint64_t time, flags;
+	} h = { 0x4A695444, 1, sizeof(h), 0, 0, (uint32_t)getpid(), 0, 0 };
+	struct {
+		uint32_t id, size;
+		uint64_t time;
+		uint32_t pid, tid;
+		uint64_t vma, addr, len, index;
+	} r = { 0, 0, 0, h.pid, h.pid, (uintptr_t)code, (uintptr_t)code, len, 0 };
+	char path[64];
+	FILE *f;
+
+	r.size = (uint32_t)(sizeof(r) + strlen(name) + 1 + len);
+	snprintf(path, sizeof(path), "/tmp/jit-%d.dump", (int)getpid());
+	f = fopen(path, "w+");
+	if (!f || fwrite(&h, sizeof(h), 1, f) != 1 || fwrite(&r, sizeof(r), 1, f) != 1 ||
+	    fwrite(name, strlen(name) + 1, 1, f) != 1 || fwrite(code, len, 1, f) != 1 || fflush(f))
+		return -1;
+	/* A noexec /tmp refuses the executable mapping: the file is still
+	 * found there. */
+	if (mmap(NULL, sizeof(h), PROT_READ | PROT_EXEC, MAP_PRIVATE, fileno(f), 0) == MAP_FAILED)
+		mmap(NULL, sizeof(h), PROT_READ, MAP_PRIVATE, fileno(f), 0);
+	return fclose(f) ? -1 : 0;
+}
+
 static volatile sig_atomic_t map_asked, grow_asked;
 
 static void on_signal(int sig)
@@ -93,6 +127,7 @@ static int name_code(const char *path, const void *code, size_t len, const char 
 int main(int argc, char **argv)
 {
 	int late = argc > 4 && !strcmp(argv[3], "late");
+	int jitdump = argc > 3 && !strcmp(argv[3], "jitdump");
 	char path[64];
 	size_t len;
 	void *code;
@@ -105,7 +140,7 @@ int main(int argc, char **argv)
 	if (late) {
 		signal(SIGUSR1, on_signal);
 		signal(SIGUSR2, on_signal);
-	} else if (name_code(path, code, len, argv[2])) {
+	} else if (jitdump ? write_jitdump(code, len, argv[2]) : name_code(path, code, len, argv[2])) {
 		return 1;
 	}
 	jit = (unsigned long (*)(unsigned long))code;
@@ -127,5 +162,9 @@ int main(int argc, char **argv)
 		}
 	}
 	unlink(path);
+	if (jitdump) {
+		snprintf(path, sizeof(path), "/tmp/jit-%d.dump", (int)getpid());
+		unlink(path);
+	}
 	return 0;
 }

@@ -11,14 +11,15 @@
 
 struct pm_entry {
 	uint64_t start, end;
-	size_t seq; /* line order: later wins */
-	const char *name;
+	size_t seq;	 /* order added: later wins */
+	size_t name_off; /* in names */
 };
 
 struct perfmap {
 	struct pm_entry *v;
-	size_t n;
+	size_t n, cap;
 	char *names;
+	size_t used, names_cap;
 };
 
 bool perfmap_owner_ok(uid_t file_uid, uid_t proc_uid)
@@ -34,24 +35,78 @@ static bool perfmap_hex(const char **p, const char *end, uint64_t *v)
 	return hexnum_parse(p, end, v);
 }
 
-static bool parse_line(const char *p, const char *end, struct pm_entry *e, size_t *name_len)
+struct perfmap *perfmap_new(void)
 {
-	uint64_t size;
+	return calloc(1, sizeof(struct perfmap));
+}
 
-	if (!perfmap_hex(&p, end, &e->start) || p >= end || *p != ' ')
-		return false;
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+int perfmap_add(struct perfmap *pm, uint64_t start, uint64_t size, const char *name, size_t len)
+{
+	struct pm_entry *e;
+
+	if (!size || start + size < start || !len || memchr(name, '\0', len))
+		return -EINVAL;
+	if (pm->used + len + 1 > PERFMAP_MAX_BYTES)
+		return -EFBIG;
+	if (grow((void **)&pm->v, &pm->cap, pm->n + 1, sizeof(*pm->v)) ||
+	    grow((void **)&pm->names, &pm->names_cap, pm->used + len + 1, 1))
+		return -ENOMEM;
+	e = &pm->v[pm->n];
+	e->start = start;
+	e->end = start + size;
+	e->seq = pm->n++;
+	e->name_off = pm->used;
+	memcpy(pm->names + pm->used, name, len);
+	pm->names[pm->used + len] = '\0';
+	pm->used += len + 1;
+	return 0;
+}
+
+/* "START SIZE name" (hex) into pm: 0, or -ENOMEM (a bad line is skipped). */
+static int add_line(struct perfmap *pm, const char *p, const char *end)
+{
+	uint64_t start, size;
+
+	if (!perfmap_hex(&p, end, &start) || p >= end || *p != ' ')
+		return 0;
 	p++;
 	if (!perfmap_hex(&p, end, &size) || p >= end || *p != ' ')
-		return false;
+		return 0;
 	p++;
 	if (end > p && end[-1] == '\r')
 		end--;
-	if (!size || e->start + size < e->start || p >= end)
-		return false;
-	e->end = e->start + size;
-	e->name = p;
-	*name_len = (size_t)(end - p);
-	return true;
+	return perfmap_add(pm, start, size, p, (size_t)(end - p)) == -ENOMEM ? -ENOMEM : 0;
+}
+
+int perfmap_add_text(struct perfmap *pm, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (add_line(pm, p, nl ? nl : end))
+			return -ENOMEM;
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
 }
 
 static int cmp_entry(const void *pa, const void *pb)
@@ -63,56 +118,28 @@ static int cmp_entry(const void *pa, const void *pb)
 	return (a->seq < b->seq) - (a->seq > b->seq); /* newest first */
 }
 
-static void sort_and_fold(struct perfmap *pm)
+void perfmap_finish(struct perfmap *pm)
 {
 	size_t i, out = 0;
 
-	qsort(pm->v, pm->n, sizeof(*pm->v), cmp_entry);
+	if (pm->n)
+		qsort(pm->v, pm->n, sizeof(*pm->v), cmp_entry);
 	for (i = 0; i < pm->n; i++)
 		if (!out || pm->v[out - 1].start != pm->v[i].start)
 			pm->v[out++] = pm->v[i];
 	pm->n = out;
 }
 
-static size_t count_lines(const char *text, size_t len)
-{
-	size_t n = 1, i;
-
-	for (i = 0; i < len; i++)
-		n += text[i] == '\n';
-	return n;
-}
-
 struct perfmap *perfmap_parse(const char *text, size_t len)
 {
-	const char *p = text, *end = text + len;
-	struct perfmap *pm = calloc(1, sizeof(*pm));
-	size_t used = 0;
+	struct perfmap *pm = perfmap_new();
 
-	if (!pm)
-		return NULL;
-	pm->v = calloc(count_lines(text, len), sizeof(*pm->v));
-	pm->names = malloc(len + 1);
-	if (!pm->v || !pm->names) {
+	if (!pm || perfmap_add_text(pm, text, len)) {
 		perfmap_free(pm);
 		errno = ENOMEM;
 		return NULL;
 	}
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		struct pm_entry *e = &pm->v[pm->n];
-		size_t nlen;
-
-		if (parse_line(p, nl ? nl : end, e, &nlen)) {
-			memcpy(pm->names + used, e->name, nlen);
-			pm->names[used + nlen] = '\0';
-			e->name = pm->names + used;
-			e->seq = pm->n++;
-			used += nlen + 1;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	sort_and_fold(pm);
+	perfmap_finish(pm);
 	return pm;
 }
 
@@ -134,7 +161,7 @@ const char *perfmap_lookup(const struct perfmap *pm, uint64_t addr, uint64_t *of
 		if (addr < e->end) {
 			if (off)
 				*off = addr - e->start;
-			return e->name;
+			return pm->names + e->name_off;
 		}
 	}
 	return NULL;
