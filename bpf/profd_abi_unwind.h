@@ -118,6 +118,16 @@ struct profd_unwind_words {
  * reaches it stops there, as at a gap, rather than guess by frame
  * pointers.  For userspace's diagnostics; BPF needs no test for it. */
 #define PROFD_UNWIND_MAP_PENDING (1u << 3)
+/* With _ANON: the code is copies of one small stub at a fixed stride
+ * (CPython's perf trampolines, -X perf), whose frame userspace knows from
+ * its bytes, so the walk crosses it without a frame pointer: at offset
+ * off = (pc - start) % stub_chunk % stub_stride of a copy, with off in
+ * [stub_lo, stub_hi), CFA = sp + stub_cfa, the return address at CFA - 8
+ * and the caller's frame pointer at CFA + 8 * stub_fp_off (0: unchanged);
+ * elsewhere in the copy (its first instructions, its ret) the frame is
+ * not set up: the return address is where a call left it, which only the
+ * interrupted leaf can see. */
+#define PROFD_UNWIND_MAP_STUB (1u << 4)
 
 /* A frame-pointer frame in anonymous code must lie within this many bytes
  * above the sp the walk started from (the default 8 MiB stack limit). */
@@ -130,10 +140,22 @@ struct profd_unwind_mapping {
 	__u64 start;
 	__u64 end;
 	__u64 bias;   /* load bias + the file's pc_base */
-	__u32 pages;  /* word index of the page index */
-	__u32 npages; /* its words (pages + 1); 0 with PROFD_UNWIND_MAP_FP or _ANON */
-	__u32 rules;  /* word index of the rules */
-	__u32 rows;   /* word index of the rows */
+	union {
+		struct {
+			__u32 pages;  /* word index of the page index */
+			__u32 npages; /* its words (pages + 1); 0 with _FP or _ANON */
+			__u32 rules;  /* word index of the rules */
+			__u32 rows;   /* word index of the rows */
+		};
+		struct { /* PROFD_UNWIND_MAP_STUB */
+			__u32 stub_chunk;  /* the copies' phase restarts every this many bytes */
+			__u16 stub_stride; /* bytes from one copy to the next */
+			__u8 stub_lo, stub_hi; /* the copy's offsets where its frame is set up */
+			__u8 stub_cfa;	       /* there: CFA = sp + stub_cfa */
+			__s8 stub_fp_off;      /* caller's frame pointer at CFA + 8 * this; 0: unchanged */
+			__u8 _stub_pad[6];
+		};
+	};
 	__u32 file_id; /* userspace's id of the file (0: anonymous), for diagnostics */
 	__u32 flags;   /* PROFD_UNWIND_MAP_* */
 };

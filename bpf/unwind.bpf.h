@@ -6,8 +6,9 @@
  * that page's rows, compute the CFA, read the return address at CFA - 8 and the saved
  * rbp, repeat.  Mappings without a table fall back to frame pointers, and
  * so does anonymous executable memory (JIT code), where each frame must
- * pass sanity checks first; the walk goes back to the tables when it
- * returns into known code.  Unknown code (a pc in no mapping userspace
+ * pass sanity checks first (copies of a stub userspace recognised,
+ * CPython's perf trampolines, by the frame their bytes set up); the walk
+ * goes back to the tables when it returns into known code.  Unknown code (a pc in no mapping userspace
  * listed), frames failing the checks and rules the tables cannot express
  * stop the walk and say why in the flags, so a stack is cut short but
  * never made up.  The frame loop runs in bpf_loop (kernel 5.17+; a global
@@ -344,6 +345,41 @@ static __always_inline long unwind_anon_step(struct unwind_walk *s, __u32 i, __u
 	return 0;
 }
 
+/* One frame of a stub copy (PROFD_UNWIND_MAP_STUB: CPython's perf
+ * trampolines), by the frame its bytes set up, which needs no frame
+ * pointer.  Outside that frame (the copy's first instructions, its ret)
+ * only the interrupted leaf can be: its return address is where a call
+ * left it (PROFD_SP_AFTER_RET says where the caller's sp is; when that is
+ * sp itself, the return address is still in the link register, *ra_at
+ * 0).  A return address outside the frame is no frame of this stub. */
+static __always_inline long unwind_stub_step(struct unwind_walk *s, __u32 i, __u64 pc, __u64 *cfa,
+					     __u64 *bp, __u64 *ra_at)
+{
+	__u64 off;
+
+	s->flags |= PROFD_UNWIND_F_ANON;
+	if (!s->m.stub_chunk || !s->m.stub_stride || pc < s->m.start)
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_UNKNOWN);
+	off = (pc - s->m.start) % s->m.stub_chunk % s->m.stub_stride;
+	*bp = s->bp;
+	if (off >= s->m.stub_lo && off < s->m.stub_hi) {
+		*cfa = s->sp + s->m.stub_cfa;
+		*ra_at = *cfa - 8;
+		if (s->m.stub_fp_off &&
+		    bpf_probe_read_user(bp, sizeof(*bp), (void *)(*cfa + (__s64)s->m.stub_fp_off * 8)))
+			return unwind_stop(s, PROFD_UNWIND_F_TRUNC_READ);
+		return 0;
+	}
+	if (i)
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_UNKNOWN);
+	*cfa = PROFD_SP_AFTER_RET(s->sp);
+	if (*cfa != s->sp)
+		*ra_at = *cfa - 8;
+	else if (!s->lr)
+		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_STOP);
+	return 0;
+}
+
 /* The CFA of the current frame from its row; 1 (and flags) to stop. */
 static __always_inline long unwind_cfa(struct unwind_walk *s, const struct profd_unwind_rule *r,
 				       __u64 *cfa)
@@ -432,7 +468,9 @@ static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_UNKNOWN);
 	}
 	anon = s->m.flags & PROFD_UNWIND_MAP_ANON;
-	if (anon)
+	if (s->m.flags & PROFD_UNWIND_MAP_STUB)
+		stop = unwind_stub_step(s, i, pc, &cfa, &bp, &ra_at);
+	else if (anon)
 		stop = unwind_anon_step(s, i, &cfa, &bp);
 	else if (s->m.flags & PROFD_UNWIND_MAP_FP) {
 		s->flags |= s->m.flags & PROFD_UNWIND_MAP_WANTED ? PROFD_UNWIND_F_WANTED : 0;
@@ -442,9 +480,10 @@ static __always_inline long unwind_step_in(__u32 i, struct unwind_walk *s, __u64
 		stop = unwind_table_step(s, pc, &cfa, &bp, &ra_at);
 	if (stop)
 		return 1;
-	/* Only a table row puts the return address in the link register
-	 * (ra_at 0); frame pointers always have it at cfa - 8. */
-	in_lr = !ra_at && !(s->m.flags & (PROFD_UNWIND_MAP_ANON | PROFD_UNWIND_MAP_FP));
+	/* Only a table row or a stub's leaf puts the return address in the
+	 * link register (ra_at 0); frame pointers always have it at cfa - 8. */
+	in_lr = !ra_at && (!(s->m.flags & (PROFD_UNWIND_MAP_ANON | PROFD_UNWIND_MAP_FP)) ||
+			   (s->m.flags & PROFD_UNWIND_MAP_STUB));
 	/* A leaf whose return address is still in lr may not have moved sp. */
 	if (cfa < s->sp || (cfa == s->sp && !in_lr))
 		return unwind_stop(s, PROFD_UNWIND_F_TRUNC_BAD); /* a loop, or garbage */

@@ -33,4 +33,23 @@ static inline unsigned long long arch_code_addr_mask(void)
  * pthread_self() is tp minus its size, which BPF needs from userspace. */
 #define ARCH_PTHREAD_BELOW_TP 1
 
+/* CPython's perf trampoline (Python/asm_trampoline.S, -X perf), 3.12
+ * and 3.13: stp x29,x30,[sp,#-16]!; mov x29,sp; blr x3; ldp
+ * x29,x30,[sp],#16; ret.  A frame record, which the frame-pointer walk
+ * of anonymous code crosses too, but for a sample on its first
+ * instruction or its ret.  n: how many. */
+static inline const struct arch_stub *arch_py_trampolines(unsigned int *n)
+{
+	static const unsigned char frame_record[] = {
+	    0xfd, 0x7b, 0xbf, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0x60, 0x00,
+	    0x3f, 0xd6, 0xfd, 0x7b, 0xc1, 0xa8, 0xc0, 0x03, 0x5f, 0xd6,
+	};
+	static const struct arch_stub stubs[] = {
+	    {frame_record, sizeof(frame_record), 4, 16, 16, -2}, /* after the stp, to the ret */
+	};
+
+	*n = sizeof(stubs) / sizeof(stubs[0]);
+	return stubs;
+}
+
 #endif

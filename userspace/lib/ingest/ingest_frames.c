@@ -39,12 +39,48 @@ static int64_t kernel_frame(struct ingest *in, uint64_t ip, struct buf *name)
 }
 
 
-#define EVAL_BIT (1ull << 62) /* in user_frames values: an eval-loop frame */
+/* What a native frame is to the Python frames merged in (user_frames
+ * values keep it in their top bits). */
+enum {
+	ROLE_EVAL = 1,	/* the eval loop: Python frames go here */
+	ROLE_TRAMP = 2, /* a CPython perf trampoline (-X perf): anonymous code
+			 * its perf map names "py::function:file" */
+	ROLE_HOOK = 4,	/* py_trampoline_evaluator, which calls the trampolines */
+	ROLE_GLUE = 8,	/* on a call's way into the eval loop, or nameless */
+};
+#define ROLE_SHIFT 58
+#define ROLE_BITS (15ull << ROLE_SHIFT)
 
-static int64_t frame_of(uint64_t v, bool *is_eval)
+/* CPython's call path from the eval loop into the next eval call: with
+ * -X perf, a Python function calling another goes through it and the
+ * trampoline, where without it the eval loop runs the callee itself. */
+static const char *const py_call_path[] = {
+    "PyObject_Vectorcall", "_PyObject_VectorcallTstate", "_PyFunction_Vectorcall",
+    "_PyEval_Vector",	   "_PyEval_EvalFrame",
+};
+
+static uint8_t frame_role(const char *name, uint32_t kind, bool from_file)
 {
-	*is_eval = v & EVAL_BIT;
-	return (int64_t)(v & ~EVAL_BIT) - 1;
+	size_t i;
+
+	if (!strcmp(name, EVAL_FRAME))
+		return ROLE_EVAL;
+	if (kind == FRAME_NATIVE && !from_file && !strncmp(name, "py::", 4))
+		return ROLE_TRAMP;
+	if (!strcmp(name, "py_trampoline_evaluator"))
+		return ROLE_HOOK | ROLE_GLUE;
+	if (kind == FRAME_UNKNOWN)
+		return ROLE_GLUE;
+	for (i = 0; i < sizeof(py_call_path) / sizeof(py_call_path[0]); i++)
+		if (!strcmp(name, py_call_path[i]))
+			return ROLE_GLUE;
+	return 0;
+}
+
+static int64_t frame_of(uint64_t v, uint8_t *role)
+{
+	*role = (uint8_t)((v & ROLE_BITS) >> ROLE_SHIFT);
+	return (int64_t)(v & ~ROLE_BITS) - 1;
 }
 
 /* A user frame's id, and whether it is the eval loop's (where Python
@@ -52,7 +88,7 @@ static int64_t frame_of(uint64_t v, bool *is_eval)
  * one in the cache of its file (another process, or before a maps
  * reload, named it), else symbolized. */
 static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool is_ret,
-			  struct buf *name, uint64_t mono, bool *stable, bool *is_eval)
+			  struct buf *name, uint64_t mono, bool *stable, uint8_t *role)
 {
 	uint64_t key = ip ^ (is_ret ? 1ull << 63 : 0), addr = is_ret && ip ? ip - 1 : ip, v;
 	const struct procmap *map;
@@ -62,7 +98,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	int64_t id;
 
 	if (hashmap_get(&p->ing->user_frames, key, &v))
-		return frame_of(v, is_eval);
+		return frame_of(v, role);
 	mapped = ingest_refresh_maps_for(in, p, ip, mono);
 	*stable &= mapped;
 	map = mapped ? procmaps_find(&p->maps, addr) : NULL;
@@ -70,7 +106,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 				  &v)) {
 		in->c.user_frames_by_file++;
 		hashmap_put(&p->ing->user_frames, key, v);
-		return frame_of(v, is_eval);
+		return frame_of(v, role);
 	}
 	buf_reset(name);
 	if (symbolizer_user(in->sym, (int)p->pid, &p->maps, ip, is_ret, name, &kind, &mod) ||
@@ -85,7 +121,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	if (kind == FRAME_UNKNOWN)
 		in->c.user_frames_unknown++;
 	id = aggregate_frame_in(in->agg, kind, name->data, mod.path, mod.build_id);
-	*is_eval = strcmp(name->data, EVAL_FRAME) == 0;
+	*role = frame_role(name->data, kind, mod.from_file);
 	/* An address outside the maps is not cached: once a reload finds its
 	 * mapping, the next sample gets the real name.  Nor is code no file
 	 * names (JIT code in anonymous or memfd memory): its perf map may be
@@ -94,7 +130,7 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	if (kind == FRAME_UNKNOWN && !mod.from_file)
 		*stable = false; /* nor the stack it is in */
 	else if (id >= 0 && mapped) {
-		v = ((uint64_t)id + 1) | (*is_eval ? EVAL_BIT : 0);
+		v = ((uint64_t)id + 1) | (uint64_t)*role << ROLE_SHIFT;
 		hashmap_put(&p->ing->user_frames, key, v);
 		if (map && mod.from_file)
 			fileframes_put(&in->file_frames, map, addr,
@@ -103,14 +139,48 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	return id;
 }
 
+/* The Python frames show what CPython's perf trampolines (-X perf) would
+ * say: drop each trampoline frame, the hook that called it, and where the
+ * way from the previous eval loop frame to it is CPython's call path
+ * only (a Python function calling another), that too, so that the stack
+ * reads as it does without -X perf; without Python frames the
+ * trampolines' names are all there is, and stay.  Flags the eval frames
+ * left in is_eval; returns how many frames are left. */
+static uint32_t drop_trampolines(uint32_t *ids, const uint8_t *role, bool *is_eval, uint32_t n,
+				 bool python)
+{
+	bool drop[PROFD_MAX_STACK_DEPTH + 1] = {false};
+	uint32_t i, j, k, out = 0;
+
+	for (i = 0; i < n && python; i++) {
+		if (!(role[i] & ROLE_TRAMP))
+			continue;
+		drop[i] = true;
+		for (j = i; j > 0 && (role[j - 1] & ROLE_GLUE); j--)
+			;
+		if (j > 0 && (role[j - 1] & ROLE_EVAL))
+			for (k = j; k < i; k++)
+				drop[k] = true;
+		else if (i > 0 && (role[i - 1] & ROLE_HOOK))
+			drop[i - 1] = true;
+	}
+	for (i = 0; i < n; i++) {
+		if (drop[i])
+			continue;
+		is_eval[out] = role[i] & ROLE_EVAL;
+		ids[out++] = ids[i];
+	}
+	return out;
+}
+
 static int64_t named(struct ingest *in, uint32_t kind, const char *name)
 {
 	return aggregate_frame(in->agg, kind, name);
 }
 
-/* Native user frames, root first, with eval-loop frames flagged. */
+/* Native user frames, root first, with their roles. */
 static int native_frames(struct ingest *in, struct proc *p, const struct profd_sample *e,
-			 const struct raw_stack *u, uint32_t *ids, bool *is_eval, uint32_t *n,
+			 const struct raw_stack *u, uint32_t *ids, uint8_t *role, uint32_t *n,
 			 struct buf *name, bool *stable)
 {
 	int64_t id;
@@ -123,12 +193,12 @@ static int native_frames(struct ingest *in, struct proc *p, const struct profd_s
 		id = named(in, FRAME_UNKNOWN, e->ustack_id ? "[stack lost]" : "[user stack unavailable]");
 		if (id < 0)
 			return (int)id;
-		is_eval[*n] = false;
+		role[*n] = 0;
 		ids[(*n)++] = (uint32_t)id;
 		return 0;
 	}
 	for (i = (int)u->nr - 1; i >= 0; i--) {
-		id = user_frame(in, p, u->ips[i], i > 0, name, e->time_ns, stable, &is_eval[*n]);
+		id = user_frame(in, p, u->ips[i], i > 0, name, e->time_ns, stable, &role[*n]);
 		if (id < 0)
 			return (int)id;
 		ids[(*n)++] = (uint32_t)id;
@@ -233,6 +303,7 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 {
 	uint32_t nat[PROFD_MAX_STACK_DEPTH + 1], pyids[PROFD_MAX_PY_FRAMES + 1];
 	bool is_eval[PROFD_MAX_STACK_DEPTH + 1], entry[PROFD_MAX_PY_FRAMES + 1];
+	uint8_t role[PROFD_MAX_STACK_DEPTH + 1];
 	struct mixed_in mi = {
 	    .native = nat,
 	    .is_eval = is_eval,
@@ -244,9 +315,11 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 	int err;
 
 	buf_init(&name);
-	err = native_frames(in, p, e, u, nat, is_eval, &mi.nnative, &name, stable);
+	err = native_frames(in, p, e, u, nat, role, &mi.nnative, &name, stable);
 	if (!err)
 		err = python_frames(in, p, py, e->time_ns, pyids, entry, &mi.npy, &task, stable);
+	if (!err)
+		mi.nnative = drop_trampolines(nat, role, is_eval, mi.nnative, mi.npy > 0);
 	if (!err && mi.npy && (e->flags & PROFD_SAMPLE_PYSTACK_NOROOT))
 		err = python_noroot(in, &mi, pyids, entry);
 	if (!err && mi.npy && (e->flags & PROFD_SAMPLE_PYSTACK_TRUNC))

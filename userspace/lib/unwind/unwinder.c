@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "bpfcount.h"
 #include "log.h"
 #include "rootfs.h"
@@ -238,6 +240,75 @@ static bool anon_code(const struct procmap *m)
 	return !m->path[0] || !strncmp(m->path, "[anon:", 6);
 }
 
+/* The largest anonymous mapping looked at for stub copies: 256 of
+ * CPython's 64 KiB trampoline arenas, over a million code objects. */
+#define STUB_MAX_BYTES (16u << 20)
+
+static bool stub_at(const unsigned char *mem, size_t size, size_t at, const struct arch_stub *st)
+{
+	return at + st->len <= size && !memcmp(mem + at, st->code, st->len);
+}
+
+/* Is the anonymous code m nothing but copies of a stub whose frame we
+ * know (CPython's perf trampolines, arch_py_trampolines())?  Then the
+ * walk crosses it by that frame (PROFD_UNWIND_MAP_STUB in out).  The
+ * copies lie at a fixed stride from the start of an arena whose pages
+ * hold as many as fit; arenas mapped next to each other may share one
+ * mapping, so the phase restarts every arena (stub_chunk).  Every copy
+ * of every arena must match, read from the process's memory: the code
+ * alone says where the frame is, whoever wrote it. */
+static void stub_mapping(int pid, const struct procmap *m, struct profd_unwind_mapping *out)
+{
+	uint64_t size = m->end - m->start, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	const struct arch_stub *stubs, *st = NULL;
+	unsigned char head[128];
+	struct iovec local, remote;
+	size_t stride = 0, k, c, j, chunk;
+	unsigned char *mem;
+	unsigned int n, i;
+
+	if (size < sizeof(head) || size > STUB_MAX_BYTES)
+		return;
+	local = (struct iovec){head, sizeof(head)};
+	remote = (struct iovec){(void *)(uintptr_t)m->start, sizeof(head)};
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(head))
+		return;
+	stubs = arch_py_trampolines(&n);
+	for (i = 0; i < n && !st; i++)
+		if (stub_at(head, sizeof(head), 0, &stubs[i]))
+			st = &stubs[i];
+	if (!st)
+		return;
+	/* The stride: where the second copy starts. */
+	for (j = st->len; j + st->len <= sizeof(head) && !stride; j++)
+		if (stub_at(head, sizeof(head), j, st))
+			stride = j;
+	if (!stride || !(mem = malloc(size)))
+		return;
+	local = (struct iovec){mem, size};
+	remote = (struct iovec){(void *)(uintptr_t)m->start, size};
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)size)
+		goto out;
+	for (k = 0; stub_at(mem, size, k * stride, st); k++)
+		;
+	chunk = (k * stride + page - 1) / page * page;
+	if (!chunk || chunk > size || size % chunk || chunk > UINT32_MAX || stride > UINT16_MAX)
+		goto out;
+	for (c = chunk; c < size; c += chunk)
+		for (j = 0; j < k; j++)
+			if (!stub_at(mem, size, c + j * stride, st))
+				goto out;
+	out->flags |= PROFD_UNWIND_MAP_STUB;
+	out->stub_chunk = (uint32_t)chunk;
+	out->stub_stride = (uint16_t)stride;
+	out->stub_lo = st->frame_lo;
+	out->stub_hi = st->frame_hi;
+	out->stub_cfa = st->cfa;
+	out->stub_fp_off = st->fp_off;
+out:
+	free(mem);
+}
+
 /* Files and mapping entries for every executable mapping, sorted by
  * start as procmaps keeps them; anonymous code gets an entry without a
  * file (files[k] NULL).  No table is built here: files still to be built
@@ -275,6 +346,8 @@ static int plan_build(struct unwinder *u, int pid, const struct procmaps *pm, st
 			pl->pending += uwfile_needs_build(u, f);
 		}
 		fill_mapping(&pl->ml[pl->n], f, m);
+		if (!f)
+			stub_mapping(pid, m, &pl->ml[pl->n]);
 		pl->files[pl->n++] = f;
 	}
 	return 0;

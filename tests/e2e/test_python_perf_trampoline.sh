@@ -1,0 +1,80 @@
+# CPython 3.12+ run with -X perf calls every Python function through a
+# perf trampoline: a copy of a tiny stub in anonymous memory (3.12 and 3.13
+# on x86-64: no frame pointer), named py::FUNC:FILE in /tmp/perf-PID.map.
+# The stacks of such a process read as without the flag: the walk crosses
+# the trampolines down to the native root (_start), and neither they nor
+# the calls -X perf adds between two Python functions show.
+#
+# For each interpreter whose trampoline is active, tests/workloads/py_split.py
+# runs twice side by side, with and without -X perf; over the same
+# seconds (--since, after both have their unwind tables):
+#   - with -X perf >= 99% of the samples reach _start;
+#   - no frame is a trampoline (py::);
+#   - the heaviest stack is the same frames in the same order as without
+#     the flag (lines aside);
+#   - leaf_heavy's share of leaf_heavy + leaf_light is within 2 points of
+#     the run without the flag.  About 3000 samples each (two processes sharing the
+#     CPUs, 999 Hz): the difference of the two shares has a standard
+#     deviation of about 1.1 points.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pythons.sh"
+
+SCRIPT=$SRC/tests/workloads/py_split.py
+WINDOW=6 # seconds of samples compared
+
+mapfile -t PYTHONS < <(list_pythons)
+start_profd --rate 999 --bucket 1s # 1 s buckets: --since is exact to a second
+tested=0
+for py in "${PYTHONS[@]}"; do
+	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
+	active=$("$py" -X perf -c 'import sys; print(sys.version_info >= (3, 12) and sys.is_stack_trampoline_active())' 2>/dev/null)
+	if [ "$active" != True ]; then
+		case $ver in 3.9 | 3.10 | 3.11) ;; *) echo "python $ver ($py): no perf trampoline here, not tested" ;; esac
+		continue
+	fi
+	run_bg "$py" -X perf "$SCRIPT" $((WINDOW + 20))
+	P=${CHILDREN[-1]}
+	run_bg "$py" "$SCRIPT" $((WINDOW + 20))
+	N=${CHILDREN[-1]}
+	wait_unwind_ready "$P" "$N"
+	sleep $((WINDOW + 1))
+	ctl dump --pid "$P" --since "${WINDOW}s" -o "$T/perf.folded" || fail "python $ver: dump failed"
+	ctl dump --pid "$N" --since "${WINDOW}s" -o "$T/plain.folded" || fail "python $ver: dump failed"
+	kill "$P" "$N"; wait "$P" "$N" 2>/dev/null
+
+	for run in perf plain; do
+		f=$T/$run.folded
+		total=$(total_samples "$f")
+		[ "$total" -ge 1000 ] || fail "python $ver ($run): only $total samples"
+		root=$(sum_matching "$f" '^_start;')
+		heavy=$(sum_matching "$f" ';leaf_heavy \(')
+		light=$(sum_matching "$f" ';leaf_light \(')
+		[ $((heavy + light)) -gt 0 ] || fail "python $ver ($run): no sample in leaf_heavy or leaf_light"
+		eval "${run}_total=$total ${run}_root_pm=$((root * 1000 / total)) ${run}_split_pm=$((heavy * 1000 / (heavy + light)))"
+		# The heaviest stack's frames, lines and the leaf's native
+		# callees left out.
+		heaviest "$f" 1 | cut -f2 | sed -E 's/ [0-9]+$//; s/;spin \([^)]*\).*/;spin/; s/:[0-9]+\)/)/g' >"$T/$run.top"
+	done
+	pct() { printf '%d.%d%%' $(($1 / 10)) $(($1 % 10)); }
+	echo "python $ver: -X perf: $perf_total samples, root reached in $(pct "$perf_root_pm"), leaf_heavy $(pct "$perf_split_pm");" \
+		"without: $plain_total samples, root $(pct "$plain_root_pm"), leaf_heavy $(pct "$plain_split_pm")"
+	tramp=$(sum_matching "$T/perf.folded" '(^|;)py::')
+	[ "$tramp" -eq 0 ] || {
+		grep -m3 'py::' "$T/perf.folded" | cut -c1-400 >&2
+		fail "python $ver: $tramp samples show a perf trampoline frame (py::)"
+	}
+	[ "$perf_root_pm" -ge 990 ] || {
+		awk '!/^_start;/' "$T/perf.folded" | sort -t' ' -k2 | head -5 | cut -c1-400 >&2
+		fail "python $ver: with -X perf only $(pct "$perf_root_pm") of the samples reach _start (>= 99% wanted)"
+	}
+	cmp -s "$T/perf.top" "$T/plain.top" || {
+		echo "  with -X perf: $(cat "$T/perf.top")" >&2
+		echo "  without:      $(cat "$T/plain.top")" >&2
+		fail "python $ver: the heaviest stack differs with -X perf"
+	}
+	d=$((perf_split_pm - plain_split_pm))
+	[ "${d#-}" -le 20 ] || fail "python $ver: leaf_heavy's share $(pct "$perf_split_pm") with -X perf, $(pct "$plain_split_pm") without: more than 2 points apart"
+	tested=$((tested + 1))
+done
+[ "$tested" -gt 0 ] || skip "no CPython 3.12+ with an active perf trampoline (-X perf)"
+ok "$tested interpreters: stacks through the perf trampolines read as without -X perf"
