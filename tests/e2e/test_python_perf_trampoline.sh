@@ -13,14 +13,26 @@
 #   - the heaviest stack is the same frames in the same order as without
 #     the flag (lines aside);
 #   - leaf_heavy's share of leaf_heavy + leaf_light is within 2 points of
-#     the run without the flag.  About 3000 samples each (two processes sharing the
-#     CPUs, 999 Hz): the difference of the two shares has a standard
-#     deviation of about 1.1 points.
+#     the run without the flag.  About 3000 samples each (two processes
+#     sharing the CPUs, 999 Hz): the difference of the two shares has a
+#     standard deviation of about 1.1 points, so a window outside is
+#     measured again, and the second window decides.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pythons.sh"
 
 SCRIPT=$SRC/tests/workloads/py_split.py
 WINDOW=6 # seconds of samples compared
+
+# split_of PID SECONDS RUN: leaf_heavy's share (per mille) of PID's last
+# SECONDS into ${RUN}_split_pm.
+split_of() {
+	local heavy light
+	ctl dump --pid "$1" --since "${2}s" -o "$T/again.folded" || fail "python $ver: dump failed"
+	heavy=$(sum_matching "$T/again.folded" ';leaf_heavy \(')
+	light=$(sum_matching "$T/again.folded" ';leaf_light \(')
+	[ $((heavy + light)) -gt 0 ] || fail "python $ver ($3): no sample in leaf_heavy or leaf_light"
+	eval "${3}_split_pm=$((heavy * 1000 / (heavy + light)))"
+}
 
 mapfile -t PYTHONS < <(list_pythons)
 start_profd --rate 999 --bucket 1s # 1 s buckets: --since is exact to a second
@@ -40,7 +52,6 @@ for py in "${PYTHONS[@]}"; do
 	sleep $((WINDOW + 1))
 	ctl dump --pid "$P" --since "${WINDOW}s" -o "$T/perf.folded" || fail "python $ver: dump failed"
 	ctl dump --pid "$N" --since "${WINDOW}s" -o "$T/plain.folded" || fail "python $ver: dump failed"
-	kill "$P" "$N"; wait "$P" "$N" 2>/dev/null
 
 	for run in perf plain; do
 		f=$T/$run.folded
@@ -73,7 +84,16 @@ for py in "${PYTHONS[@]}"; do
 		fail "python $ver: the heaviest stack differs with -X perf"
 	}
 	d=$((perf_split_pm - plain_split_pm))
-	[ "${d#-}" -le 20 ] || fail "python $ver: leaf_heavy's share $(pct "$perf_split_pm") with -X perf, $(pct "$plain_split_pm") without: more than 2 points apart"
+	if [ "${d#-}" -gt 20 ]; then
+		# One window in about 14 is that far apart by chance: the
+		# verdict is an independent second one's.
+		echo "python $ver: leaf_heavy $(pct "$perf_split_pm") with -X perf, $(pct "$plain_split_pm") without: measured again"
+		sleep "$WINDOW"
+		split_of "$P" "$WINDOW" perf && split_of "$N" "$WINDOW" plain
+		d=$((perf_split_pm - plain_split_pm))
+		[ "${d#-}" -le 20 ] || fail "python $ver: leaf_heavy's share $(pct "$perf_split_pm") with -X perf, $(pct "$plain_split_pm") without: more than 2 points apart, twice"
+	fi
+	kill "$P" "$N"; wait "$P" "$N" 2>/dev/null
 	tested=$((tested + 1))
 done
 [ "$tested" -gt 0 ] || skip "no CPython 3.12+ with an active perf trampoline (-X perf)"
