@@ -44,9 +44,9 @@ for py in "${PYTHONS[@]}"; do
 		case $ver in 3.9 | 3.10 | 3.11) ;; *) echo "python $ver ($py): no perf trampoline here, not tested" ;; esac
 		continue
 	fi
-	run_bg "$py" -X perf "$SCRIPT" $((WINDOW + 20))
+	run_bg "$py" -X perf "$SCRIPT" $((WINDOW * 2 + 90)) # killed once measured; long for slow guests
 	P=${CHILDREN[-1]}
-	run_bg "$py" "$SCRIPT" $((WINDOW + 20))
+	run_bg "$py" "$SCRIPT" $((WINDOW * 2 + 90)) # killed once measured; long for slow guests
 	N=${CHILDREN[-1]}
 	wait_unwind_ready "$P" "$N"
 	sleep $((WINDOW + 1))
