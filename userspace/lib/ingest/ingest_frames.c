@@ -47,9 +47,10 @@ enum {
 			 * its perf map names "py::function:file" */
 	ROLE_HOOK = 4,	/* py_trampoline_evaluator, which calls the trampolines */
 	ROLE_GLUE = 8,	/* on a call's way into the eval loop, or nameless */
+	ROLE_ANON = 16, /* anonymous code no map names yet */
 };
-#define ROLE_SHIFT 58
-#define ROLE_BITS (15ull << ROLE_SHIFT)
+#define ROLE_SHIFT 57
+#define ROLE_BITS (31ull << ROLE_SHIFT)
 
 /* CPython's call path from the eval loop into the next eval call: with
  * -X perf, a Python function calling another goes through it and the
@@ -70,7 +71,7 @@ static uint8_t frame_role(const char *name, uint32_t kind, bool from_file)
 	if (!strcmp(name, "py_trampoline_evaluator"))
 		return ROLE_HOOK | ROLE_GLUE;
 	if (kind == FRAME_UNKNOWN)
-		return ROLE_GLUE;
+		return ROLE_GLUE | (!from_file && !strcmp(name, "[anon]") ? ROLE_ANON : 0);
 	for (i = 0; i < sizeof(py_call_path) / sizeof(py_call_path[0]); i++)
 		if (!strcmp(name, py_call_path[i]))
 			return ROLE_GLUE;
@@ -153,7 +154,13 @@ static uint32_t drop_trampolines(uint32_t *ids, const uint8_t *role, bool *is_ev
 	uint32_t i, j, k, out = 0;
 
 	for (i = 0; i < n && python; i++) {
-		if (!(role[i] & ROLE_TRAMP))
+		/* What the hook calls is a trampoline, named or not (-X
+		 * perf_jit names them in a jitdump that CPython writes
+		 * through a stdio buffer, on disk only as it fills), and so is
+		 * anonymous code calling the eval loop itself (the hook
+		 * nameless in a stripped interpreter). */
+		if (!(role[i] & ROLE_TRAMP) && !(i > 0 && (role[i - 1] & ROLE_HOOK)) &&
+		    !((role[i] & ROLE_ANON) && i + 1 < n && (role[i + 1] & ROLE_EVAL)))
 			continue;
 		drop[i] = true;
 		for (j = i; j > 0 && (role[j - 1] & ROLE_GLUE); j--)

@@ -261,7 +261,7 @@ static void stub_mapping(int pid, const struct procmap *m, struct profd_unwind_m
 {
 	uint64_t size = m->end - m->start, page = (uint64_t)sysconf(_SC_PAGESIZE);
 	const struct arch_stub *stubs, *st = NULL;
-	unsigned char head[128];
+	unsigned char head[4096]; /* a page: -X perf_jit spaces its copies 272 bytes apart */
 	struct iovec local, remote;
 	size_t stride = 0, k, c, j, chunk;
 	unsigned char *mem;
