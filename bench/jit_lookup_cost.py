@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 
+from offcpu_tax import prog_runtime  # run_time_ns, run_cnt of a program a process holds
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -44,20 +46,6 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
-
-
-def prog_runtime(owner, name):
-    """run_time_ns and run_cnt of program `name` that `owner` holds open."""
-    ids = set()
-    for fd in glob.glob(f"/proc/{owner}/fdinfo/*"):
-        try:
-            with open(fd) as f:
-                ids.update(int(l.split()[1]) for l in f if l.startswith("prog_id:"))
-        except OSError:
-            pass
-    progs = json.loads(sh(["bpftool", "-j", "prog", "show"]).stdout or "[]")
-    mine = [p for p in progs if p.get("id") in ids and p.get("name") == name]
-    return (sum(p.get("run_time_ns", 0) for p in mine), sum(p.get("run_cnt", 0) for p in mine))
 
 
 def build_jit(tmp):
