@@ -257,7 +257,7 @@ void aggregate_exec(struct aggregate *a, struct proc *p)
 		char old[64];
 		int64_t tf;
 
-		if (c->flushed || !view_keeps_thread(VIEW_PYTHON_ONLY, name, len) ||
+		if (c->flushed || view_before_exec(name, len) ||
 		    (end > p->exec_ns && c->tid == p->pid && len == clen && !memcmp(name, p->comm, len)))
 			continue;
 		snprintf(old, sizeof(old), "%.*s", (int)len, name);

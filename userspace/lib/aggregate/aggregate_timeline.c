@@ -81,7 +81,7 @@ static int64_t copy_thread(struct tl_copy *x, const struct timeline_event *e)
 	char name[64 + sizeof(VIEW_BEFORE_EXEC)];
 	size_t len = thread_name(x, e, name, 64);
 
-	if (e->start_ns < x->p->exec_ns && view_keeps_thread(VIEW_PYTHON_ONLY, name, len))
+	if (e->start_ns < x->p->exec_ns && !view_before_exec(name, len))
 		snprintf(name + len, sizeof(name) - len, "%s", VIEW_BEFORE_EXEC);
 	return tlset_thread(x->out, x->p->pid, e->tid, name);
 }

@@ -14,11 +14,14 @@ bool view_keeps(uint32_t flags, uint32_t kind)
 	return !(flags & VIEW_NO_KERNEL) || kind != FRAME_KERNEL;
 }
 
-bool view_keeps_thread(uint32_t flags, const char *name, size_t len)
+bool view_before_exec(const char *name, size_t len)
 {
 	size_t n = sizeof(VIEW_BEFORE_EXEC) - 1;
 
-	if (!(flags & VIEW_PYTHON_ONLY))
-		return true;
-	return len < n || memcmp(name + len - n, VIEW_BEFORE_EXEC, n);
+	return len >= n && !memcmp(name + len - n, VIEW_BEFORE_EXEC, n);
+}
+
+bool view_keeps_thread(uint32_t flags, const char *name, size_t len)
+{
+	return !(flags & VIEW_PYTHON_ONLY) || !view_before_exec(name, len);
 }

@@ -24,6 +24,10 @@ bool view_keeps(uint32_t flags, uint32_t kind);
  * its name then followed by this: "bash, before exec (1234)". */
 #define VIEW_BEFORE_EXEC ", before exec"
 
+/* Whether a thread's name name[0..len) (a root label's name part) is of
+ * a process's life before its exec. */
+bool view_before_exec(const char *name, size_t len);
+
 /* Whether a dump with these flags keeps the samples of a thread named
  * name[0..len) (the root label's name part): the Python view drops a
  * process's life before its exec, which ran no Python of it. */

@@ -1,4 +1,5 @@
 #include "perfmap.h"
+#include "array.h"
 #include "hexnum.h"
 
 #include <errno.h>
@@ -40,23 +41,6 @@ struct perfmap *perfmap_new(void)
 	return calloc(1, sizeof(struct perfmap));
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 int perfmap_add(struct perfmap *pm, uint64_t start, uint64_t size, const char *name, size_t len)
 {
 	struct pm_entry *e;
@@ -65,8 +49,8 @@ int perfmap_add(struct perfmap *pm, uint64_t start, uint64_t size, const char *n
 		return -EINVAL;
 	if (pm->used + len + 1 > PERFMAP_MAX_BYTES)
 		return -EFBIG;
-	if (grow((void **)&pm->v, &pm->cap, pm->n + 1, sizeof(*pm->v)) ||
-	    grow((void **)&pm->names, &pm->names_cap, pm->used + len + 1, 1))
+	if (array_grow((void **)&pm->v, &pm->cap, pm->n + 1, sizeof(*pm->v)) ||
+	    array_grow((void **)&pm->names, &pm->names_cap, pm->used + len + 1, 1))
 		return -ENOMEM;
 	e = &pm->v[pm->n];
 	e->start = start;
