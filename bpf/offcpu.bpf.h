@@ -378,24 +378,34 @@ static __always_inline void offcpu_settle(struct task_struct *t, struct profd_th
 	offcpu_send(t, ts, back, d, now, b);
 }
 
-/* At prev's switch-out: when it came back from its open block, as
- * recorded, else estimated from its run time since (sum_exec_runtime
+/* When t, on CPU now with an open block whose end the scheduler did not
+ * record, came back: estimated from its run time since (sum_exec_runtime
  * counts from that switch-in, less interrupt and steal time: the block
  * may come out longer by that much; 0 if even that is missing: RT tasks
- * keep no prev_sum_exec_runtime). */
-static __always_inline __u64 offcpu_back_at_switch(struct task_struct *prev,
-						   struct profd_thread_state *ts, __u64 now,
-						   struct offcpu_budget *b)
+ * keep no prev_sum_exec_runtime).  The run since the last tick or switch
+ * is not in sum_exec_runtime yet: the block may come out longer by that
+ * much too. */
+static __always_inline __u64 offcpu_back_estimated(struct task_struct *t, __u64 now)
 {
-	__u64 back = offcpu_back(prev, ts, b), ran;
+	__u64 ran = t->se.sum_exec_runtime - t->se.prev_sum_exec_runtime;
 
-	if (back || !ts->off_ns)
-		return back;
-	ran = prev->se.sum_exec_runtime - prev->se.prev_sum_exec_runtime;
 	if (ran >= now)
 		return 0; /* lost: counted by the caller */
 	count(PROFD_CNT_OFFCPU_END_ESTIMATED);
 	return now - ran;
+}
+
+/* At prev's switch-out: when it came back from its open block, as
+ * recorded, else estimated. */
+static __always_inline __u64 offcpu_back_at_switch(struct task_struct *prev,
+						   struct profd_thread_state *ts, __u64 now,
+						   struct offcpu_budget *b)
+{
+	__u64 back = offcpu_back(prev, ts, b);
+
+	if (back || !ts->off_ns)
+		return back;
+	return offcpu_back_estimated(prev, now);
 }
 
 /* prev leaves the CPU: settle the block it came back from, note when this
@@ -538,18 +548,33 @@ static __always_inline void offcpu_note_sample(const struct profd_sample *e)
 
 /* A thread of a selected process exits: the block it came back from, if
  * neither a switch-out nor a sample settled it (blocks after this one
- * are not traced: offcpu_user_task). */
+ * are not traced: offcpu_user_task).  No switch-out will come to settle
+ * a block whose end the scheduler did not record: its end is estimated
+ * here, as a switch-out would (a sleeper that wakes only to exit lost
+ * its whole sleep without this, seen once in ~20 such sleepers in CI). */
 static __always_inline void offcpu_note_exit(struct task_struct *t)
 {
 	struct profd_thread_state *ts;
+	struct offcpu_budget *b;
+	__u64 now, back;
 
 	if (!offcpu_enabled || !selected(t->tgid))
 		return;
 	ts = thread_state(t, 0);
-	if (ts && !offcpu_settle_current(t, ts, bpf_ktime_get_ns())) {
+	if (!ts)
+		goto forget;
+	now = bpf_ktime_get_ns();
+	if (offcpu_settle_current(t, ts, now))
+		goto forget;
+	b = offcpu_cpu();
+	back = b ? offcpu_back_estimated(t, now) : 0;
+	if (back) {
+		offcpu_settle(t, ts, back, now, b);
+	} else {
 		ts->off_ns = 0;
 		count(PROFD_CNT_OFFCPU_END_LOST);
 	}
+forget:
 	thread_state_forget(t);
 }
 
