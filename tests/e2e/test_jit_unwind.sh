@@ -96,9 +96,9 @@ ok "frameless JIT code: no caller made up"
 stop_profd
 
 # A perf map written after the code ran unnamed, then grown.  Samples
-# before the map say [anon]; from the map's first reading (at most a
-# second after a miss) every one is named, and a line appended later
-# names the code it adds.
+# before the map say [anon] until it is read (at most a second after a
+# miss); from then on every one is named, those before it too, and a
+# line appended later names the code it adds.
 L=
 trap 'rm -f /tmp/perf-$W.map /tmp/perf-$F.map /tmp/perf-$L.map; cleanup' EXIT
 run_bg "$T/jit" 30 "$NAME" late JIT:grown >"$T/late.out"
@@ -118,6 +118,7 @@ late_window 2s
 unnamed=$(sum_matching "$T/late.folded" "(^|;)\[anon\](;| |$)")
 echo "no perf map yet: $unnamed of $(total_samples "$T/late.folded") samples in [anon]"
 [ "$unnamed" -gt 0 ] || fail "no [anon] samples before the map: $(heaviest "$T/late.folded" 3)"
+before=$unnamed
 # all_named SIGNAL NAME WHAT: after SIGNAL to $L (and the map's next
 # reading), every sample of its JIT code is named NAME.
 all_named() {
@@ -135,6 +136,19 @@ all_named USR1 "$NAME" "map written"
 ok "a perf map written while the code runs: every sample after it named"
 all_named USR2 JIT:grown "map grown"
 ok "a perf map that grows: the new code named"
+# The samples taken before the map was written, or before a line named
+# the copy, were named once the map was read: none of the whole
+# recording is left [anon], and the first window's [anon] samples are
+# now the code's.
+ctl dump --pid "$L" -o "$T/late_all.folded" || fail "dump of $L"
+unnamed=$(sum_matching "$T/late_all.folded" "(^|;)\[anon\](;| |$)")
+named=$(sum_matching "$T/late_all.folded" "(^|;)$NAME(;| |$)")
+echo "whole recording: $named named $NAME, $unnamed [anon], of $(total_samples "$T/late_all.folded");" \
+	"jit_frames_named_late $(stat_of jit_frames_named_late)"
+[ "$unnamed" = 0 ] || fail "$unnamed samples left [anon]: $(heaviest "$T/late_all.folded" 3)"
+[ "$named" -ge $((before + 100)) ] || fail "only $named samples named $NAME, $before of them before the map"
+[ "$(stat_of jit_frames_named_late)" -ge 1 ] || fail "jit_frames_named_late is $(stat_of jit_frames_named_late)"
+ok "the samples taken before the map named by it"
 stop_profd
 
 # A jitdump instead of a perf map (CPython's -X perf_jit, the JVM's and

@@ -1,7 +1,9 @@
 /* ingest naming frames: an address outside the maps read, a frame's
- * module, and the file-wide cache (fileframes.h) serving the same file at
- * another address without a symbolizer look-up. */
+ * module, the file-wide cache (fileframes.h) serving the same file at
+ * another address without a symbolizer look-up, and JIT code named by a
+ * perf map written after it ran (ingest_jit.c). */
 #include "ingesttest.h"
+#include "ingest_int.h"
 
 /* Map this test's own text again at a new address, as a loader mapping a
  * library after the maps were read would; returns where victim_leaf is in
@@ -122,12 +124,93 @@ static void test_file_cache_names_other_mapping(void **state)
 	munmap(region, len);
 }
 
+/* Anonymous code sampled before its perf map is written: once the map
+ * is read (at most a second after a miss), the earlier samples carry its
+ * name too, and add up with the later ones. */
+static void test_jit_named_after_it_ran(void **state)
+{
+	struct fixture *f = *state;
+	size_t len = 4096;
+	char path[64], *folded;
+	uint8_t *code = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	FILE *map;
+	int i;
+
+	assert_true(code != MAP_FAILED);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(path);
+	f->clock_ns = mono_now();
+	prepare_stack(f);
+	for (i = 0; i < 3; i++) {
+		if (i == 2) { /* the map written, and its reading due */
+			map = fopen(path, "w");
+			assert_non_null(map);
+			fprintf(map, "%lx %zx JIT:late_name\n", (unsigned long)(uintptr_t)code, len);
+			assert_int_equal(fclose(map), 0);
+			usleep(1100 * 1000);
+		}
+		f->src.id++;
+		f->src.present = true;
+		f->src.st.ips[0] = (uint64_t)(uintptr_t)code + 0x10 * (uint64_t)(i + 1);
+		send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+		if (i == 1) {
+			folded = dump_folded(f, 0, 0);
+			assert_string_equal(folded, "victim_caller;[anon] 2\n");
+			free(folded);
+		}
+	}
+	folded = dump_folded(f, 0, 0);
+	assert_string_equal(folded, "victim_caller;JIT:late_name 3\n");
+	free(folded);
+	assert_int_equal(f->in.c.anon_frames_named, 2);
+	unlink(path);
+	munmap(code, len);
+}
+
+/* Frames of their own are bounded per process, and those of a process
+ * gone are made again for another: the dictionary does not grow with
+ * each JIT process that comes and goes. */
+static void test_jit_frames_bounded_and_reused(void **state)
+{
+	struct fixture *f = *state;
+	struct proc_ingest pi = { 0 }, pi2 = { 0 };
+	struct proc p = { .pid = 4242, .ing = &pi }, p2 = { .pid = 4243, .ing = &pi2 };
+	struct sym_module mod = { .path = NULL };
+	int64_t shared = aggregate_frame(&f->agg, FRAME_UNKNOWN, "[anon]"), id, first = -1;
+	size_t frames, i;
+
+	assert_true(shared >= 0);
+	for (i = 0; i < 1024; i++) {
+		id = ingest_anon_frame(&f->in, &p, 0x1000 + i, FRAME_UNKNOWN, "[anon]", &mod, shared);
+		assert_true(id >= 0 && id != shared);
+		if (!i)
+			first = id;
+	}
+	assert_int_equal(ingest_anon_frame(&f->in, &p, 0x1000, FRAME_UNKNOWN, "[anon]", &mod,
+					   shared), first);
+	assert_int_equal(ingest_anon_frame(&f->in, &p, 0x9000, FRAME_UNKNOWN, "[anon]", &mod,
+					   shared), shared);
+	frames = f->agg.dict->nframes;
+	ingest_anon_release(&pi);
+	for (i = 0; i < 10; i++) {
+		id = ingest_anon_frame(&f->in, &p2, 0x5000 + i, FRAME_UNKNOWN, "[anon]", &mod, shared);
+		assert_true(id >= 0 && id != shared);
+		assert_string_equal(f->agg.dict->frames[id].name, "[anon]");
+	}
+	assert_int_equal(f->agg.dict->nframes, frames);
+	assert_int_equal(f->in.anon.live, 10);
+	ingest_anon_release(&pi2);
+	assert_int_equal(f->in.anon.live, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_late_mapping_gets_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_cache_names_other_mapping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_named_after_it_ran, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_frames_bounded_and_reused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

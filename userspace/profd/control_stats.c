@@ -169,6 +169,7 @@ static const struct stat_row stat_rows[] = {
 	INGEST(user_frames, "user_frames_symbolized"),
 	INGEST(user_frames_unknown, "user_frames_unknown"),
 	INGEST(user_frames_by_file, "user_frames_by_file"),
+	INGEST(anon_frames_named, "jit_frames_named_late"),
 	INGEST(py_processes, "python_processes"),
 	INGEST(py_samples, "python_samples"),
 	INGEST(py_frames_unreadable, "python_frames_unreadable"),

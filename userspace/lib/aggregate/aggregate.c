@@ -119,6 +119,22 @@ int64_t aggregate_frame_in(struct aggregate *a, uint32_t kind, const char *name,
 	return mod < 0 ? mod : stackset_intern_in(a->dict, kind, name, (uint32_t)mod);
 }
 
+int64_t aggregate_frame_own(struct aggregate *a, uint32_t kind, const char *name, const char *path,
+			    const char *build_id)
+{
+	int64_t mod = path ? stackset_module(a->dict, path, build_id) : 0;
+
+	return mod < 0 ? mod : stackset_add_unindexed(a->dict, kind, name, (uint32_t)mod);
+}
+
+int aggregate_rename_frame(struct aggregate *a, uint32_t id, uint32_t kind, const char *name,
+			   const char *path, const char *build_id)
+{
+	int64_t mod = path ? stackset_module(a->dict, path, build_id) : 0;
+
+	return mod < 0 ? (int)mod : stackset_rename(a->dict, id, kind, name, (uint32_t)mod);
+}
+
 static struct proc_profile *profile_of(struct proc *p)
 {
 	if (!p->profile)

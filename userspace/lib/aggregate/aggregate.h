@@ -51,6 +51,16 @@ int64_t aggregate_frame(struct aggregate *a, uint32_t kind, const char *name);
 int64_t aggregate_frame_in(struct aggregate *a, uint32_t kind, const char *name, const char *path,
 			   const char *build_id);
 
+/* A frame never merged with another of its name, to be named later by
+ * aggregate_rename_frame (code a perf map may name once it is written):
+ * id or -ENOMEM.  Dumps copy frames by name, so once renamed it adds up
+ * with the frames interned under the new name. */
+int64_t aggregate_frame_own(struct aggregate *a, uint32_t kind, const char *name, const char *path,
+			    const char *build_id);
+/* 0 or -errno (then the frame keeps its name). */
+int aggregate_rename_frame(struct aggregate *a, uint32_t id, uint32_t kind, const char *name,
+			   const char *path, const char *build_id);
+
 /* The index of a symbolized stack (global frame ids, root first) in p's
  * profile, stored on first sight.  Keyed by content, so the same frames
  * always land together and a reused address can never mislabel. */

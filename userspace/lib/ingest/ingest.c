@@ -78,6 +78,7 @@ void ingest_free(struct ingest *in)
 	free_raw(&in->raw[1]);
 	hashmap_free(&in->kernel_frames);
 	fileframes_free(&in->file_frames);
+	ingest_anon_pool_free(in);
 	pycode_cache_free(in->pyc);
 	in->pyc = NULL;
 	free(in->pending);

@@ -118,6 +118,7 @@ struct ingest_counters {
 	uint64_t maps_reloads;
 	uint64_t user_frames, user_frames_unknown; /* symbolized user frames / of them without a symbol */
 	uint64_t user_frames_by_file; /* named from the file-wide cache (fileframes.h): not in the two above */
+	uint64_t anon_frames_named; /* JIT code's frames named by a perf map read after they were sampled */
 	uint64_t py_processes;   /* Python processes found */
 	uint64_t py_samples;     /* samples carrying Python frames */
 	uint64_t py_frames_unreadable; /* code objects that could not be read */
@@ -142,6 +143,20 @@ struct gpu_ktab;
 
 #define INGEST_KTAB_EXITS 64
 
+/* Frame ids of anonymous code made for one address each (ingest_jit.c). */
+struct ingest_anon_ids {
+	uint32_t *ids;
+	size_t n, cap;
+};
+
+/* The ids of processes gone, made again for others, and how many are in
+ * use (held by a process). */
+struct ingest_anon_pool {
+	uint32_t *ids;
+	size_t n, cap;
+	size_t live;
+};
+
 struct proc_ingest {
 	struct hashmap user_frames;  /* user ip -> global frame id + 1 */
 	/* The fast path: hash of a sample's raw stack IDs -> its stack index
@@ -149,6 +164,14 @@ struct proc_ingest {
 	struct hashmap stack_memo;
 	bool unwind_added;     /* native unwind tables requested */
 	uint64_t unwind_refresh_mono_ns;
+
+	/* JIT code no perf map names yet (ingest_jit.c): address -> its own
+	 * frame id + 1, renamed when the map (read again at anon_gen) names
+	 * it; those named, or of a program before an exec, stay its own. */
+	struct hashmap anon_frames;
+	struct ingest_anon_ids anon_kept;
+	uint64_t anon_gen;
+	struct ingest_anon_pool *anon_pool; /* where they go back when it does */
 
 	struct pyproc *py; /* its Python (lib/python owns what is inside) */
 	struct gpu_ktab *kernels; /* CUDA kernel handles it made (lib/gpu), NULL until one */
@@ -201,6 +224,7 @@ struct ingest {
 		uint64_t start_time;
 	} ktab_exits[INGEST_KTAB_EXITS];
 	size_t nktab_exits;
+	struct ingest_anon_pool anon; /* frames of JIT code waiting for a name */
 	bool frames_wait; /* the last stack built has a frame whose file or name is being read */
 	bool py_read_here; /* Python names read on this thread (a client's request) */
 };

@@ -123,6 +123,10 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 		in->c.user_frames_unknown++;
 	id = aggregate_frame_in(in->agg, kind, name->data, mod.path, mod.build_id);
 	*role = frame_role(name->data, kind, mod.from_file);
+	/* Anonymous code gets a frame of its own, which the map names when
+	 * it comes, with the samples taken before it (ingest_jit.c). */
+	if (id >= 0 && (*role & ROLE_ANON) && mapped)
+		id = ingest_anon_frame(in, p, addr, kind, name->data, &mod, id);
 	/* An address outside the maps is not cached: once a reload finds its
 	 * mapping, the next sample gets the real name.  Nor is code no file
 	 * names (JIT code in anonymous or memfd memory): its perf map may be
@@ -137,6 +141,8 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 			fileframes_put(&in->file_frames, map, addr,
 				       symbolizer_file_seq(in->sym, map), v);
 	}
+	if (!in->frames_wait)
+		ingest_anon_rename(in, p, name); /* the map read again: earlier frames named */
 	return id;
 }
 

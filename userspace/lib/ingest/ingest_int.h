@@ -31,6 +31,22 @@ int ingest_build_frames(struct ingest *in, struct proc *p, const struct profd_sa
 			const struct raw_stack *py, uint32_t *ids, uint32_t max, uint32_t *n,
 			bool *stable);
 
+/* ingest_jit.c: the frame of anonymous code at addr (kind, name and mod
+ * as symbolized) that p's perf map does not name yet: one of its own per
+ * address, renamed when the map names it; `shared` when too many wait. */
+struct buf;
+struct sym_module;
+int64_t ingest_anon_frame(struct ingest *in, struct proc *p, uint64_t addr, uint32_t kind,
+			  const char *name, const struct sym_module *mod, int64_t shared);
+/* After a user frame of p was symbolized: if p's perf map was read again
+ * since its waiting frames were looked up, look them up (name: scratch). */
+void ingest_anon_rename(struct ingest *in, struct proc *p, struct buf *name);
+/* p execs: its waiting frames wait no more.  p goes: its frames back to
+ * the pool.  Ingest ends: processes freed later give nothing back. */
+void ingest_anon_retire(struct proc_ingest *pi);
+void ingest_anon_release(struct proc_ingest *pi);
+void ingest_anon_pool_free(struct ingest *in);
+
 /* ingest_workload.c: have p's workload read whole (new, fork, exec), and
  * on the RSS pass read its cgroup again when due (WID_RECHECK_NS). */
 void ingest_ask_workload(struct ingest *in, struct proc *p, uint64_t mono_ns);

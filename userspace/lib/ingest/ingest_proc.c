@@ -40,6 +40,7 @@ static void on_exec(struct proc *p)
 	if (!pi)
 		return;
 	on_maps(p);
+	ingest_anon_retire(pi);
 	pyproc_forget(pi->py);
 	/* Its CUDA kernel handles stay: the new program's first ones may
 	 * have come (GPU ring) before the exec (lifecycle ring), and an old
@@ -52,6 +53,7 @@ static void on_free(struct proc *p)
 	if (!p->ing)
 		return;
 	on_maps(p);
+	ingest_anon_release(p->ing);
 	pyproc_free(p->ing->py);
 	gpu_ktab_free(p->ing->kernels);
 	free(p->ing);

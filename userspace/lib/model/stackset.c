@@ -160,6 +160,38 @@ int64_t stackset_intern_in(struct stackset *ss, uint32_t kind, const char *name,
 	return (int64_t)ss->nframes++;
 }
 
+int64_t stackset_add_unindexed(struct stackset *ss, uint32_t kind, const char *name,
+			       uint32_t module)
+{
+	struct ss_frame *f;
+
+	if (array_grow((void **)&ss->frames, &ss->frames_cap, ss->nframes + 1, sizeof(*ss->frames)))
+		return -ENOMEM;
+	f = &ss->frames[ss->nframes];
+	f->name = strdup(name);
+	if (!f->name)
+		return -ENOMEM;
+	f->kind = kind;
+	f->module = module <= ss->nmodules ? module : 0;
+	return (int64_t)ss->nframes++;
+}
+
+int stackset_rename(struct stackset *ss, uint32_t id, uint32_t kind, const char *name,
+		    uint32_t module)
+{
+	char *copy;
+
+	if (id >= ss->nframes)
+		return -EINVAL;
+	if (!(copy = strdup(name)))
+		return -ENOMEM;
+	free(ss->frames[id].name);
+	ss->frames[id].name = copy;
+	ss->frames[id].kind = kind;
+	ss->frames[id].module = module <= ss->nmodules ? module : 0;
+	return 0;
+}
+
 int64_t stackset_intern(struct stackset *ss, uint32_t kind, const char *name)
 {
 	return stackset_intern_in(ss, kind, name, 0);

@@ -81,6 +81,17 @@ int64_t stackset_intern(struct stackset *ss, uint32_t kind, const char *name);
 /* The same, for a frame in module (a stackset_module result; 0 = none):
  * one name in two binaries makes two frames. */
 int64_t stackset_intern_in(struct stackset *ss, uint32_t kind, const char *name, uint32_t module);
+/* A frame of its own, never merged with another by stackset_intern (it
+ * is not in the index), so that it can be renamed later: the daemon's
+ * dictionary holds one per address of JIT code that no perf map names
+ * yet.  Its id or -ENOMEM. */
+int64_t stackset_add_unindexed(struct stackset *ss, uint32_t kind, const char *name,
+			       uint32_t module);
+/* A new name for a frame made by stackset_add_unindexed (an indexed one
+ * would be found under its old name).  0, -EINVAL or -ENOMEM (then
+ * unchanged). */
+int stackset_rename(struct stackset *ss, uint32_t id, uint32_t kind, const char *name,
+		    uint32_t module);
 /* A module interned: its index + 1 (what ss_frame.module holds), or
  * -ENOMEM.  build_id may be NULL or "". */
 int64_t stackset_module(struct stackset *ss, const char *path, const char *build_id);

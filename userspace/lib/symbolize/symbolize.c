@@ -37,6 +37,7 @@ struct pid_jit {
 	struct perfmap *pm;
 	struct perfmap_stamp stamp;
 	uint64_t checked_ns;
+	uint64_t gen;	   /* which load its map came from (perfmap_loads then): 0, none */
 	uint32_t load_seq; /* the ask whose answer is awaited: older answers are dropped */
 	bool loading;	   /* asked of the loader, no answer yet */
 };
@@ -175,7 +176,16 @@ static void perfmap_apply(struct symbolizer *s, struct pid_jit *pj, struct perfm
 	perfmap_free(pj->pm);
 	pj->pm = r->pm;
 	r->pm = NULL;
-	s->c.perfmap_loads++;
+	pj->gen = ++s->c.perfmap_loads;
+}
+
+uint64_t symbolizer_perfmap_gen(const struct symbolizer *s, int pid)
+{
+	uint64_t val;
+
+	if (pid <= 0 || !hashmap_get(&s->jits, (uint64_t)pid, &val))
+		return 0;
+	return ((const struct pid_jit *)(uintptr_t)val)->gen;
 }
 
 static struct pid_jit *pid_jit_of(struct symbolizer *s, int pid)

@@ -106,6 +106,10 @@ void symbolizer_perfmap_loaded(struct symbolizer *s, int pid, uint32_t seq,
 /* Whether the last symbolizer_user() frame waits for its file (or its
  * process's perf map). */
 bool symbolizer_waiting(const struct symbolizer *s);
+/* Which reading of pid's perf map (or jitdump) names its JIT code now: it
+ * changes with each reading that found one (the map was written or
+ * grew), 0 while none has. */
+uint64_t symbolizer_perfmap_gen(const struct symbolizer *s, int pid);
 /* Which load of m's file its names come from now (symcache_seq): names
  * kept by file (fileframes.h) hold while it stays the same. */
 uint64_t symbolizer_file_seq(const struct symbolizer *s, const struct procmap *m);
