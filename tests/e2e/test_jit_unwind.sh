@@ -151,10 +151,36 @@ echo "whole recording: $named named $NAME, $unnamed [anon], of $(total_samples "
 ok "the samples taken before the map named by it"
 stop_profd
 
+# The same code in a memfd (a file that is not ELF: JITs that keep W^X
+# with two views of one memfd): unnamed, then named from the map written
+# late, the samples before it too.
+M=
+trap 'rm -f /tmp/perf-$W.map /tmp/perf-$F.map /tmp/perf-$L.map /tmp/perf-$M.map; cleanup' EXIT
+run_bg env JIT_MEMFD=1 "$T/jit" 30 "$NAME" late JIT:grown >"$T/memfd.out"
+M=${CHILDREN[-1]}
+for _ in $(seq 1 100); do grep -q ready "$T/memfd.out" 2>/dev/null && break; sleep 0.05; done
+grep -q "/memfd:jit" "/proc/$M/maps" || fail "the JIT code is not in a memfd"
+start_profd --rate 499 --bucket 1s --pid "$M"
+L=$M late_window 2s
+before=$(sum_matching "$T/late.folded" "(^|;)\[memfd:jit[^;]*\](;| |$)")
+echo "memfd, no perf map yet: $before of $(total_samples "$T/late.folded") samples unnamed"
+[ "$before" -gt 0 ] || fail "no unnamed memfd samples before the map: $(heaviest "$T/late.folded" 3)"
+kill -USR1 "$M"
+sleep 2.2
+L=$M late_window 1s
+ctl dump --pid "$M" -o "$T/memfd_all.folded" || fail "dump of $M"
+unnamed=$(sum_matching "$T/memfd_all.folded" "(^|;)\[memfd:jit[^;]*\](;| |$)")
+named=$(sum_matching "$T/memfd_all.folded" "(^|;)$NAME(;| |$)")
+echo "memfd, whole recording: $named named $NAME, $unnamed unnamed, of $(total_samples "$T/memfd_all.folded")"
+[ "$unnamed" = 0 ] && [ "$named" -ge $((before + 100)) ] ||
+	fail "memfd: $named named, $unnamed unnamed: $(heaviest "$T/memfd_all.folded" 3)"
+ok "JIT code in a memfd: named by a map written late, the samples before it too"
+stop_profd
+
 # A jitdump instead of a perf map (CPython's -X perf_jit, the JVM's and
 # Node's agents): the code is named from its load record.  The same file
 # owned by another user is refused, as a perf map is.
-trap 'rm -f /tmp/perf-$W.map /tmp/perf-$F.map /tmp/perf-$L.map /tmp/jit-$D.dump /tmp/jit-$X.dump; cleanup' EXIT
+trap 'rm -f /tmp/perf-$W.map /tmp/perf-$F.map /tmp/perf-$L.map /tmp/perf-$M.map /tmp/jit-$D.dump /tmp/jit-$X.dump; cleanup' EXIT
 run_bg "$T/jit" 30 JIT:from_jitdump jitdump >"$T/dump.out"
 D=${CHILDREN[-1]}
 run_bg "$T/jit" 30 JIT:forged jitdump >"$T/forged.out"

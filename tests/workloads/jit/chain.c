@@ -12,8 +12,10 @@
  * compile) and runs the copy from then on.  With "jitdump", the code is
  * named in /tmp/jit-PID.dump (perf's jitdump format, as CPython's
  * -X perf_jit writes it), mapped as the format asks, and no perf map.
+ * With JIT_MEMFD in the environment, the code is in a memfd instead.
  * Writes "ready" on stdout once the map is written (late: once the code
  * runs).  usage: chain SECONDS NAME [frameless | late NAME2 | jitdump] */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,14 +58,33 @@ static const unsigned char frameless[] = {
     0xc3,						  /* ret */
 };
 
+/* With JIT_MEMFD set, the code in a memfd mapped executable (as JITs
+ * that keep W^X with two views of one memfd do): a file that is not ELF. */
+static void *load_memfd(const unsigned char *src, size_t n)
+{
+	int fd = memfd_create("jit", 0);
+	void *p;
+
+	if (fd < 0 || write(fd, src, n) != (ssize_t)n)
+		return NULL;
+	p = mmap(NULL, n, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 /* The code copied to a fresh anonymous mapping, then made executable
  * (never writable and executable at once). */
 static void *load_code(int fake_frame, size_t *len)
 {
 	const unsigned char *src = fake_frame ? frameless : __start_jit_text;
 	size_t n = fake_frame ? sizeof(frameless) : (size_t)(__stop_jit_text - __start_jit_text);
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p;
 
+	if (getenv("JIT_MEMFD")) {
+		*len = n;
+		return load_memfd(src, n);
+	}
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	memcpy(p, src, n);

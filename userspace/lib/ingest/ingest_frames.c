@@ -84,6 +84,17 @@ static int64_t frame_of(uint64_t v, uint8_t *role)
 	return (int64_t)(v & ~ROLE_BITS) - 1;
 }
 
+/* Whether a frame no symbol names is in code a perf map may name later:
+ * anonymous memory (named with prctl or not), or a file that is not ELF
+ * (a memfd, a file-backed arena). */
+static bool named_later(const struct procmap *map, uint32_t kind, const struct sym_module *mod,
+			uint8_t role)
+{
+	if (!map || kind != FRAME_UNKNOWN || mod->from_file)
+		return false;
+	return (role & ROLE_ANON) || map->path[0] == '/' || !strncmp(map->path, "[anon:", 6);
+}
+
 /* A user frame's id, and whether it is the eval loop's (where Python
  * frames go): one lookup in the process's cache when seen before, else
  * one in the cache of its file (another process, or before a maps
@@ -123,9 +134,10 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 		in->c.user_frames_unknown++;
 	id = aggregate_frame_in(in->agg, kind, name->data, mod.path, mod.build_id);
 	*role = frame_role(name->data, kind, mod.from_file);
-	/* Anonymous code gets a frame of its own, which the map names when
-	 * it comes, with the samples taken before it (ingest_jit.c). */
-	if (id >= 0 && (*role & ROLE_ANON) && mapped)
+	/* Code a perf map may name later gets a frame of its own, which the
+	 * map names when it comes, with the samples taken before it
+	 * (ingest_jit.c). */
+	if (id >= 0 && mapped && named_later(map, kind, &mod, *role) && !symbolizer_waiting(in->sym))
 		id = ingest_anon_frame(in, p, addr, kind, name->data, &mod, id);
 	/* An address outside the maps is not cached: once a reload finds its
 	 * mapping, the next sample gets the real name.  Nor is code no file
