@@ -4,6 +4,7 @@
  * perf map written after it ran (ingest_jit.c). */
 #include "ingesttest.h"
 #include "ingest_int.h"
+#include "perfmap.h"
 
 /* Map this test's own text again at a new address, as a loader mapping a
  * library after the maps were read would; returns where victim_leaf is in
@@ -167,6 +168,69 @@ static void test_jit_named_after_it_ran(void **state)
 	munmap(code, len);
 }
 
+/* The perf map loader (the daemon's worker) answers only when told. */
+struct slow_loader {
+	int pid;
+	uint32_t seq;
+	struct perfmap_stamp prev;
+};
+
+static void slow_load(void *ctx, int pid, uint32_t seq, const struct perfmap_stamp *prev)
+{
+	struct slow_loader *l = ctx;
+
+	l->pid = pid;
+	l->seq = seq;
+	l->prev = *prev;
+}
+
+/* A sample that waited for its process's perf map longer than samples
+ * are held is counted with what it has, and still named when the
+ * answer comes (the daemon's worker, busy under --all-processes, left 89
+ * of 492 such samples [anon] before this was so). */
+static void test_jit_named_when_its_map_is_slow(void **state)
+{
+	struct fixture *f = *state;
+	struct slow_loader sl = { 0 };
+	struct symbolizer_perfmap_loader l = { slow_load, &sl };
+	struct perfmap_loaded r = { 0 };
+	size_t len = 4096;
+	char path[64], *folded;
+	uint8_t *code = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	FILE *map;
+
+	assert_true(code != MAP_FAILED);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	map = fopen(path, "w");
+	assert_non_null(map);
+	fprintf(map, "%lx %zx JIT:slow_map\n", (unsigned long)(uintptr_t)code, len);
+	assert_int_equal(fclose(map), 0);
+	symbolizer_set_perfmap_loader(f->sym, &l);
+	f->clock_ns = mono_now();
+	prepare_stack(f);
+	f->src.st.ips[0] = (uint64_t)(uintptr_t)code + 0x10;
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	assert_int_equal(sl.pid, getpid()); /* asked, not answered */
+	ingest_end_batch(&f->in);
+	usleep(350 * 1000); /* past the hold (ingest.c's PENDING_HOLD_NS) */
+	ingest_end_batch(&f->in);
+	assert_int_equal(ingest_samples_pending(&f->in), 0);
+	folded = dump_folded(f, 0, 0);
+	assert_string_equal(folded, "victim_caller;[anon] 1\n");
+	free(folded);
+	perfmap_load("/proc", sl.pid, &sl.prev, &r);
+	symbolizer_perfmap_loaded(f->sym, sl.pid, sl.seq, &r);
+	f->src.id++;
+	f->src.present = true;
+	f->src.st.ips[0] = (uint64_t)(uintptr_t)code + 0x20;
+	send_sample(f, f->src.id, PROFD_SAMPLE_USTACK_NEW, 100);
+	folded = dump_folded(f, 0, 0);
+	assert_string_equal(folded, "victim_caller;JIT:slow_map 2\n");
+	free(folded);
+	unlink(path);
+	munmap(code, len);
+}
+
 /* Frames of their own are bounded per process, and those of a process
  * gone are made again for another: the dictionary does not grow with
  * each JIT process that comes and goes. */
@@ -210,6 +274,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dump_keeps_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_cache_names_other_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jit_named_after_it_ran, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_named_when_its_map_is_slow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jit_frames_bounded_and_reused, setup, teardown),
 	};
 

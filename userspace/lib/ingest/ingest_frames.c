@@ -136,8 +136,12 @@ static int64_t user_frame(struct ingest *in, struct proc *p, uint64_t ip, bool i
 	*role = frame_role(name->data, kind, mod.from_file);
 	/* Code a perf map may name later gets a frame of its own, which the
 	 * map names when it comes, with the samples taken before it
-	 * (ingest_jit.c). */
-	if (id >= 0 && mapped && named_later(map, kind, &mod, *role) && !symbolizer_waiting(in->sym))
+	 * (ingest_jit.c).  Anonymous memory even while its map is being
+	 * read: a sample that waits too long for the answer is counted
+	 * with what it has.  A file not while it is being read (it may well
+	 * be ELF, named from its symbols). */
+	if (id >= 0 && named_later(map, kind, &mod, *role) &&
+	    ((*role & ROLE_ANON) || !symbolizer_waiting(in->sym)))
 		id = ingest_anon_frame(in, p, addr, kind, name->data, &mod, id);
 	/* An address outside the maps is not cached: once a reload finds its
 	 * mapping, the next sample gets the real name.  Nor is code no file
