@@ -556,25 +556,23 @@ static __always_inline void offcpu_note_exit(struct task_struct *t)
 {
 	struct profd_thread_state *ts;
 	struct offcpu_budget *b;
-	__u64 now, back;
+	__u64 now, back = 0;
 
 	if (!offcpu_enabled || !selected(t->tgid))
 		return;
 	ts = thread_state(t, 0);
-	if (!ts)
-		goto forget;
-	now = bpf_ktime_get_ns();
-	if (offcpu_settle_current(t, ts, now))
-		goto forget;
-	b = offcpu_cpu();
-	back = b ? offcpu_back_estimated(t, now) : 0;
-	if (back) {
-		offcpu_settle(t, ts, back, now, b);
-	} else {
-		ts->off_ns = 0;
-		count(PROFD_CNT_OFFCPU_END_LOST);
+	if (ts && ts->off_ns) {
+		now = bpf_ktime_get_ns();
+		b = offcpu_cpu();
+		if (b && !(back = offcpu_back_now(t, ts, now, b)))
+			back = offcpu_back_estimated(t, now);
+		if (back) {
+			offcpu_settle(t, ts, back, now, b);
+		} else {
+			ts->off_ns = 0;
+			count(PROFD_CNT_OFFCPU_END_LOST);
+		}
 	}
-forget:
 	thread_state_forget(t);
 }
 

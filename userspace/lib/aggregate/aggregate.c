@@ -111,10 +111,16 @@ int64_t aggregate_frame(struct aggregate *a, uint32_t kind, const char *name)
 	return stackset_intern(a->dict, kind, name);
 }
 
+/* The dictionary's module for path (NULL: none, 0), or -ENOMEM. */
+static int64_t module_of(struct aggregate *a, const char *path, const char *build_id)
+{
+	return path ? stackset_module(a->dict, path, build_id) : 0;
+}
+
 int64_t aggregate_frame_in(struct aggregate *a, uint32_t kind, const char *name, const char *path,
 			   const char *build_id)
 {
-	int64_t mod = path ? stackset_module(a->dict, path, build_id) : 0;
+	int64_t mod = module_of(a, path, build_id);
 
 	return mod < 0 ? mod : stackset_intern_in(a->dict, kind, name, (uint32_t)mod);
 }
@@ -122,7 +128,7 @@ int64_t aggregate_frame_in(struct aggregate *a, uint32_t kind, const char *name,
 int64_t aggregate_frame_own(struct aggregate *a, uint32_t kind, const char *name, const char *path,
 			    const char *build_id)
 {
-	int64_t mod = path ? stackset_module(a->dict, path, build_id) : 0;
+	int64_t mod = module_of(a, path, build_id);
 
 	return mod < 0 ? mod : stackset_add_unindexed(a->dict, kind, name, (uint32_t)mod);
 }
@@ -130,7 +136,7 @@ int64_t aggregate_frame_own(struct aggregate *a, uint32_t kind, const char *name
 int aggregate_rename_frame(struct aggregate *a, uint32_t id, uint32_t kind, const char *name,
 			   const char *path, const char *build_id)
 {
-	int64_t mod = path ? stackset_module(a->dict, path, build_id) : 0;
+	int64_t mod = module_of(a, path, build_id);
 
 	return mod < 0 ? (int)mod : stackset_rename(a->dict, id, kind, name, (uint32_t)mod);
 }

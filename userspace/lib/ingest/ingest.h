@@ -152,8 +152,7 @@ struct ingest_anon_ids {
 /* The ids of processes gone, made again for others, and how many are in
  * use (held by a process). */
 struct ingest_anon_pool {
-	uint32_t *ids;
-	size_t n, cap;
+	struct ingest_anon_ids free;
 	size_t live;
 };
 

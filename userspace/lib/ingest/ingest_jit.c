@@ -18,6 +18,15 @@
 #define ANON_FRAMES_PER_PROC 1024
 #define ANON_FRAMES_MAX 65536
 
+/* 0, or -ENOMEM (then ids is unchanged). */
+static int push(struct ingest_anon_ids *ids, uint32_t id)
+{
+	if (array_grow((void **)&ids->ids, &ids->cap, ids->n + 1, sizeof(*ids->ids)))
+		return -ENOMEM;
+	ids->ids[ids->n++] = id;
+	return 0;
+}
+
 /* A frame id of a process gone back to the pool (its stacks went with
  * it).  One that cannot be kept (no memory) is left in the dictionary,
  * no longer counted as in use. */
@@ -25,19 +34,14 @@ static void pool_put(struct ingest_anon_pool *pool, uint32_t id)
 {
 	if (pool->live)
 		pool->live--;
-	if (!array_grow((void **)&pool->ids, &pool->cap, pool->n + 1, sizeof(*pool->ids)))
-		pool->ids[pool->n++] = id;
+	push(&pool->free, id);
 }
 
 /* A frame id p's stacks may hold, no longer waiting: kept until p goes.
  * If it cannot be (no memory), it stays in the dictionary for good. */
 static void keep(struct proc_ingest *pi, uint32_t id)
 {
-	struct ingest_anon_ids *k = &pi->anon_kept;
-
-	if (!array_grow((void **)&k->ids, &k->cap, k->n + 1, sizeof(*k->ids)))
-		k->ids[k->n++] = id;
-	else if (pi->anon_pool && pi->anon_pool->live)
+	if (push(&pi->anon_kept, id) && pi->anon_pool && pi->anon_pool->live)
 		pi->anon_pool->live--;
 }
 
@@ -54,12 +58,12 @@ int64_t ingest_anon_frame(struct ingest *in, struct proc *p, uint64_t addr, uint
 	if (pi->anon_frames.len + pi->anon_kept.n >= ANON_FRAMES_PER_PROC ||
 	    pool->live >= ANON_FRAMES_MAX)
 		return shared;
-	if (pool->n) {
-		id = pool->ids[pool->n - 1];
+	if (pool->free.n) {
+		id = pool->free.ids[pool->free.n - 1];
 		if (aggregate_rename_frame(in->agg, (uint32_t)id, kind, name, mod->path,
 					   mod->build_id))
 			return shared;
-		pool->n--;
+		pool->free.n--;
 	} else if ((id = aggregate_frame_own(in->agg, kind, name, mod->path, mod->build_id)) < 0) {
 		return shared;
 	}
@@ -150,6 +154,6 @@ void ingest_anon_pool_free(struct ingest *in)
 	for (i = 0; in->pt && i < in->pt->n; i++)
 		if (in->pt->all[i]->ing)
 			in->pt->all[i]->ing->anon_pool = NULL;
-	free(in->anon.ids);
+	free(in->anon.free.ids);
 	in->anon = (struct ingest_anon_pool){ 0 };
 }

@@ -139,22 +139,33 @@ static int64_t find_frame(const struct stackset *ss, uint64_t *h, uint32_t kind,
 	}
 }
 
+/* A new frame at the end of ss->frames, not yet counted in nframes (the
+ * caller does once it is indexed, or at once): 0 or -ENOMEM. */
+static int append_frame(struct stackset *ss, uint32_t kind, const char *name, uint32_t module)
+{
+	struct ss_frame *f;
+
+	if (array_grow((void **)&ss->frames, &ss->frames_cap, ss->nframes + 1, sizeof(*ss->frames)))
+		return -ENOMEM;
+	f = &ss->frames[ss->nframes];
+	if (!(f->name = strdup(name)))
+		return -ENOMEM;
+	f->kind = kind;
+	f->module = module <= ss->nmodules ? module : 0;
+	return 0;
+}
+
 int64_t stackset_intern_in(struct stackset *ss, uint32_t kind, const char *name, uint32_t module)
 {
 	uint64_t h = frame_hash(kind, name);
 	int64_t id = find_frame(ss, &h, kind, name, module);
-	struct ss_frame *f;
 
 	if (id >= 0)
 		return id;
-	if (array_grow((void **)&ss->frames, &ss->frames_cap, ss->nframes + 1, sizeof(*ss->frames)))
+	if (append_frame(ss, kind, name, module))
 		return -ENOMEM;
-	f = &ss->frames[ss->nframes];
-	f->name = strdup(name);
-	f->kind = kind;
-	f->module = module <= ss->nmodules ? module : 0;
-	if (!f->name || hashmap_put(&ss->frame_index, h, ss->nframes + 1)) {
-		free(f->name);
+	if (hashmap_put(&ss->frame_index, h, ss->nframes + 1)) {
+		free(ss->frames[ss->nframes].name);
 		return -ENOMEM;
 	}
 	return (int64_t)ss->nframes++;
@@ -163,16 +174,8 @@ int64_t stackset_intern_in(struct stackset *ss, uint32_t kind, const char *name,
 int64_t stackset_add_unindexed(struct stackset *ss, uint32_t kind, const char *name,
 			       uint32_t module)
 {
-	struct ss_frame *f;
-
-	if (array_grow((void **)&ss->frames, &ss->frames_cap, ss->nframes + 1, sizeof(*ss->frames)))
+	if (append_frame(ss, kind, name, module))
 		return -ENOMEM;
-	f = &ss->frames[ss->nframes];
-	f->name = strdup(name);
-	if (!f->name)
-		return -ENOMEM;
-	f->kind = kind;
-	f->module = module <= ss->nmodules ? module : 0;
 	return (int64_t)ss->nframes++;
 }
 
