@@ -5,6 +5,7 @@
  * counted by the memo without symbolizing again, pid reuse told apart by
  * the sample's start time.  (Naming frames: test_ingest_frames.c.) */
 #include "ingesttest.h"
+#include "symcache.h"
 
 /* A stack's frames come once; later samples name it by ID, and the second
  * sample of the same stack in a process is counted without symbolizing. */
@@ -167,6 +168,74 @@ static void test_offcpu_events(void **state)
 	free(folded);
 	folded = dump_type(f, AGG_CPU, 10101010);
 	assert_string_equal(folded, "victim_caller;victim_leaf 10101010\n");
+	free(folded);
+}
+
+struct load_req {
+	unsigned n;
+	int pid;
+	struct procmap map;
+};
+
+static void record_load(void *ctx, int pid, const struct procmap *m)
+{
+	struct load_req *r = ctx;
+
+	r->n++;
+	r->pid = pid;
+	r->map = *m;
+}
+
+static void send_cuda_call(struct fixture *f, uint64_t ustack, uint32_t fn, uint64_t ns)
+{
+	struct profd_gpu_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = PROFD_EV_GPU;
+	e.source = PROFD_GPU_SRC_CUDA;
+	e.pid = (uint32_t)getpid();
+	e.tid = 100;
+	e.nr = fn;
+	e.time_ns = mono_now();
+	e.duration_ns = ns;
+	e.ustack_id = ustack;
+	strcpy(e.comm, "worker");
+	ingest_event(&f->in, &e, sizeof(e));
+}
+
+/* While the worker reads the stack's file, a CPU sample and an off-CPU
+ * block are named by offset after 300 ms; a CUDA call is still held then
+ * (up to 2 s: a launch's kernel is named from its stub's symbol), and
+ * named by symbol when the file's symbols come. */
+static void test_gpu_event_waits_longer_for_symbols(void **state)
+{
+	struct fixture *f = *state;
+	struct load_req req = { 0 };
+	struct symcache_loaded res;
+	char *folded;
+
+	symbolizer_set_loader(f->sym, &(struct symcache_loader){ record_load, &req });
+	prepare_stack(f);
+	send_record(&f->in, &f->src);
+	send_sample(f, f->src.id, 0, 100);
+	send_offcpu(f, f->src.id, 0, 1, 3000000);
+	send_cuda_call(f, f->src.id, PROFD_CUDA_cudaDeviceSynchronize, 5000000);
+	assert_int_equal(req.n, 1);
+	ingest_end_batch(&f->in);
+	usleep(350 * 1000); /* past a CPU sample's hold, not a GPU event's */
+	ingest_end_batch(&f->in);
+	assert_int_equal(f->in.npending, 1);
+	assert_int_equal(f->in.c.offcpu_aggregated, 1);
+	folded = dump_type(f, AGG_CUDA, 0);
+	assert_string_equal(folded, "");
+	free(folded);
+	symcache_load("/proc", req.pid, &req.map, &res);
+	assert_non_null(res.es);
+	symbolizer_file_loaded(f->sym, &req.map, &res);
+	ingest_end_batch(&f->in);
+	assert_int_equal(f->in.npending, 0);
+	folded = dump_type(f, AGG_CUDA, 0);
+	assert_string_equal(folded, "victim_caller;victim_leaf;cudaDeviceSynchronize 5000000\n");
 	free(folded);
 }
 
@@ -825,6 +894,7 @@ int main(void)
 		cmocka_unit_test(test_stat_ppid),
 		cmocka_unit_test(test_stat_rss),
 		cmocka_unit_test_setup_teardown(test_offcpu_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gpu_event_waits_longer_for_symbols, setup, teardown),
 		cmocka_unit_test(test_identity_read_off_sample_path),
 		cmocka_unit_test_setup_teardown(test_maps_read_off_sample_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_inherits_parent, setup, teardown),

@@ -26,8 +26,15 @@
 #define FILE_FRAMES_MAX 131072
 /* An event waiting for the worker (its process's maps, a file's symbols)
  * of a live process is kept up to this long (two batch ends can come a few
- * ms apart), then named as well as it can be. */
+ * ms apart), then named as well as it can be.  A GPU event waits longer:
+ * a launch's kernel is named from its stub's symbol, and a small library's
+ * symbols took over 300 ms in an arm64 guest under TCG while the worker
+ * read a python's debug file ("kernel [libkernels.so+0x570]" for the
+ * first launches).  Not the others: any file being read holds a waiting
+ * event, and on a machine starting processes one always is (off-CPU
+ * recordings ended 2 s later).  PENDING_MAX bounds what waits. */
 #define PENDING_HOLD_NS 300000000ull
+#define PENDING_HOLD_GPU_NS 2000000000ull
 #define MEMO_MAX 65536 /* per process; a full memo starts over */
 
 void ingest_sync_clock(struct ingest *in)
@@ -525,6 +532,11 @@ static bool waits_for_worker(struct ingest *in, const struct ingest_pending *pe)
 	return pe->ev.sample.type != PROFD_EV_SAMPLE && p->maps_pending;
 }
 
+static uint64_t hold_ns(const struct ingest_pending *pe)
+{
+	return pe->ev.sample.type == PROFD_EV_GPU ? PENDING_HOLD_GPU_NS : PENDING_HOLD_NS;
+}
+
 void ingest_end_batch(struct ingest *in)
 {
 	size_t i, n = in->npending, kept = 0;
@@ -540,8 +552,7 @@ void ingest_end_batch(struct ingest *in)
 		/* What it waits for now: its maps may have come and a file's
 		 * symbols be asked for only in this try. */
 		pe->waits_file = pe->waits_file || in->frames_wait;
-		if (pe->tries >= 2 &&
-		    (now - pe->since_ns >= PENDING_HOLD_NS || !waits_for_worker(in, pe))) {
+		if (pe->tries >= 2 && (now - pe->since_ns >= hold_ns(pe) || !waits_for_worker(in, pe))) {
 			retry(in, pe, true); /* named as well as it can be now */
 			continue;
 		}
