@@ -10,6 +10,8 @@ T=$(mktemp -d /tmp/profd-e2e.XXXXXX)
 SOCK=$T/profd.sock
 PROFD_PID=
 CHILDREN=()
+# The C programs tests build (build_nofp, build_cuda_stubs, build_gpu_app).
+. "$(dirname "${BASH_SOURCE[0]}")/programs.sh"
 
 cleanup() {
 	local p
@@ -154,20 +156,6 @@ wait_unwind_ready() {
 		sleep 0.1
 	done
 	fail "no unwind entry for ${missing:-all of $*}, or tables still pending, after 60 s"
-}
-
-# build_cuda_stubs DIR: the stand-in libcuda.so.1 and libcudart.so.12 (real
-# entry-point names, known sleeps) and a library of kernel host stubs,
-# built with $CC from tests/workloads/gpu (the CUDA tests).
-build_cuda_stubs() {
-	local gpu=$SRC/tests/workloads/gpu cc=${CC:-cc}
-	mkdir -p "$1"
-	$cc -O2 -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$1/libcuda.so.1" "$gpu/cuda_driver_stub.c" &&
-		ln -sf libcuda.so.1 "$1/libcuda.so" &&
-		$cc -O2 -shared -fPIC -Wl,-soname,libcudart.so.12 -Wl,-rpath,'$ORIGIN' \
-			-o "$1/libcudart.so.12" "$gpu/cuda_runtime_stub.c" &&
-		ln -sf libcudart.so.12 "$1/libcudart.so" &&
-		$cc -O2 -shared -fPIC -o "$1/libkernels.so" "$gpu/kernels_stub.c"
 }
 
 # need_cuda_uprobes: skip where the kernel cannot tell a shared uprobe

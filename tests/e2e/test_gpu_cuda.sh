@@ -8,7 +8,6 @@
 # one call), name the kernel of a launch, and time the synchronizations.
 . "$(dirname "$0")/lib.sh"
 
-CC=${CC:-cc}
 need_cuda_uprobes
 GPU=$SRC/tests/workloads/gpu
 PY=$(command -v python3) || fail "python3 missing (a dependency)"
@@ -17,9 +16,7 @@ line_of() { grep -n -- "$1" "$PYAPP" | head -1 | cut -d: -f1; }
 
 build_cuda_stubs "$T/lib" || fail "building the stub libraries failed"
 build_cuda_stubs "$T/lib2" || fail "building the second copy failed"
-$CC -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -o "$T/gpu_app" \
-	"$GPU/gpu_app.c" -L"$T/lib" -lcudart -lcuda -lkernels -Wl,-rpath,"$T/lib" ||
-	fail "building gpu_app failed"
+build_gpu_app "$T" || fail "building gpu_app failed"
 
 # One C process before profd: found by the scan at start.
 run_bg "$T/gpu_app" "$T/go.before" "$T/done.before"

@@ -4,14 +4,9 @@
 # function between Python frames: test_python_threads, per interpreter.)
 . "$(dirname "$0")/lib.sh"
 
-CC=${CC:-cc}
 # On failure: the commonest root-most frames, to see where walks ended.
 roots() { awk '{ n = $NF; split($0, f, ";"); r[f[1] ";" f[2] ";" f[3] ";" f[4]] += n } END { for (k in r) print r[k], k }' "$1" | sort -rn | head -5 >&2; }
-# arm64: return addresses signed (pointer authentication), as
-# distributions build for it: the walk must strip them.
-case $(uname -m) in aarch64) ARCH_CFLAGS=-mbranch-protection=standard ;; *) ARCH_CFLAGS= ;; esac
-$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls $ARCH_CFLAGS -shared -fPIC -o "$T/libnofp.so" "$SRC/tests/workloads/nofp/lib.c" || fail "building the library"
-$CC -O2 -fomit-frame-pointer -fno-optimize-sibling-calls $ARCH_CFLAGS -o "$T/nofp" "$SRC/tests/workloads/nofp/chain.c" -ldl || fail "building the program"
+build_nofp "$T" || fail "building the program and its library"
 objdump -d "$T/nofp" | grep -A3 '<c3>:' | grep -q 'push *%rbp' && fail "the test program has frame pointers"
 
 # The C library's frame that calls main: __libc_start_call_main, a local

@@ -6,7 +6,6 @@
 # and gpu_app (tests/workloads/gpu), runs it to the end; GPID is its pid.
 
 WL=$SRC/tests/workloads/py_timeline.py
-CC=${CC:-cc}
 
 timeline_start() {
 	local line i
@@ -30,11 +29,9 @@ timeline_start() {
 }
 
 gpu_app_run() {
-	local gpu=$SRC/tests/workloads/gpu i
+	local i
 	build_cuda_stubs "$T/lib" || fail "building the stub libraries failed"
-	$CC -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -o "$T/gpu_app" \
-		"$gpu/gpu_app.c" -L"$T/lib" -lcudart -lcuda -lkernels -Wl,-rpath,"$T/lib" ||
-		fail "building gpu_app failed"
+	build_gpu_app "$T" || fail "building gpu_app failed"
 	run_bg "$T/gpu_app" "$T/go" "$T/done"
 	GPID=${CHILDREN[-1]}
 	wait_unwind_ready "$GPID"

@@ -168,13 +168,10 @@ payload() {
 	aarch64-linux-gnu-gcc -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-o "$dir/root/profd/fp_chain" "$SRC/tests/workloads/fp_chain.c" ||
 		fail "cross-building the workload"
-	# No frame pointers, return addresses signed (pointer authentication).
-	aarch64-linux-gnu-gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls \
-		-mbranch-protection=standard -shared -fPIC -o "$dir/root/profd/libnofp.so" \
-		"$SRC/tests/workloads/nofp/lib.c" &&
-		aarch64-linux-gnu-gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls \
-			-mbranch-protection=standard -o "$dir/root/profd/nofp" \
-			"$SRC/tests/workloads/nofp/chain.c" -ldl || fail "cross-building nofp"
+	# No frame pointers, return addresses signed (pointer authentication):
+	# the end-to-end tests' recipe (e2e/programs.sh).
+	(unset PROFD_TEST_PROGRAMS; . "$SRC/tests/e2e/programs.sh" && CC=aarch64-linux-gnu-gcc build_nofp "$dir/root/profd") ||
+		fail "cross-building nofp"
 	aarch64-linux-gnu-objdump -d "$dir/root/profd/nofp" | grep -A3 '<c3>:' |
 		grep -q 'stp.*x29, x30' && fail "nofp has frame pointers"
 	cp "$SRC/tests/workloads/py_split.py" "$dir/root/profd/"

@@ -48,6 +48,11 @@ main() {
 	PYTHONS_ARCH=arm64 "$SRC/tests/e2e/get_debian_pythons.sh" "$build/debian-pythons" \
 		$PROFD_TEST_DEBIAN_PYTHONS >/dev/null || true
 	export PROFD_TEST_DEBIAN_PYTHONS
+	# The C programs the tests build, built here by the cross compiler
+	# (e2e/programs.sh): gcc under TCG takes about 10 s a file.
+	CC=aarch64-linux-gnu-gcc bash "$SRC/tests/e2e/programs.sh" "$build/guest-programs" ||
+		fail "cross-building the tests' programs"
+	export PROFD_TEST_PROGRAMS=$build/guest-programs
 	local cmd=(bash "$SRC/tests/kernels/guest_suite.sh")
 	if [ "${1:-}" = -- ]; then
 		shift

@@ -11,7 +11,8 @@
 # booted once more (guest_crashed); a second crash fails.
 #
 # The variables named in KERNEL_BOOT_ENV (default: BUILD SRC CC
-# GUEST_TESTS PROFD_TEST_PYTHON_SET) are passed to CMD, which starts in the
+# GUEST_TESTS PROFD_TEST_PYTHON_SET PROFD_TEST_DEBIAN_PYTHONS
+# PROFD_TEST_PROGRAMS) are passed to CMD, which starts in the
 # current directory.
 #
 # KERNEL_ARCH=arm64 boots Debian's arm64 kernel under qemu-system-aarch64
@@ -27,7 +28,7 @@ TIMEOUT=${KERNEL_BOOT_TIMEOUT:-600}
 ARCH=${KERNEL_ARCH:-amd64}
 GUEST_ROOT=${KERNEL_BOOT_ROOT:-}
 GUEST_BIND=${KERNEL_BOOT_BIND:-}
-PASS_ENV=${KERNEL_BOOT_ENV:-BUILD SRC CC GUEST_TESTS PROFD_TEST_PYTHON_SET PROFD_TEST_DEBIAN_PYTHONS}
+PASS_ENV=${KERNEL_BOOT_ENV:-BUILD SRC CC GUEST_TESTS PROFD_TEST_PYTHON_SET PROFD_TEST_DEBIAN_PYTHONS PROFD_TEST_PROGRAMS}
 # What the guest needs to mount the host's root: 9p over virtio and
 # overlayfs; netfs/fscache and the virtio PCI transport where the kernel
 # builds them as modules (built in, or absent in a version, is fine).
