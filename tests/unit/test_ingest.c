@@ -5,7 +5,7 @@
  * counted by the memo without symbolizing again, pid reuse told apart by
  * the sample's start time.  (Naming frames: test_ingest_frames.c.) */
 #include "ingesttest.h"
-#include "symcache.h"
+#include "symload.h"
 
 /* A stack's frames come once; later samples name it by ID, and the second
  * sample of the same stack in a process is counted without symbolizing. */
@@ -169,21 +169,6 @@ static void test_offcpu_events(void **state)
 	folded = dump_type(f, AGG_CPU, 10101010);
 	assert_string_equal(folded, "victim_caller;victim_leaf 10101010\n");
 	free(folded);
-}
-
-struct load_req {
-	unsigned n;
-	int pid;
-	struct procmap map;
-};
-
-static void record_load(void *ctx, int pid, const struct procmap *m)
-{
-	struct load_req *r = ctx;
-
-	r->n++;
-	r->pid = pid;
-	r->map = *m;
 }
 
 static void send_cuda_call(struct fixture *f, uint64_t ustack, uint32_t fn, uint64_t ns)

@@ -20,6 +20,7 @@
 #include "perfmap.h"
 #include "symbolize.h"
 #include "symcache.h"
+#include "symload.h"
 #include "symtest.h"
 
 static const char child_src[] =
@@ -238,21 +239,6 @@ static void test_child_functions(void **state)
  * loader is asked once, the frame is named by offset and flagged as
  * waiting meanwhile, and once the answer is handed back the same frame
  * gets its symbol. */
-struct load_req {
-	unsigned n;
-	int pid;
-	struct procmap map;
-};
-
-static void record_load(void *ctx, int pid, const struct procmap *m)
-{
-	struct load_req *r = ctx;
-
-	r->n++;
-	r->pid = pid;
-	r->map = *m;
-}
-
 static void test_loader_reads_elsewhere(void **state)
 {
 	struct symbolizer *s = new_sym(NULL, 0);
