@@ -75,9 +75,11 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	rm -rf "$out.part"
 	build_nofp "$out.part/nofp"
 	build_cuda_stubs "$out.part/cuda_stubs"
-	# gpu_app links against a copy of the stubs, as in the test.
-	build_cuda_stubs "$out.part/gpu_app/lib"
+	# gpu_app links against those stubs, found as its lib/ there; a test
+	# puts its own copy there.
+	mkdir -p "$out.part/gpu_app"
+	ln -s ../cuda_stubs "$out.part/gpu_app/lib"
 	build_gpu_app "$out.part/gpu_app"
-	rm -rf "$out.part/gpu_app/lib"
+	rm "$out.part/gpu_app/lib"
 	rm -rf "$out" && mv "$out.part" "$out"
 fi
