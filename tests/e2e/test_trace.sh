@@ -163,13 +163,14 @@ viewer_page() {
 		if (seen[t]) { key('1'); return finish(); }
 		seen[t] = 1;
 		key('3'); /* sandwich: a table of the profile's functions */
-		/* Read once the table shows (2 s at most: a thread without
+		/* Read once the table shows (6 s at most: a thread without
 		 * such functions has none to show, and a loaded machine draws
-		 * late). */
+		 * late: a fresh-root run once read beta's table empty after
+		 * 2 s, beta's own 2.6 s of beta_work in the file). */
 		(function collect(n) {
 			var names = {};
 			(text().match(/[A-Za-z_]+_(work|wait) \(/g) || []).forEach(function (f) { names[f] = 1; });
-			if (!Object.keys(names).length && n < 10)
+			if (!Object.keys(names).length && n < 30)
 				return setTimeout(function () { collect(n + 1); }, 200);
 			out.push('profile=' + t + ' functions=' + Object.keys(names).join(','));
 			key('n');
@@ -189,7 +190,7 @@ chrome() {
 }
 
 viewer_page walk
-chrome --virtual-time-budget=30000 --window-size=1400,900 --dump-dom \
+chrome --virtual-time-budget=60000 --window-size=1400,900 --dump-dom \
 	"file://$SS_HTML#localProfilePath=${T#/}/viewer_walk.js" >"$T/dom.html" 2>"$T/chromium.log" ||
 	fail "chromium --dump-dom failed: $(tail -3 "$T/chromium.log")"
 results=$(sed -n '/<pre id="profd-results"/,/end=1/p' "$T/dom.html" | sed 's/^<pre[^>]*>//')
