@@ -37,14 +37,21 @@ int main(int argc, char **argv)
 		perror("UFFDIO_API");
 		return 1;
 	}
-	/* Anonymous pages, never touched: every one is missing. */
-	if (mmap(_PyRuntime, RUNTIME_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+	/* Anonymous pages, never touched: every one is missing.  Mapped
+	 * unreadable until registered: profd may read _PyRuntime at any
+	 * moment after exec, and a read between the mmap and the register
+	 * would map the zero page there, which no fault ever asks for. */
+	if (mmap(_PyRuntime, RUNTIME_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0) == MAP_FAILED) {
 		perror("mmap");
 		return 1;
 	}
 	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
 		perror("UFFDIO_REGISTER");
+		return 1;
+	}
+	if (mprotect(_PyRuntime, RUNTIME_SIZE, PROT_READ | PROT_WRITE)) {
+		perror("mprotect");
 		return 1;
 	}
 	printf("ready\n");
