@@ -4,10 +4,15 @@
  * profd_abi.h; bump PROFD_ABI_VERSION there when anything here changes.
  *
  * Three maps, all sized by userspace before load:
- *   unwind_rows      ARRAY (mmapable) of struct profd_unwind_words: the
- *                    tables of every ELF file as 32-bit words, each file
- *                    one contiguous slice: its page index, its rules, its
- *                    rows (see "Packed tables" below).
+ *   unwind_rows      ARRAY_OF_MAPS of chunks, each an ARRAY (mmapable) of
+ *                    PROFD_UNWIND_CHUNK_VALUES struct profd_unwind_words:
+ *                    together the tables of every ELF file as 32-bit
+ *                    words, value v in chunk v >> PROFD_UNWIND_CHUNK_SHIFT;
+ *                    each file one contiguous slice (which may cross
+ *                    chunks): its page index, its rules, its rows (see
+ *                    "Packed tables" below).  Userspace creates a chunk
+ *                    when a slice first reaches into it and drops those
+ *                    at the top once nothing is left in them.
  *   unwind_mappings  ARRAY (mmapable) of struct profd_unwind_mapping: the
  *                    executable mappings of every process, each process
  *                    one contiguous slice sorted by start.
@@ -100,6 +105,11 @@ struct profd_unwind_rule {
 #define PROFD_UNWIND_ENTRY(pc_low, rule) ((__u32)(pc_low) | ((__u32)(rule) << 16))
 #define PROFD_UNWIND_ENTRY_PC(e) ((e) & PROFD_UNWIND_PAGE_MASK)
 #define PROFD_UNWIND_ENTRY_RULE(e) ((e) >> 16)
+
+/* A chunk of unwind_rows: 2^18 values, 2 MiB (a machine that profiles
+ * a few processes needs one or two; a PyTorch job a dozen). */
+#define PROFD_UNWIND_CHUNK_SHIFT 18
+#define PROFD_UNWIND_CHUNK_VALUES (1u << PROFD_UNWIND_CHUNK_SHIFT)
 
 /* A value of unwind_rows: array map values are 8-byte aligned, so each
  * holds two words; word w is value w / 2, slot w % 2. */

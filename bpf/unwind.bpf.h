@@ -33,12 +33,24 @@
 #define UNWIND_MAX_FRAMES_LEGACY PROFD_UNWIND_MAX_FRAMES
 #endif
 
+/* The rows come in chunks that userspace creates as the tables need
+ * them (profd_abi_unwind.h): memory grows with what is profiled, not
+ * with the cap.  Both lookups of a word stay inlined by the verifier:
+ * the outer array's, and the inner one's, since every chunk has the
+ * template's size. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE); /* userspace writes rows without syscalls */
-	__uint(max_entries, 1);		   /* sized by userspace */
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* sized by userspace: the cap in chunks */
 	__type(key, __u32);
-	__type(value, struct profd_unwind_words);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, BPF_F_MMAPABLE); /* userspace writes rows without syscalls */
+		__uint(max_entries, PROFD_UNWIND_CHUNK_VALUES);
+		__type(key, __u32);
+		/* struct profd_unwind_words: clang gives BTF only a
+		 * forward declaration of a struct this deep in a map. */
+		__type(value, __u64);
+	});
 } unwind_rows SEC(".maps");
 
 struct {
@@ -167,12 +179,18 @@ __noinline __u32 unwind_mapping_index(__u32 lo, __u32 n, __u64 ip)
 	return lo;
 }
 
-/* Word w of unwind_rows (two a map value); -1 when out of the map. */
+/* Word w of unwind_rows (two a map value); -1 when out of the map or
+ * in a chunk not created. */
 static __always_inline long unwind_word(__u32 w, __u32 *out)
 {
-	__u32 key = w / 2;
-	struct profd_unwind_words *v = bpf_map_lookup_elem(&unwind_rows, &key);
+	__u32 chunk = (w / 2) >> PROFD_UNWIND_CHUNK_SHIFT;
+	__u32 key = (w / 2) & (PROFD_UNWIND_CHUNK_VALUES - 1);
+	struct profd_unwind_words *v;
+	void *rows = bpf_map_lookup_elem(&unwind_rows, &chunk);
 
+	if (!rows)
+		return -1;
+	v = bpf_map_lookup_elem(rows, &key);
 	if (!v)
 		return -1;
 	*out = v->w[w & 1];

@@ -58,6 +58,7 @@ struct uw_modules {
 
 struct uw_file_line {
 	char text[256];
+	uint64_t first_byte, bytes; /* its rows in unwind_rows, when loaded */
 };
 
 struct uw_result {
@@ -352,6 +353,8 @@ static void uw_file_cb(void *ctx, const struct unwinder_file_info *fi)
 
 	if (r->nfiles == UW_ARRAY_SIZE(r->files))
 		return;
+	r->files[r->nfiles].first_byte = fi->first_byte;
+	r->files[r->nfiles].bytes = fi->bytes;
 	snprintf(r->files[r->nfiles++].text, sizeof(r->files[0].text),
 		 "%-48s %-8s %7u rows %8.1f KiB  built in %6.1f ms", fi->path, fi->state, fi->rows,
 		 (double)fi->bytes / 1024, (double)fi->build_ns / 1e6);
@@ -521,9 +524,12 @@ static inline void uw_prog_stats(struct unwind_test_bpf *skel, struct uw_result 
 	}
 }
 
-/* Load, feed the unwinder, sample for SAMPLE_SECONDS, symbolize. */
-static inline int uw_profile(const struct uw_env *env, struct uw_proc *p, struct uw_result *r,
-			     bool with_perf)
+/* Load, feed the unwinder (the nfill processes of fill first, so that
+ * their tables take the low rows), sample p for SAMPLE_SECONDS,
+ * symbolize. */
+static inline int uw_profile_after(const struct uw_env *env, struct uw_proc *p,
+				   struct uw_result *r, bool with_perf, const pid_t *fill,
+				   size_t nfill)
 {
 	int ncpus = libbpf_num_possible_cpus(), err, i;
 	struct bpf_link *links[1024] = {0};
@@ -541,7 +547,10 @@ static inline int uw_profile(const struct uw_env *env, struct uw_proc *p, struct
 	err = uw_open(NULL, (uint32_t)p->pid, &skel, &u);
 	if (err)
 		goto out;
-	err = unwinder_add_process(u, p->pid);
+	for (i = 0; !err && (size_t)i < nfill; i++)
+		err = unwinder_add_process(u, fill[i]);
+	if (!err)
+		err = unwinder_add_process(u, p->pid);
 	if (!err && p->c_protocol) {
 		err = uw_trigger_dlopen(p);
 		if (!err)
@@ -586,6 +595,12 @@ out:
 	if (stats_fd >= 0)
 		close(stats_fd);
 	return err;
+}
+
+static inline int uw_profile(const struct uw_env *env, struct uw_proc *p, struct uw_result *r,
+			     bool with_perf)
+{
+	return uw_profile_after(env, p, r, with_perf, NULL, 0);
 }
 
 /* From frames[i]: libc's start code calling main, then _start of the

@@ -372,15 +372,19 @@ static void test_rangealloc(void **state)
 	assert_int_equal(s2, 10);
 	assert_int_equal(s3, 30);
 	assert_int_equal(rangealloc_alloc(&a, 1, &s1), -ENOSPC);
+	assert_int_equal(rangealloc_free_tail(&a), 100); /* the last index in use */
 	assert_int_equal(rangealloc_free(&a, 0, 10), 0);
 	assert_int_equal(rangealloc_free_later(&a, 30, 70, 1000), 0);
 	assert_int_equal(rangealloc_largest(&a), 10);
+	assert_int_equal(rangealloc_free_tail(&a), 100); /* held back is not free */
 	rangealloc_reap(&a, 999);
 	assert_int_equal(rangealloc_largest(&a), 10);
 	rangealloc_reap(&a, 1000);
 	assert_int_equal(rangealloc_largest(&a), 70);
+	assert_int_equal(rangealloc_free_tail(&a), 30); /* [10, 30) still in use */
 	assert_int_equal(rangealloc_free(&a, 10, 20), 0); /* coalesces all three */
 	assert_int_equal(rangealloc_largest(&a), 100);
+	assert_int_equal(rangealloc_free_tail(&a), 0);
 	assert_int_equal(a.used, 0);
 	assert_int_equal(a.nfree, 1);
 	/* Held-back spans are waited for, not refused. */

@@ -190,6 +190,8 @@ static const struct stat_row stat_rows[] = {
 	WORKER(busy_ns, "worker_busy_ns"),
 	UNWIND(table_bytes_used, "unwind_table_bytes_used"),
 	UNWIND(table_bytes_limit, "unwind_table_bytes_limit"),
+	UNWIND(table_bytes_allocated, "unwind_table_bytes_allocated"),
+	UNWIND(expired, "unwind_tables_expired"),
 	UNWIND(procs, "unwind_processes"),
 	UNWIND(files, "unwind_files"),
 	UNWIND(files_loaded, "unwind_files_with_table"),

@@ -163,3 +163,10 @@ int rangealloc_alloc_wait(struct rangealloc *a, uint32_t len, uint32_t *start,
 	rangealloc_reap(a, due);
 	return rangealloc_alloc(a, len, start);
 }
+
+uint32_t rangealloc_free_tail(const struct rangealloc *a)
+{
+	const struct rangealloc_span *last = a->nfree ? &a->free[a->nfree - 1] : NULL;
+
+	return last && last->start + last->len == a->size ? last->start : a->size;
+}

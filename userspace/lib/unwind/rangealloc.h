@@ -40,5 +40,8 @@ int rangealloc_alloc_wait(struct rangealloc *a, uint32_t len, uint32_t *start,
 			  uint64_t (*now_ns)(void));
 /* Longest free span (what the next alloc can get). */
 uint32_t rangealloc_largest(const struct rangealloc *a);
+/* Where the free span that ends the array starts: nothing at or above
+ * it is allocated or held back (size when the last index is in use). */
+uint32_t rangealloc_free_tail(const struct rangealloc *a);
 
 #endif

@@ -24,6 +24,7 @@
 #define DEFAULT_MAX_MAPPINGS 65536u
 #define DEFAULT_MAX_PROCS 8192u
 #define DEFAULT_IDLE_NS (10ull * 1000 * 1000 * 1000)
+#define DEFAULT_KEEP_UNUSED_NS (300ull * 1000 * 1000 * 1000)
 
 _Static_assert(sizeof(struct profd_unwind_words) == 8, "word-pair stride in the mmapped array");
 _Static_assert(sizeof(struct profd_unwind_mapping) % 8 == 0, "mapping stride in the mmapped array");
@@ -43,13 +44,22 @@ static void resolve_opts(const struct unwinder_opts *in, struct unwinder_opts *o
 		o->proc_root = "/proc";
 	if (!o->idle_ns)
 		o->idle_ns = DEFAULT_IDLE_NS;
+	if (!o->keep_unused_ns)
+		o->keep_unused_ns = DEFAULT_KEEP_UNUSED_NS;
 }
 
+/* The cap in values of unwind_rows (indexes fit in 31 bits), and in
+ * chunks, the last one maybe used in part. */
 static uint32_t rows_for(const struct unwinder_opts *o)
 {
 	uint64_t n = o->table_bytes / sizeof(struct profd_unwind_words);
 
 	return n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (n ? (uint32_t)n : 1);
+}
+
+static uint32_t chunks_for(const struct unwinder_opts *o)
+{
+	return (rows_for(o) + PROFD_UNWIND_CHUNK_VALUES - 1) >> PROFD_UNWIND_CHUNK_SHIFT;
 }
 
 int unwinder_size_maps(const struct unwinder_maps *maps, const struct unwinder_opts *opts)
@@ -58,7 +68,7 @@ int unwinder_size_maps(const struct unwinder_maps *maps, const struct unwinder_o
 	int err;
 
 	resolve_opts(opts, &o);
-	err = bpf_map__set_max_entries(maps->rows, rows_for(&o));
+	err = bpf_map__set_max_entries(maps->rows, chunks_for(&o));
 	if (!err)
 		err = bpf_map__set_max_entries(maps->mappings, o.max_mappings);
 	if (!err)
@@ -94,15 +104,16 @@ struct unwinder *unwinder_new(const struct unwinder_opts *opts, const struct unw
 	u->maps = *maps;
 	snprintf(u->proc_root, sizeof(u->proc_root), "%s", o.proc_root);
 	u->idle_ns = o.idle_ns;
+	u->keep_unused_ns = o.keep_unused_ns;
 	hashmap_init(&u->files);
 	hashmap_init(&u->procs);
-	u->rows_mem = map_mmap(maps->rows, sizeof(struct profd_unwind_words), &u->rows_len);
 	u->maps_mem = map_mmap(maps->mappings, sizeof(struct profd_unwind_mapping), &u->maps_len);
-	if (!u->rows_mem || !u->maps_mem) {
+	if (!u->maps_mem) {
 		log_warn("unwinder: cannot mmap the unwind maps: %s", strerror(errno));
 		goto fail;
 	}
-	if (rangealloc_init(&u->rows, bpf_map__max_entries(maps->rows)) ||
+	if (uwrows_init(u) ||
+	    rangealloc_init(&u->rows, rows_for(&o)) ||
 	    rangealloc_init(&u->mappings, bpf_map__max_entries(maps->mappings))) {
 		errno = ENOMEM;
 		goto fail;
@@ -138,10 +149,9 @@ void unwinder_free(struct unwinder *u)
 		uwfile_free((struct uw_file *)(uintptr_t)v);
 	hashmap_free(&u->procs);
 	hashmap_free(&u->files);
+	uwrows_free(u);
 	rangealloc_destroy(&u->rows);
 	rangealloc_destroy(&u->mappings);
-	if (u->rows_mem)
-		munmap(u->rows_mem, u->rows_len);
 	if (u->maps_mem)
 		munmap(u->maps_mem, u->maps_len);
 	free(u);
@@ -493,6 +503,9 @@ void unwinder_note_sampling(struct unwinder *u)
 	uint64_t k, v, epoch, now = clock_mono_ns();
 	size_t it;
 
+	/* As often as the tick: memory goes back within seconds. */
+	uwfile_expire_unused(u, now);
+	uwrows_trim(u);
 	if (!u->maps.epoch ||
 	    (u->sampled_read_ns && now - u->sampled_read_ns < unwinder_note_every_ns(u)))
 		return;
@@ -772,6 +785,7 @@ void unwinder_for_each_file(const struct unwinder *u, unwinder_file_fn fn, void 
 		};
 
 		fi.bytes = fi.rows ? (uint64_t)f->nslots * sizeof(struct profd_unwind_words) : 0;
+		fi.first_byte = fi.rows ? (uint64_t)f->slot_start * sizeof(struct profd_unwind_words) : 0;
 		fn(ctx, &fi);
 	}
 }

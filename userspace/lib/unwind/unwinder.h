@@ -28,6 +28,10 @@ struct unwinder_opts {
 	/* When the tables do not fit, those of files no process sampled for
 	 * this long give way (to frame pointers); default 10 s. */
 	uint64_t idle_ns;
+	/* A table no process maps stays cached this long (the next process
+	 * of the same program reuses it), then its memory goes back;
+	 * default 5 min. */
+	uint64_t keep_unused_ns;
 };
 
 /* The skeleton's maps from unwind.bpf.h (skel->maps.unwind_rows, ...). */
@@ -88,6 +92,7 @@ uint64_t unwinder_note_every_ns(const struct unwinder *u);
 struct unwinder_stats {
 	uint64_t table_bytes_used;  /* rows in use * row size */
 	uint64_t table_bytes_limit; /* the cap */
+	uint64_t table_bytes_allocated; /* in chunks made: what the rows cost now */
 	uint32_t mappings_used, mappings_limit;
 	uint32_t procs;
 	uint32_t files;	       /* files known (with or without table) */
@@ -98,6 +103,7 @@ struct unwinder_stats {
 	uint64_t tables_built;
 	uint64_t build_ns_total, build_ns_max;
 	uint64_t evictions;	   /* unused tables dropped to make room */
+	uint64_t expired;	   /* unused tables dropped after keep_unused_ns */
 	uint64_t refusals;	   /* tables that did not fit: frame pointers instead */
 	uint64_t given_way;	   /* tables of idle files dropped for a sampled one */
 	uint64_t mappings_dropped; /* mappings beyond PROFD_UNWIND_MAX_PROC_MAPPINGS */
@@ -112,6 +118,7 @@ struct unwinder_file_info {
 	uint32_t refs; /* mappings using it now */
 	uint32_t rows; /* 0 unless loaded */
 	uint64_t bytes;
+	uint64_t first_byte; /* where its rows start in unwind_rows; loaded only */
 	uint64_t build_ns;
 	const char *state; /* "loaded", "no-cfi", "failed", "refused", "evicted", "gave-way" */
 };

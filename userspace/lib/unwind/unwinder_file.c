@@ -53,6 +53,20 @@ static void file_forget(struct unwinder *u, struct uw_file *f)
 	uwfile_free(f);
 }
 
+/* Drop the rows of a table no process maps, and the file with them. */
+static void drop_unused(struct unwinder *u, struct uw_file *victim)
+{
+	log_debug("unwinder: dropping the table of %s (%u rows)", victim->path, victim->nrows);
+	/* A walk that started before the last process let go of the file
+	 * may still read its rows. */
+	if (victim->unref_ns + UNWINDER_GRACE_NS <= clock_mono_ns())
+		rangealloc_free(&u->rows, victim->slot_start, victim->nslots);
+	else
+		rangealloc_free_later(&u->rows, victim->slot_start, victim->nslots,
+				      victim->unref_ns + UNWINDER_GRACE_NS);
+	file_forget(u, victim);
+}
+
 /* Drop the rows of the least recently used table no process maps.
  * false when there is none. */
 static bool evict_one(struct unwinder *u)
@@ -70,17 +84,24 @@ static bool evict_one(struct unwinder *u)
 	}
 	if (!victim)
 		return false;
-	log_debug("unwinder: evicting table of %s (%u rows)", victim->path, victim->nrows);
-	/* A walk that started before the last process let go of the file
-	 * may still read its rows. */
-	if (victim->unref_ns + UNWINDER_GRACE_NS <= clock_mono_ns())
-		rangealloc_free(&u->rows, victim->slot_start, victim->nslots);
-	else
-		rangealloc_free_later(&u->rows, victim->slot_start, victim->nslots,
-				      victim->unref_ns + UNWINDER_GRACE_NS);
 	u->st.evictions++;
-	file_forget(u, victim);
+	drop_unused(u, victim);
 	return true;
+}
+
+void uwfile_expire_unused(struct unwinder *u, uint64_t now)
+{
+	uint64_t k, v;
+	size_t it;
+
+	for (it = 0; hashmap_next(&u->files, &it, &k, &v);) {
+		struct uw_file *f = (struct uw_file *)(uintptr_t)v;
+
+		if (f->state == FILE_LOADED && !f->refs && f->unref_ns + u->keep_unused_ns <= now) {
+			u->st.expired++;
+			drop_unused(u, f); /* a deletion leaves the iteration valid */
+		}
+	}
 }
 
 static uint64_t evictable_rows(const struct unwinder *u)
@@ -296,8 +317,11 @@ void uwfile_load(struct unwinder *u, struct uw_file *f, int pid, const struct pr
 				 f->nrows, f->path, f->nslots * 8, (unsigned long long)u->st.table_bytes_limit);
 		f->state = FILE_REFUSED;
 		u->st.refusals++;
+	} else if (uwrows_write(u, start, p.words, p.nwords)) {
+		rangealloc_free(&u->rows, start, f->nslots); /* never published */
+		f->state = FILE_REFUSED;
+		u->st.refusals++;
 	} else {
-		memcpy(u->rows_mem + start, p.words, (size_t)p.nwords * sizeof(uint32_t));
 		f->slot_start = start;
 		f->state = FILE_LOADED;
 	}

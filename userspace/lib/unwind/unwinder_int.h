@@ -65,18 +65,26 @@ struct uw_proc {
 	uint32_t pending;       /* its files counted in unwinder.tables_pending */
 };
 
+/* A chunk of unwind_rows once created: where its map is mapped (the
+ * mapping and the slot of unwind_rows hold the map; no fd is kept). */
+struct uw_chunk {
+	struct profd_unwind_words *mem; /* NULL: not created */
+};
+
 struct unwinder {
 	struct unwinder_maps maps;
 	char proc_root[256];
-	struct profd_unwind_words *rows_mem;
+	struct uw_chunk *chunks; /* unwind_rows' chunks (unwinder_rows.c) */
+	uint32_t nchunks;	 /* the cap, in chunks */
 	struct profd_unwind_mapping *maps_mem;
-	size_t rows_len, maps_len; /* mmapped bytes */
+	size_t maps_len; /* mmapped bytes */
 	struct rangealloc rows, mappings;
 	struct hashmap files; /* hash of key -> struct uw_file * */
 	struct hashmap procs; /* pid -> struct uw_proc * */
 	uint32_t next_file_id;
 	uint64_t clock; /* LRU ticks */
 	uint64_t idle_ns;	/* unwinder_opts.idle_ns */
+	uint64_t keep_unused_ns; /* unwinder_opts.keep_unused_ns */
 	bool (*yield)(void *ctx); /* unwinder_set_yield() */
 	void *yield_ctx;
 	uint64_t sampled_read_ns; /* when unwinder_note_sampling last read the BPF side */
@@ -96,6 +104,8 @@ void uwfile_free(struct uw_file *f);
 /* Whether a table of n values would fit, once unused tables are evicted
  * and idle ones give way. */
 bool uwfile_has_room(struct unwinder *u, uint32_t n);
+/* Drop the tables no process has mapped for keep_unused_ns. */
+void uwfile_expire_unused(struct unwinder *u, uint64_t now);
 /* A table wanted but not loaded: it did not fit or gave way. */
 bool uwfile_wanted(const struct uw_file *f);
 /* Whether f's table should be built now. */
@@ -104,5 +114,14 @@ bool uwfile_needs_build(struct unwinder *u, const struct uw_file *f);
  * before f's rows are freed. */
 void uwproc_unpublish_file(struct unwinder *u, const struct uw_file *f);
 const char *uwfile_state_name(enum file_state s);
+
+/* unwinder_rows.c: the memory behind u->rows. */
+int uwrows_init(struct unwinder *u);
+void uwrows_free(struct unwinder *u);
+/* Copy nwords words to values [start, ...), creating the chunks they
+ * reach.  0, or -errno (a chunk could not be made: nothing written). */
+int uwrows_write(struct unwinder *u, uint32_t start, const uint32_t *words, uint32_t nwords);
+/* Drop the chunks at the top that hold nothing (allocated or held back). */
+void uwrows_trim(struct unwinder *u);
 
 #endif
