@@ -11,6 +11,7 @@
  * memory takes to read (memread.h bounds it). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -363,6 +364,7 @@ static void *slow_main(void *arg)
 	struct slow_answer *s = arg;
 	uint64_t one = 1;
 
+	pthread_setname_np(pthread_self(), "profd-answer");
 	control_answer(s->c->d, &s->who, s->type, &s->in, &s->out);
 	atomic_store(&s->done, true);
 	if (write(s->c->slow_fd, &one, sizeof(one)) < 0)
@@ -542,6 +544,7 @@ static void *control_main(void *arg)
 	struct epoll_event evs[16];
 	int n, i;
 
+	pthread_setname_np(pthread_self(), "profd-control");
 	daemon_raise_priority("control");
 	for (;;) {
 		/* Idle: no timer at all; with clients, their deadlines. */

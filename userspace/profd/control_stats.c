@@ -233,6 +233,13 @@ static const struct stat_row stat_rows[] = {
 	DAEMON(persist_ns_max, "ingest_history_tick_ns_max"),
 	DAEMON(tick_ns_max, "ingest_tick_ns_max"),
 	DAEMON(publish_ns_max, "ingest_publish_ns_max"),
+	DAEMON(cpu_ns[DAEMON_CPU_RINGS], "ingest_cpu_ns_rings"),
+	DAEMON(cpu_ns[DAEMON_CPU_ANSWERS], "ingest_cpu_ns_worker_answers"),
+	DAEMON(cpu_ns[DAEMON_CPU_HISTORY], "ingest_cpu_ns_history"),
+	DAEMON(cpu_ns[DAEMON_CPU_PUSH], "ingest_cpu_ns_push"),
+	DAEMON(cpu_ns[DAEMON_CPU_EXPIRE], "ingest_cpu_ns_expire"),
+	DAEMON(cpu_ns[DAEMON_CPU_SWEEP], "ingest_cpu_ns_sweep_rss"),
+	DAEMON(cpu_ns[DAEMON_CPU_TICK], "ingest_cpu_ns_tick_other"),
 
 	GPU(devices, "gpu_devices_watched"),
 	GPU(events, "gpu_events_received"),

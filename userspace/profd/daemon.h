@@ -83,6 +83,18 @@ struct daemon_config {
 	bool check;                /* --check: probe the kernel, report, exit */
 };
 
+/* What the ingest thread spends its CPU on (struct daemon.cpu_ns). */
+enum daemon_cpu {
+	DAEMON_CPU_RINGS,   /* samples and events read, jobs for clients */
+	DAEMON_CPU_ANSWERS, /* the worker's answers taken in */
+	DAEMON_CPU_HISTORY, /* history flushes and pruning */
+	DAEMON_CPU_PUSH,    /* push windows sent */
+	DAEMON_CPU_EXPIRE,  /* processes past their retention forgotten */
+	DAEMON_CPU_SWEEP,   /* exits found in /proc, RSS points */
+	DAEMON_CPU_TICK,    /* the rest of the tick: clock, tables tick, CPUs, stats */
+	DAEMON_CPU_MAX
+};
+
 struct daemon {
 	struct daemon_config cfg;
 	/* The config file's and command line's arguments, parsed into cfg
@@ -137,6 +149,9 @@ struct daemon {
 	/* The longest time ingest held the lock in one piece, by what for
 	 * (all under lock). */
 	uint64_t event_ns_max, persist_ns_max, tick_ns_max, publish_ns_max;
+	/* The ingest thread's CPU time (its own clock, ns) by what it did
+	 * (under lock): where an idle or a busy daemon's time goes. */
+	uint64_t cpu_ns[DAEMON_CPU_MAX];
 	pthread_mutex_t hist_lock;   /* hist; taken before lock */
 	struct history_stats hist_snap; /* as of the last flush or prune (under lock) */
 	bool hist_snap_ok;

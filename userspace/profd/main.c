@@ -47,6 +47,25 @@ static uint64_t note_max(uint64_t *max, uint64_t t0)
 	return took;
 }
 
+/* This thread's CPU time, ns. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPU since *since goes to what; *since moves to now. */
+static void note_cpu(struct daemon *d, enum daemon_cpu what, uint64_t *since)
+{
+	uint64_t now = thread_cpu_ns();
+
+	d->cpu_ns[what] += now - *since;
+	*since = now;
+}
+
 /* Reading a new file's symbols (disk, parsing) happens with the state
  * lock let go: the sample being symbolized is not counted yet and the
  * symbol cache is ingest's alone, so readers see a consistent state. */
@@ -106,11 +125,12 @@ static void on_ringbuf_event(void *ctx, const void *data, size_t len)
  * stack record was still on its way. */
 static void consume(struct daemon *d)
 {
-	uint64_t seq;
+	uint64_t seq, cpu;
 
 	daemon_consume_started(d, &seq);
 	d->consumed_mono_ns = clock_mono_ns();
 	daemon_lock_ingest(d);
+	cpu = thread_cpu_ns();
 	sampler_consume(d->sampler);
 	ingest_end_batch(&d->in);
 	if (d->in.c.requests != d->requests_seen) { /* something new: stay close */
@@ -118,6 +138,7 @@ static void consume(struct daemon *d)
 		d->busy_until_mono_ns = d->consumed_mono_ns + INGEST_BUSY_NS;
 	}
 	daemon_run_jobs(d); /* after the rings: a job sees what was sampled */
+	note_cpu(d, DAEMON_CPU_RINGS, &cpu);
 	daemon_unlock(d);
 	daemon_consume_done(d, seq);
 }
@@ -173,6 +194,7 @@ static int daemon_gpu_new(struct daemon *d)
 
 static void *preload_kernel_symbols(void *sym)
 {
+	pthread_setname_np(pthread_self(), "profd-kallsyms");
 	symbolizer_preload_kernel(sym);
 	return NULL;
 }
@@ -388,7 +410,7 @@ static void sweep_if_due(struct daemon *d)
  * tick. */
 static void housekeeping(struct daemon *d)
 {
-	uint64_t t0;
+	uint64_t t0, cpu = thread_cpu_ns();
 
 	if (pthread_mutex_trylock(&d->hist_lock) == 0) {
 		struct history_stats hs;
@@ -408,8 +430,10 @@ static void housekeeping(struct daemon *d)
 		pthread_mutex_unlock(&d->hist_lock);
 	}
 	daemon_lock_ingest(d);
+	note_cpu(d, DAEMON_CPU_HISTORY, &cpu); /* a lock wait is no CPU time */
 	t0 = clock_mono_ns();
 	ingest_sync_clock(&d->in);
+	note_cpu(d, DAEMON_CPU_TICK, &cpu);
 	if (d->pusher && clock_mono_ns() >= d->push_next_mono_ns) {
 		int n = push_window_flush(d->push_win, d->pusher, &d->agg, &d->pt,
 					  clock_realtime_ns(), d->cfg.rate_hz);
@@ -420,12 +444,16 @@ static void housekeeping(struct daemon *d)
 		if (d->push_next_mono_ns < clock_mono_ns())
 			d->push_next_mono_ns = clock_mono_ns() + d->cfg.push_interval_ns;
 	}
+	note_cpu(d, DAEMON_CPU_PUSH, &cpu);
 	/* Before expiry: a process expiring now still gets its last window. */
 	proctable_expire(&d->pt, clock_realtime_ns(), d->cfg.retention_ns);
+	note_cpu(d, DAEMON_CPU_EXPIRE, &cpu);
 	sweep_if_due(d);
+	note_cpu(d, DAEMON_CPU_SWEEP, &cpu);
 	worker_tables_tick(d->worker);
 	if (++d->ticks % 10 == 0) /* CPUs that came online, every 10 s */
 		sampler_attach_new_cpus(d->sampler);
+	note_cpu(d, DAEMON_CPU_TICK, &cpu);
 	control_publish_stats(d);
 	note_max(&d->tick_ns_max, t0);
 	daemon_unlock(d);
@@ -545,11 +573,13 @@ static bool handle_signal(struct daemon *d, int sfd)
 
 static void publish_worker_answers(struct daemon *d)
 {
-	uint64_t t0;
+	uint64_t t0, cpu;
 
 	daemon_lock_ingest(d);
 	t0 = clock_mono_ns();
+	cpu = thread_cpu_ns();
 	worker_publish(d->worker, &d->in);
+	note_cpu(d, DAEMON_CPU_ANSWERS, &cpu);
 	note_max(&d->publish_ns_max, t0);
 	daemon_unlock(d);
 }

@@ -34,6 +34,7 @@ static void *reader_main(void *p)
 	struct reader *r = p;
 	bool abandoned;
 
+	pthread_setname_np(pthread_self(), "profd-memread");
 	r->read(r->arg);
 	pthread_mutex_lock(&mu);
 	r->done = true;

@@ -9,6 +9,7 @@
  * through a result list that the ingest thread publishes (woken by an
  * eventfd), since only that thread touches the process table. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -92,6 +93,9 @@ struct result {
  * (minutes, a server away) behind nothing: samples never wait for them,
  * a file's frames are named from its stripped symbols meanwhile. */
 enum { LANE_QUICK, LANE_TABLES, LANE_SYMBOLS, LANE_PYTHON, LANE_FETCH, LANES };
+/* Its thread's name (15 bytes at most): `top -H`, bench/own_cost.py. */
+static const char *const lane_names[LANES] = {"profd-quick", "profd-tables", "profd-symbols",
+					      "profd-python", "profd-fetch"};
 
 /* Build-ids asked of debuginfod (each once a run): at most this many. */
 #define FETCH_ASKED_MAX 65536
@@ -561,6 +565,7 @@ static void *lane_main(void *arg)
 	uint64_t t0;
 	bool tables = l == &w->lanes[LANE_TABLES];
 
+	pthread_setname_np(pthread_self(), lane_names[l - w->lanes]);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!l->n && !w->stop)

@@ -405,6 +405,7 @@ static void *worker(void *arg)
 	struct pusher *p = arg;
 	struct push_job *j;
 
+	pthread_setname_np(pthread_self(), "profd-push");
 	for (;;) {
 		pthread_mutex_lock(&p->lock);
 		while (!p->head && !p->stopping)
