@@ -33,20 +33,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e", "tools"))
 from profd_wire import read_answer, request_bytes  # noqa: E402
-
-WORKLOAD = """
-import threading
-def leaf(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-def spin():
-    while True:
-        leaf(5000)
-threading.Thread(target=spin, daemon=True).start()
-spin()
-"""
+# The same 2-thread Python job as steady_state.py's, so their figures compare.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from steady_state import WORKLOAD  # noqa: E402
 
 
 def threads_cpu(pid):
