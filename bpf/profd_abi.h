@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 20
+#define PROFD_ABI_VERSION 21
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */

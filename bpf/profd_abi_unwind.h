@@ -13,9 +13,12 @@
  *                    "Packed tables" below).  Userspace creates a chunk
  *                    when a slice first reaches into it and drops those
  *                    at the top once nothing is left in them.
- *   unwind_mappings  ARRAY (mmapable) of struct profd_unwind_mapping: the
- *                    executable mappings of every process, each process
- *                    one contiguous slice sorted by start.
+ *   unwind_mappings  ARRAY_OF_MAPS of chunks, each an ARRAY (mmapable) of
+ *                    PROFD_UNWIND_MAP_CHUNK_VALUES struct
+ *                    profd_unwind_mapping: the executable mappings of
+ *                    every process, each process one contiguous slice
+ *                    sorted by start (which may cross chunks); made and
+ *                    dropped as unwind_rows' chunks are.
  *   unwind_procs     HASH tgid -> struct profd_unwind_proc: where the
  *                    process's slice is. */
 #ifndef PROFD_ABI_UNWIND_H
@@ -110,6 +113,12 @@ struct profd_unwind_rule {
  * a few processes needs one or two; a PyTorch job a dozen). */
 #define PROFD_UNWIND_CHUNK_SHIFT 18
 #define PROFD_UNWIND_CHUNK_VALUES (1u << PROFD_UNWIND_CHUNK_SHIFT)
+
+/* A chunk of unwind_mappings: 4096 mappings, 192 KiB (a page multiple
+ * for 4, 16 and 64 KiB pages), where the 65,536 of the default cap took
+ * 3 MiB whatever was profiled. */
+#define PROFD_UNWIND_MAP_CHUNK_SHIFT 12
+#define PROFD_UNWIND_MAP_CHUNK_VALUES (1u << PROFD_UNWIND_MAP_CHUNK_SHIFT)
 
 /* A value of unwind_rows: array map values are 8-byte aligned, so each
  * holds two words; word w is value w / 2, slot w % 2. */

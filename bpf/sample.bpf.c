@@ -31,7 +31,7 @@ const volatile __u32 abi_version = PROFD_ABI_VERSION;
 /* exec and exit: a ring of their own, so samples cannot crowd them out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20); /* ~18,000 events: seconds of an exec storm */
+	__uint(max_entries, 1 << 20); /* resized by userspace: by CPUs (sampler.c) */
 } proc_events SEC(".maps");
 
 /* The sample is built here, not on the stack: the verifier does not

@@ -53,12 +53,21 @@ struct {
 	});
 } unwind_rows SEC(".maps");
 
+/* The mappings in chunks too, looked up the same way. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1); /* sized by userspace */
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* sized by userspace: the cap in chunks */
 	__type(key, __u32);
-	__type(value, struct profd_unwind_mapping);
+	__array(values, struct {
+		__uint(type, BPF_MAP_TYPE_ARRAY);
+		__uint(map_flags, BPF_F_MMAPABLE);
+		__uint(max_entries, PROFD_UNWIND_MAP_CHUNK_VALUES);
+		/* By sizes, key too: BTF has only a forward declaration
+		 * of the struct here (see unwind_rows), and a map with a
+		 * BTF key but none for its value is refused. */
+		__uint(key_size, sizeof(__u32));
+		__uint(value_size, sizeof(struct profd_unwind_mapping));
+	});
 } unwind_mappings SEC(".maps");
 
 struct {
@@ -160,6 +169,17 @@ static __always_inline int unwind_regs_from_perf(struct bpf_perf_event_data *ctx
  * verifier checks each once, on its own, instead of walking their loops
  * again for every state of the unwinding step around them. */
 
+/* Mapping i of unwind_mappings; NULL out of the map or in a chunk not
+ * made. */
+static __always_inline struct profd_unwind_mapping *unwind_mapping_at(__u32 i)
+{
+	__u32 chunk = i >> PROFD_UNWIND_MAP_CHUNK_SHIFT;
+	__u32 key = i & (PROFD_UNWIND_MAP_CHUNK_VALUES - 1);
+	void *maps = bpf_map_lookup_elem(&unwind_mappings, &chunk);
+
+	return maps ? bpf_map_lookup_elem(maps, &key) : NULL;
+}
+
 /* Index of the last mapping in [lo, lo + n) starting at or below ip. */
 __noinline __u32 unwind_mapping_index(__u32 lo, __u32 n, __u64 ip)
 {
@@ -169,7 +189,7 @@ __noinline __u32 unwind_mapping_index(__u32 lo, __u32 n, __u64 ip)
 	for (i = 0; i < PROFD_UNWIND_MAPPING_BITS + 1 && n > 1; i++) {
 		half = n / 2;
 		mid = lo + half;
-		m = bpf_map_lookup_elem(&unwind_mappings, &mid);
+		m = unwind_mapping_at(mid);
 		if (!m)
 			return (__u32)-1;
 		if (m->start <= ip)
@@ -303,7 +323,7 @@ static __always_inline int unwind_find_mapping(struct unwind_walk *s)
 	if (s->ip >= s->m.start && s->ip < s->m.end)
 		return 0;
 	idx = unwind_mapping_index(s->map_start, s->map_count, s->ip);
-	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
+	m = unwind_mapping_at(idx);
 	if (!m || !s->map_count || s->ip < m->start || s->ip >= m->end)
 		return -1;
 	s->m = *m;

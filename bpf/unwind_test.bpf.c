@@ -68,7 +68,7 @@ int unwind_lookup(struct profd_unwind_lookup_test *a)
 	__u32 idx = a->mapping;
 	__s64 w = -1;
 
-	m = bpf_map_lookup_elem(&unwind_mappings, &idx);
+	m = unwind_mapping_at(idx);
 	if (m)
 		w = unwind_rule_cached((__u64)m->file_id << 32 | a->tpc, m->pages, m->npages,
 				       m->rows);

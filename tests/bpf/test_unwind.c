@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -799,6 +801,131 @@ out:
 	return ok ? 0 : 1;
 }
 
+#define MAP_CHUNK_BYTES ((uint64_t)PROFD_UNWIND_MAP_CHUNK_VALUES * sizeof(struct profd_unwind_mapping))
+#define FILLER_MAPPINGS ((int)PROFD_UNWIND_MAP_CHUNK_VALUES - 6)
+
+static int exec_mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512], perms[8];
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += sscanf(line, "%*s %7s", perms) == 1 && perms[2] == 'x';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Where the filler spends its time: a walk from here must reach main,
+ * libc's start code and _start. */
+static __attribute__((noinline)) void filler_spin(void)
+{
+	volatile unsigned long x = 0;
+
+	for (;;)
+		x++;
+}
+
+/* A child with FILLER_MAPPINGS executable mappings, the first page of
+ * this program mapped again and again (never merged: each maps offset
+ * 0), spinning.  Its pid once they are all there, or -1. */
+static pid_t spawn_many_mappings(void)
+{
+	int p[2], fd, n;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		fd = open("/proc/self/exe", O_RDONLY);
+		for (n = exec_mappings(); fd >= 0 && n < FILLER_MAPPINGS; n++)
+			if (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+				_exit(1);
+		c = exec_mappings() == FILLER_MAPPINGS;
+		if (write(p[1], &c, 1) != 1)
+			_exit(1);
+		filler_spin();
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], &c, 1) != 1 || !c) {
+		uw_reap(pid);
+		pid = -1;
+	}
+	close(p[0]);
+	return pid;
+}
+
+static bool filler_sample_ok(const struct uw_sample *s, const struct uw_modules *mods)
+{
+	size_t n = s->nframes;
+
+	return n >= 5 && !strcmp(s->frames[0].name, "filler_spin") &&
+	       !strcmp(s->frames[n - 4].name, "main") &&
+	       uw_reaches_libc_start(s, n - 3, mods, UW_MOD_EXE);
+}
+
+/* The mappings' memory comes a chunk (4096, 192 KiB) at a time too.  A
+ * process with about 4090 executable mappings: published once its tables
+ * are built, its list lies across the first chunk's end (its own program
+ * at the low end, libc at the high end), so a walk from its code to
+ * libc's start code reads both chunks; every walk must get there.  Two
+ * chunks are made, not the 16 of the cap; with the process gone, both
+ * are dropped and their slots empty. */
+static int check_map_chunks(void)
+{
+	struct unwind_test_bpf *skel = NULL;
+	struct uw_result res = {0};
+	struct unwinder *u = NULL;
+	struct unwinder_stats st;
+	struct uw_proc proc = {.pid = spawn_many_mappings(), .in_fd = -1, .out_fd = -1};
+	size_t i, ok_walks = 0;
+	int slot = 0, id;
+	bool ok = true;
+
+	printf("mappings in chunks of %llu KiB:\n", (unsigned long long)MAP_CHUNK_BYTES >> 10);
+	if (proc.pid <= 0 || readlink("/proc/self/exe", res.mods.exe, sizeof(res.mods.exe) - 1) < 0 ||
+	    uw_profile(NULL, &proc, &res, false)) {
+		ok = expect(false, "a process of 4090 mappings started and sampled");
+		goto out;
+	}
+	for (i = 0; i < res.nsamples; i++)
+		ok_walks += filler_sample_ok(&res.samples[i], &res.mods);
+	printf("    its list: mappings %u-%u; %llu KiB made; %zu samples, %zu (%.1f%%) unwound "
+	       "filler_spin -> main -> __libc_start_main -> _start\n",
+	       res.map_start, res.map_start + res.map_count - 1,
+	       (unsigned long long)res.stats.mapping_bytes_allocated >> 10, res.nsamples, ok_walks,
+	       res.nsamples ? 100.0 * (double)ok_walks / (double)res.nsamples : 0.0);
+	if (res.nsamples && !filler_sample_ok(&res.samples[0], &res.mods))
+		uw_print_sample("first sample", &res.samples[0]);
+	ok &= expect(res.map_start < PROFD_UNWIND_MAP_CHUNK_VALUES &&
+			 res.map_start + res.map_count > PROFD_UNWIND_MAP_CHUNK_VALUES &&
+			 res.stats.mapping_bytes_allocated == 2 * MAP_CHUNK_BYTES,
+		     "its list crosses from the first chunk into the second, two made");
+	ok &= expect(res.nsamples >= MIN_SAMPLES && ok_walks >= PASS_RATE * (double)res.nsamples,
+		     "its walks unwind across the boundary");
+	if (uw_open(NULL, 0, &skel, &u) || unwinder_add_process(u, proc.pid)) {
+		ok = expect(false, "added to an unwinder of its own");
+		goto out;
+	}
+	unwinder_remove_process(u, proc.pid);
+	usleep(100 * 1000); /* past the grace period a slice is held back */
+	unwinder_note_sampling(u); /* the tick */
+	unwinder_stats(u, &st);
+	ok &= expect(st.mappings_used == 0 && st.mapping_bytes_allocated == 0 &&
+			 bpf_map_lookup_elem(bpf_map__fd(skel->maps.unwind_mappings), &slot, &id) &&
+			 errno == ENOENT,
+		     "gone: the chunks are dropped, their slots empty");
+out:
+	uw_reap(proc.pid);
+	uw_result_free(&res);
+	unwinder_free(u);
+	unwind_test_bpf__destroy(skel);
+	return ok ? 0 : 1;
+}
+
 int main(void)
 {
 	struct uw_result c = {0}, py = {0};
@@ -830,6 +957,7 @@ int main(void)
 	rc |= check_gone_first(&env);
 	if (env.python[0])
 		rc |= check_chunks(&env);
+	rc |= check_map_chunks();
 	uw_print_tables(&c, "C program");
 	uw_print_tables(&py, "python3.11");
 	uw_result_free(&c);

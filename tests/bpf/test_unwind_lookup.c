@@ -137,6 +137,25 @@ static int build_for(pid_t pid, const struct procmaps *pm, uint64_t start, struc
 	return -ENOENT;
 }
 
+/* Mapping idx of unwind_mappings, read through its chunk as the BPF side
+ * reads it (profd_abi_unwind.h): 0, or -1 when the chunk is not made. */
+static int mapping_read(struct lookup_ctx *c, uint32_t idx, struct profd_unwind_mapping *m)
+{
+	uint32_t chunk = idx >> PROFD_UNWIND_MAP_CHUNK_SHIFT;
+	uint32_t key = idx & (PROFD_UNWIND_MAP_CHUNK_VALUES - 1), id;
+	int fd, rc;
+
+	if (bpf_map__lookup_elem(c->skel->maps.unwind_mappings, &chunk, sizeof(chunk), &id,
+				 sizeof(id), 0))
+		return -1;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -1;
+	rc = bpf_map_lookup_elem(fd, &key, m) ? -1 : 0;
+	close(fd);
+	return rc;
+}
+
 /* Every distinct file of pid with a loaded table.  Returns files
  * checked; *torch set when libtorch_cpu was one. */
 static int check_process(struct lookup_ctx *c, pid_t pid, bool *torch)
@@ -156,9 +175,7 @@ static int check_process(struct lookup_ctx *c, pid_t pid, bool *torch)
 		const char *path = "?";
 		uint64_t before = c->mismatches;
 
-		if (bpf_map__lookup_elem(c->skel->maps.unwind_mappings, &idx, sizeof(idx), &m,
-					 sizeof(m), 0) ||
-		    !m.npages)
+		if (mapping_read(c, idx, &m) || !m.npages)
 			continue;
 		for (j = 0; j < nseen && seen[j] != m.file_id; j++)
 			;

@@ -76,6 +76,7 @@ struct uw_result {
 	uint64_t counters[PROFD_UNWIND_CNT_MAX];
 	uint64_t lost;		  /* ringbuf full in the BPF program */
 	uint64_t run_ns, run_cnt; /* BPF run-time statistics of the program */
+	uint32_t map_start, map_count; /* the process's slice of unwind_mappings at the end */
 	/* raw events until symbolized */
 	struct profd_unwind_test_event *raw;
 	size_t nraw;
@@ -524,6 +525,17 @@ static inline void uw_prog_stats(struct unwind_test_bpf *skel, struct uw_result 
 	}
 }
 
+/* pid's slice of unwind_mappings, into r. */
+static inline void uw_slice_of(struct unwind_test_bpf *skel, pid_t pid, struct uw_result *r)
+{
+	struct profd_unwind_proc pv;
+
+	if (!bpf_map__lookup_elem(skel->maps.unwind_procs, &pid, sizeof(pid), &pv, sizeof(pv), 0)) {
+		r->map_start = pv.map_start;
+		r->map_count = pv.map_count;
+	}
+}
+
 /* Load, feed the unwinder (the nfill processes of fill first, so that
  * their tables take the low rows), sample p for SAMPLE_SECONDS,
  * symbolize. */
@@ -583,6 +595,7 @@ static inline int uw_profile_after(const struct uw_env *env, struct uw_proc *p,
 	for (i = 0; with_perf && i < 2; i++)
 		uw_perf_collect(env, perf[i], i, r);
 	unwinder_stats(u, &r->stats);
+	uw_slice_of(skel, p->pid, r);
 	unwinder_counters(u, r->counters);
 	unwinder_for_each_file(u, uw_file_cb, r);
 	err = uw_symbolize(p->pid, r);

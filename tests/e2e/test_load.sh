@@ -68,6 +68,17 @@ if [ -z "$ASAN" ]; then
 		fail "RSS before the load $((RSS0_KB / 1024)) MiB (limit 64), unwind tables $(st unwind_table_bytes_allocated) bytes made"
 	ok "RSS before the load $((RSS0_KB / 1024)) MiB (limit 64), of it unwind tables $(($(st unwind_table_bytes_allocated) >> 20)) MiB made for $(($(st unwind_table_bytes_used) >> 10)) KiB used"
 fi
+# The rings are sized by the machine (sampler.c): two seconds of samples at
+# the rate on every possible CPU, 256 bytes each, a power of two from 1 to
+# 64 MiB; the lifecycle ring 32 KiB a CPU, 256 KiB to 4 MiB.  The storm
+# below checks that no sample and no exec or exit is lost with them.
+pow2_in() { local v=$2; while [ "$v" -lt "$1" ] && [ "$v" -lt "$3" ]; do v=$((v * 2)); done; echo "$v"; }
+NPOSSIBLE=$(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }' /sys/devices/system/cpu/possible)
+want_ring=$(pow2_in $((NPOSSIBLE * RATE * 512)) $((1 << 20)) $((64 << 20)))
+want_life=$(pow2_in $((NPOSSIBLE * 32768)) $((256 << 10)) $((4 << 20)))
+[ "$(st ring_bytes)" = "$want_ring" ] && [ "$(st lifecycle_ring_bytes)" = "$want_life" ] ||
+	fail "rings $(st ring_bytes) and $(st lifecycle_ring_bytes) bytes, not $want_ring and $want_life for $NPOSSIBLE CPUs at $RATE Hz"
+ok "rings for $NPOSSIBLE CPUs at $RATE Hz: samples $((want_ring >> 10)) KiB, lifecycle $((want_life >> 10)) KiB"
 
 # The load.  The Python processes run at nice 10, as batch work would, so
 # the storm and profd get the CPU share they need on a small machine.

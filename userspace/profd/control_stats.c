@@ -77,6 +77,8 @@ static void add_bpf_stats(struct daemon *d, struct proto_stats *s)
 	for (i = 0; i < PROFD_CNT_MAX; i++)
 		proto_stats_add(s, sampler_counter_name(i), cnt[i]);
 	proto_stats_add(s, "bpf_map_bytes", sampler_map_bytes(d->sampler));
+	proto_stats_add(s, "ring_bytes", sampler_ring_bytes_of(d->sampler, false));
+	proto_stats_add(s, "lifecycle_ring_bytes", sampler_ring_bytes_of(d->sampler, true));
 	proto_stats_add(s, "cpus_sampled", (uint64_t)sampler_ncpus(d->sampler));
 	add_throttle_stats(d, s);
 }
@@ -191,6 +193,8 @@ static const struct stat_row stat_rows[] = {
 	UNWIND(table_bytes_used, "unwind_table_bytes_used"),
 	UNWIND(table_bytes_limit, "unwind_table_bytes_limit"),
 	UNWIND(table_bytes_allocated, "unwind_table_bytes_allocated"),
+	UNWIND(mapping_bytes_allocated, "unwind_mapping_bytes_allocated"),
+	UNWIND(chunks_made, "unwind_chunks_made"),
 	UNWIND(expired, "unwind_tables_expired"),
 	UNWIND(procs, "unwind_processes"),
 	UNWIND(files, "unwind_files"),

@@ -352,6 +352,42 @@ static uint32_t sampler_known_slots(uint32_t asked)
 	return n;
 }
 
+static uint32_t pow2_at_least(uint64_t n, uint32_t lo, uint32_t hi)
+{
+	uint32_t r = lo;
+
+	while (r < n && r < hi)
+		r <<= 1;
+	return r;
+}
+
+/* The sample ring, unless --ringbuf-size says: two seconds of this
+ * machine's samples at 256 bytes each (an 80-byte sample and its share
+ * of new stacks' records), so ingest may fall behind that long before a
+ * sample is dropped; 1 MiB at least (a start-up's burst of new stacks),
+ * 64 MiB at most.  Off-CPU and memory events come as fast as the
+ * workload blocks or faults, not at the clock: with them on, 4 MiB at
+ * least.  2 CPUs at 99 Hz: 1 MiB; 96 at 99 Hz: 8 MiB. */
+static uint32_t sampler_ring_bytes(const struct sampler_opts *o, int ncpus)
+{
+	uint64_t hz = o->rate_hz ? o->rate_hz : 99;
+	uint32_t lo = o->offcpu || o->memory || o->mmap ? 4u << 20 : 1u << 20;
+
+	if (o->ringbuf_bytes)
+		return o->ringbuf_bytes;
+	return pow2_at_least((uint64_t)ncpus * hz * 2 * 256, lo, 64u << 20);
+}
+
+/* The lifecycle ring (sample.bpf.c): exec, fork and exit come at the
+ * rate processes start, which grows with the CPUs that start them; 32
+ * KiB (about 580 events) per CPU, 256 KiB (an exec storm of 400
+ * processes a second for 3 s on 2 CPUs) to 4 MiB.  A full ring loses
+ * nothing for good: the lost count starts a /proc sweep. */
+static uint32_t sampler_proc_ring_bytes(int ncpus)
+{
+	return pow2_at_least((uint64_t)ncpus * (32u << 10), 256u << 10, 4u << 20);
+}
+
 /* --memory on huge pages: on_huge_page (memory.bpf.h) counts the pages a
  * THP fault maps past its first, told by the GFP bits this kernel gives
  * such a page, and sends them in samples of the faults' size. */
@@ -375,7 +411,7 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 {
 	struct unwinder_maps um = unwind_maps(s);
 
-	uint32_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : 4u << 20;
+	uint32_t rb = sampler_ring_bytes(o, s->npossible);
 	uint32_t known = sampler_known_slots(o->stack_map_entries);
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -413,6 +449,8 @@ static int configure(struct sampler *s, const struct sampler_opts *o)
 	if (unwinder_size_maps(&um, &s->uopts))
 		return -EINVAL;
 	if (bpf_map__set_max_entries(s->skel->maps.events, rb) ||
+	    bpf_map__set_max_entries(s->skel->maps.proc_events,
+				     sampler_proc_ring_bytes(s->npossible)) ||
 	    bpf_map__set_max_entries(s->skel->maps.stacks_known, known))
 		return -EINVAL;
 	s->skel->rodata->stacks_known_mask = known - 1;
@@ -763,6 +801,11 @@ int sampler_ncpus(const struct sampler *s)
 uint64_t sampler_map_bytes(const struct sampler *s)
 {
 	return s->map_bytes;
+}
+
+uint32_t sampler_ring_bytes_of(const struct sampler *s, bool lifecycle)
+{
+	return bpf_map__max_entries(lifecycle ? s->skel->maps.proc_events : s->skel->maps.events);
 }
 
 /* The eval loop is reached from C: with --python-uprobe, a uprobe on it

@@ -20,7 +20,7 @@ struct sampler_opts {
 	uint32_t rate_hz;           /* cpu-clock frequency; default 99 */
 	const uint32_t *pids;       /* restrict to these tgids (in-kernel) */
 	size_t npids;
-	uint32_t ringbuf_bytes;     /* power of two; default 4 MiB */
+	uint32_t ringbuf_bytes;     /* power of two; default by CPUs and rate (sampler.c) */
 	uint32_t stack_map_entries; /* slots of the table of stack IDs BPF remembers as sent
 				      * (a power of two >= 65536); 0: 262144 */
 	bool python_uprobe;         /* also attach the eval-loop uprobe */
@@ -97,6 +97,8 @@ uint64_t sampler_proc_events_lost(const struct sampler *s);
 int sampler_ncpus(const struct sampler *s);
 /* Bytes the BPF maps take (ringbuf + stacks + scratch), for stats. */
 uint64_t sampler_map_bytes(const struct sampler *s);
+/* The sample ring's size, or the lifecycle ring's (as sized at load). */
+uint32_t sampler_ring_bytes_of(const struct sampler *s, bool lifecycle);
 
 const char *sampler_counter_name(int which);
 

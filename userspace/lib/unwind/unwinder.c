@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/mman.h> /* PROT_EXEC */
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +62,17 @@ static uint32_t chunks_for(const struct unwinder_opts *o)
 	return (rows_for(o) + PROFD_UNWIND_CHUNK_VALUES - 1) >> PROFD_UNWIND_CHUNK_SHIFT;
 }
 
+/* The cap in mappings, and in their chunks. */
+static uint32_t mappings_for(const struct unwinder_opts *o)
+{
+	return o->max_mappings;
+}
+
+static uint32_t map_chunks_for(const struct unwinder_opts *o)
+{
+	return (mappings_for(o) + PROFD_UNWIND_MAP_CHUNK_VALUES - 1) >> PROFD_UNWIND_MAP_CHUNK_SHIFT;
+}
+
 int unwinder_size_maps(const struct unwinder_maps *maps, const struct unwinder_opts *opts)
 {
 	struct unwinder_opts o;
@@ -70,26 +81,12 @@ int unwinder_size_maps(const struct unwinder_maps *maps, const struct unwinder_o
 	resolve_opts(opts, &o);
 	err = bpf_map__set_max_entries(maps->rows, chunks_for(&o));
 	if (!err)
-		err = bpf_map__set_max_entries(maps->mappings, o.max_mappings);
+		err = bpf_map__set_max_entries(maps->mappings, map_chunks_for(&o));
 	if (!err)
 		err = bpf_map__set_max_entries(maps->procs, o.max_procs);
 	if (err)
 		log_warn("unwinder: failed to size maps: %s", strerror(-err));
 	return err;
-}
-
-static void *map_mmap(struct bpf_map *m, size_t value_size, size_t *len)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	void *p;
-
-	if (bpf_map__value_size(m) != value_size || !(bpf_map__map_flags(m) & BPF_F_MMAPABLE)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	*len = ((size_t)bpf_map__max_entries(m) * value_size + page - 1) / page * page;
-	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
-	return p == MAP_FAILED ? NULL : p;
 }
 
 struct unwinder *unwinder_new(const struct unwinder_opts *opts, const struct unwinder_maps *maps)
@@ -107,14 +104,14 @@ struct unwinder *unwinder_new(const struct unwinder_opts *opts, const struct unw
 	u->keep_unused_ns = o.keep_unused_ns;
 	hashmap_init(&u->files);
 	hashmap_init(&u->procs);
-	u->maps_mem = map_mmap(maps->mappings, sizeof(struct profd_unwind_mapping), &u->maps_len);
-	if (!u->maps_mem) {
-		log_warn("unwinder: cannot mmap the unwind maps: %s", strerror(errno));
-		goto fail;
-	}
-	if (uwrows_init(u) ||
+	if (uwchunks_init(&u->rows_mem, maps->rows, "profd_uw_rows",
+			  sizeof(struct profd_unwind_words), PROFD_UNWIND_CHUNK_SHIFT,
+			  &u->st.table_bytes_allocated) ||
+	    uwchunks_init(&u->maps_mem, maps->mappings, "profd_uw_maps",
+			  sizeof(struct profd_unwind_mapping), PROFD_UNWIND_MAP_CHUNK_SHIFT,
+			  &u->st.mapping_bytes_allocated) ||
 	    rangealloc_init(&u->rows, rows_for(&o)) ||
-	    rangealloc_init(&u->mappings, bpf_map__max_entries(maps->mappings))) {
+	    rangealloc_init(&u->mappings, mappings_for(&o))) {
 		errno = ENOMEM;
 		goto fail;
 	}
@@ -149,11 +146,10 @@ void unwinder_free(struct unwinder *u)
 		uwfile_free((struct uw_file *)(uintptr_t)v);
 	hashmap_free(&u->procs);
 	hashmap_free(&u->files);
-	uwrows_free(u);
+	uwchunks_free(&u->rows_mem);
+	uwchunks_free(&u->maps_mem);
 	rangealloc_destroy(&u->rows);
 	rangealloc_destroy(&u->mappings);
-	if (u->maps_mem)
-		munmap(u->maps_mem, u->maps_len);
 	free(u);
 }
 
@@ -373,7 +369,11 @@ static int plan_publish(struct unwinder *u, int pid, const struct plan *pl, uint
 	*start = 0;
 	if (pl->n && rangealloc_alloc_wait(&u->mappings, pl->n, start, clock_mono_ns))
 		return -ENOSPC;
-	memcpy(u->maps_mem + *start, pl->ml, pl->n * sizeof(*pl->ml));
+	err = uwchunks_write(&u->maps_mem, *start, pl->ml, pl->n * sizeof(*pl->ml));
+	if (err) {
+		rangealloc_free(&u->mappings, *start, pl->n);
+		return err;
+	}
 	/* Rows and mappings must be visible before the entry that leads a
 	 * walk to them. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -471,7 +471,7 @@ static bool proc_wants_table(struct unwinder *u, const struct uw_proc *p)
 	for (i = 0; i < p->map_count; i++) {
 		const struct uw_file *f = p->files[i];
 
-		if (!(u->maps_mem[p->map_start + i].flags & PROFD_UNWIND_MAP_WANTED))
+		if (!(uwproc_mapping(u, p, i)->flags & PROFD_UNWIND_MAP_WANTED))
 			continue;
 		if (f && (f->state == FILE_LOADED || uwfile_has_room(u, f->nslots)))
 			return true;
@@ -505,7 +505,8 @@ void unwinder_note_sampling(struct unwinder *u)
 
 	/* As often as the tick: memory goes back within seconds. */
 	uwfile_expire_unused(u, now);
-	uwrows_trim(u);
+	uwchunks_trim(&u->rows_mem, &u->rows);
+	uwchunks_trim(&u->maps_mem, &u->mappings);
 	if (!u->maps.epoch ||
 	    (u->sampled_read_ns && now - u->sampled_read_ns < unwinder_note_every_ns(u)))
 		return;
@@ -540,7 +541,7 @@ void uwproc_unpublish_file(struct unwinder *u, const struct uw_file *f)
 				continue;
 			/* One store: a walk sees the table (its rows stay for
 			 * the grace period) or frame pointers. */
-			__atomic_store_n(&u->maps_mem[p->map_start + i].flags,
+			__atomic_store_n(&uwproc_mapping(u, p, i)->flags,
 					 PROFD_UNWIND_MAP_FP | PROFD_UNWIND_MAP_WANTED, __ATOMIC_RELEASE);
 		}
 	}
@@ -632,7 +633,7 @@ static void republish_waiting(struct unwinder *u, int self)
 			continue;
 		for (j = 0; j < p->map_count; j++) {
 			if (p->files[j] && p->files[j]->state == FILE_LOADED &&
-			    (u->maps_mem[p->map_start + j].flags & PROFD_UNWIND_MAP_PENDING)) {
+			    (uwproc_mapping(u, p, j)->flags & PROFD_UNWIND_MAP_PENDING)) {
 				pids[n++] = p->pid;
 				break;
 			}
@@ -754,6 +755,7 @@ void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out)
 	*out = u->st;
 	out->procs = (uint32_t)u->procs.len;
 	out->mappings_used = u->mappings.used;
+	out->chunks_made = u->rows_mem.made + u->maps_mem.made;
 	for (it = 0; hashmap_next(&u->files, &it, &k, &v);) {
 		const struct uw_file *f = (const struct uw_file *)(uintptr_t)v;
 

@@ -93,6 +93,8 @@ struct unwinder_stats {
 	uint64_t table_bytes_used;  /* rows in use * row size */
 	uint64_t table_bytes_limit; /* the cap */
 	uint64_t table_bytes_allocated; /* in chunks made: what the rows cost now */
+	uint64_t mapping_bytes_allocated; /* the same for the mappings */
+	uint64_t chunks_made;		  /* of both, since start */
 	uint32_t mappings_used, mappings_limit;
 	uint32_t procs;
 	uint32_t files;	       /* files known (with or without table) */

@@ -317,7 +317,7 @@ void uwfile_load(struct unwinder *u, struct uw_file *f, int pid, const struct pr
 				 f->nrows, f->path, f->nslots * 8, (unsigned long long)u->st.table_bytes_limit);
 		f->state = FILE_REFUSED;
 		u->st.refusals++;
-	} else if (uwrows_write(u, start, p.words, p.nwords)) {
+	} else if (uwchunks_write(&u->rows_mem, start, p.words, (size_t)p.nwords * sizeof(uint32_t))) {
 		rangealloc_free(&u->rows, start, f->nslots); /* never published */
 		f->state = FILE_REFUSED;
 		u->st.refusals++;

@@ -65,19 +65,31 @@ struct uw_proc {
 	uint32_t pending;       /* its files counted in unwinder.tables_pending */
 };
 
-/* A chunk of unwind_rows once created: where its map is mapped (the
- * mapping and the slot of unwind_rows hold the map; no fd is kept). */
-struct uw_chunk {
-	struct profd_unwind_words *mem; /* NULL: not created */
+/* An array of chunks (unwinder_chunks.c): unwind_rows or
+ * unwind_mappings.  A made chunk is held by its slot and its mapping
+ * here; no fd is kept. */
+struct uw_chunks {
+	struct bpf_map *slots;	     /* the ARRAY_OF_MAPS */
+	const char *name;	     /* of each chunk's map, and in messages */
+	uint32_t value_size, shift;  /* a chunk holds 1 << shift values */
+	uint32_t n;		     /* slots: the cap, in chunks */
+	void **mem;		     /* per slot: the chunk mapped, or NULL */
+	uint64_t *bytes;	     /* the stats counter of chunks made */
+	uint64_t made;		     /* chunks made so far (stats) */
 };
+
+/* Value v of the chunks; NULL when its chunk is not made. */
+static inline void *uwchunks_at(const struct uw_chunks *c, uint32_t v)
+{
+	void *m = (v >> c->shift) < c->n ? c->mem[v >> c->shift] : NULL;
+
+	return m ? (char *)m + (size_t)(v & ((1u << c->shift) - 1)) * c->value_size : NULL;
+}
 
 struct unwinder {
 	struct unwinder_maps maps;
 	char proc_root[256];
-	struct uw_chunk *chunks; /* unwind_rows' chunks (unwinder_rows.c) */
-	uint32_t nchunks;	 /* the cap, in chunks */
-	struct profd_unwind_mapping *maps_mem;
-	size_t maps_len; /* mmapped bytes */
+	struct uw_chunks rows_mem, maps_mem; /* behind the allocators below */
 	struct rangealloc rows, mappings;
 	struct hashmap files; /* hash of key -> struct uw_file * */
 	struct hashmap procs; /* pid -> struct uw_proc * */
@@ -115,13 +127,21 @@ bool uwfile_needs_build(struct unwinder *u, const struct uw_file *f);
 void uwproc_unpublish_file(struct unwinder *u, const struct uw_file *f);
 const char *uwfile_state_name(enum file_state s);
 
-/* unwinder_rows.c: the memory behind u->rows. */
-int uwrows_init(struct unwinder *u);
-void uwrows_free(struct unwinder *u);
-/* Copy nwords words to values [start, ...), creating the chunks they
- * reach.  0, or -errno (a chunk could not be made: nothing written). */
-int uwrows_write(struct unwinder *u, uint32_t start, const uint32_t *words, uint32_t nwords);
-/* Drop the chunks at the top that hold nothing (allocated or held back). */
-void uwrows_trim(struct unwinder *u);
+/* unwinder_chunks.c: the memory behind u->rows and u->mappings. */
+int uwchunks_init(struct uw_chunks *c, struct bpf_map *slots, const char *name,
+		  uint32_t value_size, uint32_t shift, uint64_t *bytes);
+void uwchunks_free(struct uw_chunks *c);
+/* Copy len bytes to values [start, ...), making the chunks they reach.
+ * 0, or -errno (a chunk could not be made: nothing written). */
+int uwchunks_write(struct uw_chunks *c, uint32_t start, const void *src, size_t len);
+/* Drop the chunks at the top that hold nothing a (their allocator) has
+ * allocated or held back. */
+void uwchunks_trim(struct uw_chunks *c, struct rangealloc *a);
+/* Mapping i of process p (in a chunk made when it was published). */
+static inline struct profd_unwind_mapping *uwproc_mapping(const struct unwinder *u,
+							  const struct uw_proc *p, uint32_t i)
+{
+	return uwchunks_at(&u->maps_mem, p->map_start + i);
+}
 
 #endif
