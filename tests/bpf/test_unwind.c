@@ -827,13 +827,11 @@ static __attribute__((noinline)) void filler_spin(void)
 		x++;
 }
 
-/* A child with nmaps executable mappings (at least what it has), the
- * first page of this program mapped again and again (never merged: each
- * maps offset 0), spinning or paused.  Its pid once they are all there,
- * or -1. */
-static pid_t spawn_mapped_child(int nmaps, bool spin)
+/* Fork; the child runs child(fd) and says it is ready by writing a
+ * nonzero byte to fd.  Its pid once it has, or -1. */
+static pid_t fork_ready(void (*child)(int fd))
 {
-	int p[2], fd, n;
+	int p[2];
 	char c = 0;
 	pid_t pid;
 
@@ -841,17 +839,9 @@ static pid_t spawn_mapped_child(int nmaps, bool spin)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		fd = open("/proc/self/exe", O_RDONLY);
-		for (n = exec_mappings(); fd >= 0 && n < nmaps; n++)
-			if (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED)
-				_exit(1);
-		c = exec_mappings() >= nmaps;
-		if (write(p[1], &c, 1) != 1)
-			_exit(1);
-		if (spin)
-			filler_spin();
-		pause();
-		_exit(0);
+		close(p[0]);
+		child(p[1]);
+		_exit(127);
 	}
 	close(p[1]);
 	if (pid < 0 || read(p[0], &c, 1) != 1 || !c) {
@@ -862,29 +852,28 @@ static pid_t spawn_mapped_child(int nmaps, bool spin)
 	return pid;
 }
 
-/* This program again, exec'ed (its files, at addresses of its own),
- * paused: it says so on fd 3.  Its pid, or -1. */
-static pid_t spawn_self_paused(void)
+/* FILLER_MAPPINGS executable mappings, the first page of this program
+ * mapped again and again (never merged: each maps offset 0), then spin. */
+static void many_mappings_child(int ready)
 {
-	int p[2];
-	char c = 0;
-	pid_t pid;
+	int fd = open("/proc/self/exe", O_RDONLY), n;
+	char c;
 
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 3);
-		execl("/proc/self/exe", "test_unwind", "--pause", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	if (pid < 0 || read(p[0], &c, 1) != 1) {
-		uw_reap(pid);
-		pid = -1;
-	}
-	close(p[0]);
-	return pid;
+	for (n = exec_mappings(); fd >= 0 && n < FILLER_MAPPINGS; n++)
+		if (mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+			_exit(1);
+	c = exec_mappings() >= FILLER_MAPPINGS;
+	if (write(ready, &c, 1) != 1)
+		_exit(1);
+	filler_spin();
+}
+
+/* This program again, exec'ed (its files, at addresses of its own),
+ * paused: main() says it is ready on fd 3. */
+static void self_paused_child(int ready)
+{
+	dup2(ready, 3);
+	execl("/proc/self/exe", "test_unwind", "--pause", (char *)NULL);
 }
 
 static bool filler_sample_ok(const struct uw_sample *s, const struct uw_modules *mods)
@@ -912,9 +901,8 @@ static int check_map_chunks(void)
 	struct uw_result res = {0};
 	struct unwinder *u = NULL;
 	struct unwinder_stats st;
-	pid_t pad = spawn_self_paused();
-	struct uw_proc proc = {.pid = spawn_mapped_child(FILLER_MAPPINGS, true), .in_fd = -1,
-			       .out_fd = -1};
+	pid_t pad = fork_ready(self_paused_child);
+	struct uw_proc proc = {.pid = fork_ready(many_mappings_child), .in_fd = -1, .out_fd = -1};
 	size_t i, ok_walks = 0;
 	int slot = 0, id;
 	bool ok = true;
@@ -968,8 +956,8 @@ out:
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "--pause")) { /* spawn_self_paused() */
-		if (write(3, "", 1) != 1)
+	if (argc > 1 && !strcmp(argv[1], "--pause")) { /* self_paused_child() */
+		if (write(3, "\1", 1) != 1)
 			return 1;
 		pause();
 		return 0;
