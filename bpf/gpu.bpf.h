@@ -43,7 +43,9 @@ __u64 gpu_sys_inflight = 0;
 
 /* Set by userspace before load (gpu.c). */
 const volatile __u32 gpu_watch_devices = 0;   /* trace ioctl/poll on gpu_devs */
-const volatile __u32 gpu_watch_cuda_libs = 0; /* report mmaps of libcuda* */
+const volatile __u32 gpu_watch_cuda_libs = 0; /* report mmaps of the libraries below */
+const volatile __u32 gpu_watch_cuda = 0;      /* libcuda*: CUDA */
+const volatile __u32 gpu_watch_comm = 0;      /* libmpi*, libnccl*, libtorch_cpu*: collectives */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -107,6 +109,14 @@ struct {
 	__type(key, __u32); /* tid */
 	__type(value, struct gpu_call);
 } gpu_cuda_calls SEC(".maps");
+
+/* Communication calls apart from CUDA's: NCCL calls CUDA inside. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct gpu_call);
+} gpu_comm_calls SEC(".maps");
 
 static __always_inline void gpu_count(__u32 which)
 {
@@ -354,16 +364,25 @@ static __always_inline int gpu_sys_poll(void *ctx, const struct pt_regs *regs)
 	return gpu_poll_begin(ctx, PROFD_SYSCALL_ARG0(regs), (__u32)PROFD_SYSCALL_ARG1(regs), NULL);
 }
 
-/* Does the file's name start with "libcuda" (libcuda.so*, libcudart.so*)? */
-static __always_inline int gpu_is_cuda_lib(struct file *f)
+/* Is the file a library whose entry points we probe: libcuda* (CUDA),
+ * libmpi* / libmpich* (MPI), libnccl* (NCCL), libtorch_cpu* (c10d)? */
+static __always_inline int gpu_is_probed_lib(struct file *f)
 {
 	const unsigned char *name = BPF_CORE_READ(f, f_path.dentry, d_name.name);
-	char buf[8] = {};
+	char b[13] = {};
 
-	if (bpf_probe_read_kernel(buf, 7, name))
+	if (bpf_probe_read_kernel(b, 12, name) || b[0] != 'l' || b[1] != 'i' || b[2] != 'b')
 		return 0;
-	return buf[0] == 'l' && buf[1] == 'i' && buf[2] == 'b' && buf[3] == 'c' && buf[4] == 'u' &&
-	       buf[5] == 'd' && buf[6] == 'a';
+	if (gpu_watch_cuda && b[3] == 'c' && b[4] == 'u' && b[5] == 'd' && b[6] == 'a')
+		return 1;
+	if (!gpu_watch_comm)
+		return 0;
+	if (b[3] == 'm' && b[4] == 'p' && b[5] == 'i')
+		return 1;
+	if (b[3] == 'n' && b[4] == 'c' && b[5] == 'c' && b[6] == 'l')
+		return 1;
+	return b[3] == 't' && b[4] == 'o' && b[5] == 'r' && b[6] == 'c' && b[7] == 'h' &&
+	       b[8] == '_' && b[9] == 'c' && b[10] == 'p' && b[11] == 'u';
 }
 
 /* Tell userspace to look at this process's mappings for CUDA libraries
@@ -395,7 +414,7 @@ static __always_inline int gpu_mmap_end(const struct pt_regs *regs, long ret)
 	if (fd < 0 || ret < 0 || !(PROFD_SYSCALL_ARG2(regs) & GPU_PROT_EXEC))
 		return 0;
 	f = gpu_fd_file(fd);
-	if (!f || !gpu_is_cuda_lib(f) || !selected(bpf_get_current_pid_tgid() >> 32))
+	if (!f || !gpu_is_probed_lib(f) || !selected(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	return gpu_report_libmap();
 }
@@ -528,14 +547,15 @@ int BPF_KPROBE(on_gpu_ldso_state)
 	return gpu_report_libmap();
 }
 
-/* CUDA API entry; the cookie is the enum profd_cuda_fn.  A call made
- * while another is in flight deeper in the stack (lower sp) is nested:
- * not counted; so is a tail call (same sp, but the return address is
- * already the uretprobe trampoline).  One at a higher sp, or at the same
- * sp with the same return address, means the earlier call returned
- * unseen (longjmp, exception): start over. */
-SEC("uprobe")
-int BPF_KPROBE(on_cuda_enter, __u64 arg0)
+/* An API entry (CUDA's or a communication library's): the cookie says
+ * which function.  A call made while another of the same family is in
+ * flight deeper in the stack (lower sp) is nested: not counted; so is a
+ * tail call (same sp, but the return address is already the uretprobe
+ * trampoline).  One at a higher sp, or at the same sp with the same
+ * return address, means the earlier call returned unseen (longjmp,
+ * exception): start over. */
+static __always_inline int gpu_api_enter(struct pt_regs *ctx, void *calls, __u32 source,
+					 __u32 nested, __u64 arg)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -545,30 +565,26 @@ int BPF_KPROBE(on_cuda_enter, __u64 arg0)
 	if (!selected(id >> 32))
 		return 0;
 	ra = profd_entry_ra(PROFD_PT_REGS_LR(ctx), sp);
-	cur = bpf_map_lookup_elem(&gpu_cuda_calls, &tid);
+	cur = bpf_map_lookup_elem(calls, &tid);
 	if (cur && (sp < cur->sp || (sp == cur->sp && ra != cur->ra))) {
-		gpu_count(PROFD_GPU_CNT_CUDA_NESTED);
+		gpu_count(nested);
 		return 0;
 	}
 	c.start_ns = bpf_ktime_get_ns();
 	c.sp = sp;
 	c.ra = ra;
-	c.source = PROFD_GPU_SRC_CUDA;
+	c.source = source;
 	c.nr = (__u32)bpf_get_attach_cookie(ctx);
-	/* cuLaunchKernelEx(config, f, ...): the kernel comes second. */
-	c.arg = c.nr == PROFD_CUDA_cuLaunchKernelEx || c.nr == PROFD_CUDA_cuLaunchKernelEx_ptsz
-			? PT_REGS_PARM2(ctx)
-			: arg0;
-	if (bpf_map_update_elem(&gpu_cuda_calls, &tid, &c, BPF_ANY))
+	c.arg = arg;
+	if (bpf_map_update_elem(calls, &tid, &c, BPF_ANY))
 		gpu_count(PROFD_GPU_CNT_INFLIGHT_FULL);
 	return 0;
 }
 
-/* CUDA API return: after the outermost call's ret the sp is where the
+/* API return: after the outermost call's ret the sp is where the
  * caller's is (PROFD_SP_AFTER_RET of the entry's); a nested call
  * returns below it. */
-SEC("uretprobe")
-int BPF_KRETPROBE(on_cuda_return, long ret)
+static __always_inline int gpu_api_return(struct pt_regs *ctx, void *calls, __u32 seen, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct gpu_call *cp, c;
@@ -576,13 +592,13 @@ int BPF_KRETPROBE(on_cuda_return, long ret)
 	struct unwind_regs regs;
 	__u64 now;
 
-	cp = bpf_map_lookup_elem(&gpu_cuda_calls, &tid);
+	cp = bpf_map_lookup_elem(calls, &tid);
 	if (!cp || PT_REGS_SP(ctx) < PROFD_SP_AFTER_RET(cp->sp))
 		return 0;
 	now = bpf_ktime_get_ns();
 	c = *cp;
-	bpf_map_delete_elem(&gpu_cuda_calls, &tid);
-	gpu_count(PROFD_GPU_CNT_CUDA_SEEN);
+	bpf_map_delete_elem(calls, &tid);
+	gpu_count(seen);
 	e = gpu_reserve(&c, now, ret);
 	if (!e)
 		return 0;
@@ -594,6 +610,40 @@ int BPF_KRETPROBE(on_cuda_return, long ret)
 	regs.lr = 0; /* returned: the link register is the callee's */
 	gpu_send(ctx, e, &regs, 1);
 	return 0;
+}
+
+/* CUDA API entry; the cookie is the enum profd_cuda_fn. */
+SEC("uprobe")
+int BPF_KPROBE(on_cuda_enter, __u64 arg0)
+{
+	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
+
+	/* cuLaunchKernelEx(config, f, ...): the kernel comes second. */
+	return gpu_api_enter(ctx, &gpu_cuda_calls, PROFD_GPU_SRC_CUDA, PROFD_GPU_CNT_CUDA_NESTED,
+			     fn == PROFD_CUDA_cuLaunchKernelEx || fn == PROFD_CUDA_cuLaunchKernelEx_ptsz
+				     ? PT_REGS_PARM2(ctx)
+				     : arg0);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_cuda_return, long ret)
+{
+	return gpu_api_return(ctx, &gpu_cuda_calls, PROFD_GPU_CNT_CUDA_SEEN, ret);
+}
+
+/* A communication library's blocking call; the cookie is the enum
+ * profd_comm_fn.  MPI_Allreduce calling MPI_Wait inside is one call. */
+SEC("uprobe")
+int BPF_KPROBE(on_comm_enter)
+{
+	return gpu_api_enter(ctx, &gpu_comm_calls, PROFD_GPU_SRC_COMM, PROFD_GPU_CNT_COMM_NESTED,
+			     0);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(on_comm_return, long ret)
+{
+	return gpu_api_return(ctx, &gpu_comm_calls, PROFD_GPU_CNT_COMM_SEEN, ret);
 }
 
 /* A call that makes a kernel handle, between entry and return. */

@@ -10,7 +10,7 @@
 
 #include "profd_abi_unwind.h" /* native unwinding tables */
 
-#define PROFD_ABI_VERSION 21
+#define PROFD_ABI_VERSION 22
 
 #define PROFD_COMM_LEN 16
 #define PROFD_MAX_STACK_DEPTH 127 /* frames kept per kernel or user stack */
@@ -444,7 +444,8 @@ enum profd_gpu_source {
 	PROFD_GPU_SRC_IOCTL = 1,
 	PROFD_GPU_SRC_POLL = 2, /* poll or ppoll with a watched fd among the first few */
 	PROFD_GPU_SRC_CUDA = 3, /* outermost CUDA API call of the thread */
-	PROFD_GPU_SRC_LIBMAP = 4, /* the process mapped libcuda*: attach uprobes (no stacks) */
+	PROFD_GPU_SRC_LIBMAP = 4, /* the process mapped a library we probe: attach (no stacks) */
+	PROFD_GPU_SRC_COMM = 5, /* outermost call of a communication library (MPI, gloo, NCCL) */
 };
 
 /* Key of the gpu_devs map: a kernel dev_t (major << 20 | minor).  A
@@ -565,6 +566,56 @@ enum profd_cuda_fn {
 	PROFD_CUDA_FN_MAX
 };
 
+/* Blocking calls of communication libraries, the cookie of their
+ * uprobes (on_comm_enter): where the ranks of a job wait for each other.
+ * Sent as profd_gpu_event with source PROFD_GPU_SRC_COMM and nr the
+ * function.  Append only; names in userspace/lib/gpu/comm_names.c. */
+enum profd_comm_fn {
+	PROFD_COMM_NONE = 0,
+	/* MPI (Open MPI's libmpi.so.40, MPICH's libmpi.so.12 / libmpich):
+	 * collectives, waits, blocking point-to-point */
+	PROFD_COMM_MPI_Allreduce,
+	PROFD_COMM_MPI_Reduce,
+	PROFD_COMM_MPI_Bcast,
+	PROFD_COMM_MPI_Barrier,
+	PROFD_COMM_MPI_Allgather,
+	PROFD_COMM_MPI_Allgatherv,
+	PROFD_COMM_MPI_Gather,
+	PROFD_COMM_MPI_Gatherv,
+	PROFD_COMM_MPI_Scatter,
+	PROFD_COMM_MPI_Scatterv,
+	PROFD_COMM_MPI_Alltoall,
+	PROFD_COMM_MPI_Alltoallv,
+	PROFD_COMM_MPI_Reduce_scatter,
+	PROFD_COMM_MPI_Reduce_scatter_block,
+	PROFD_COMM_MPI_Scan,
+	PROFD_COMM_MPI_Exscan,
+	PROFD_COMM_MPI_Wait,
+	PROFD_COMM_MPI_Waitall,
+	PROFD_COMM_MPI_Waitany,
+	PROFD_COMM_MPI_Waitsome,
+	PROFD_COMM_MPI_Recv,
+	PROFD_COMM_MPI_Send,
+	PROFD_COMM_MPI_Ssend,
+	PROFD_COMM_MPI_Sendrecv,
+	PROFD_COMM_MPI_Probe,
+	/* PyTorch's c10d (libtorch_cpu): the wait on a collective's work,
+	 * gloo's included (its ops run on a worker thread) */
+	PROFD_COMM_c10d_Work_wait,
+	/* NCCL (libnccl.so.2): collectives and group calls, each an enqueue
+	 * on the GPU's stream (the wait is the CUDA synchronization) */
+	PROFD_COMM_ncclAllReduce,
+	PROFD_COMM_ncclBroadcast,
+	PROFD_COMM_ncclReduce,
+	PROFD_COMM_ncclAllGather,
+	PROFD_COMM_ncclReduceScatter,
+	PROFD_COMM_ncclSend,
+	PROFD_COMM_ncclRecv,
+	PROFD_COMM_ncclGroupEnd,
+	PROFD_COMM_ncclCommInitRank,
+	PROFD_COMM_FN_MAX
+};
+
 /* GPU counters, one slot each in the per-CPU gpu_counters map. */
 enum profd_gpu_counter {
 	PROFD_GPU_CNT_IOCTL_SEEN = 0, /* ioctl calls on a watched device (command filter passed) */
@@ -576,6 +627,8 @@ enum profd_gpu_counter {
 	PROFD_GPU_CNT_INFLIGHT_FULL,  /* calls not timed: in-flight map full */
 	PROFD_GPU_CNT_LIBMAP,         /* libcuda* mappings reported */
 	PROFD_GPU_CNT_NAMES,          /* kernel handles made or dropped, reported */
+	PROFD_GPU_CNT_COMM_SEEN,      /* outermost communication-library calls */
+	PROFD_GPU_CNT_COMM_NESTED,    /* communication calls made inside another */
 	PROFD_GPU_CNT_MAX
 };
 

@@ -62,6 +62,8 @@ static const struct cli_opt specs[OPT_END] = {
 	[OPT_ASYNC] = { "async", 'a', false, 0 },
 	[OPT_LOCALS] = { "locals", 'l', false, 0 },
 	[OPT_SOCKET] = { "socket", 's', true, 0 },
+	[OPT_JOB] = { "job", 0, true, 0 },
+	[OPT_EXPLAIN] = { "explain", 0, true, 0 },
 	[OPT_JSON] = { "json", 'j', false, 0 },
 	[OPT_HELP] = { "help", 'h', false, 0 },
 };
@@ -222,6 +224,12 @@ static int set_option(struct ctl *ctl, struct cli_args *a, enum cli_opt_id id, c
 	case OPT_INTERVAL:
 		if (duration_parse(arg, &a->interval_ns) || a->interval_ns < 100000000ull)
 			return cli_usage_error(ctl, "--interval: at least 100ms");
+		return 0;
+	case OPT_JOB:
+	case OPT_EXPLAIN:
+		if (parse_uint(arg, 1, 0x3fffffff, id == OPT_JOB ? &a->job : &a->explain))
+			return cli_usage_error(ctl, "--%s: '%s' is not a job id (profctl jobs lists "
+						    "them)", specs[id].name, arg);
 		return 0;
 	default:
 		set_plain(ctl, a, id, arg);

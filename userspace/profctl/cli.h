@@ -25,7 +25,7 @@ enum cli_opt_id {
 	OPT_INVERTED, OPT_FLAME, OPT_WIDTH, OPT_MIN_WIDTH, OPT_RATE,
 	/* one command's own */
 	OPT_DURATION, OPT_INTERVAL, OPT_ONCE, OPT_ROWS, OPT_BEFORE, OPT_AFTER,
-	OPT_ABSOLUTE, OPT_QUIET, OPT_ASYNC, OPT_LOCALS, OPT_SOCKET,
+	OPT_ABSOLUTE, OPT_QUIET, OPT_ASYNC, OPT_LOCALS, OPT_SOCKET, OPT_JOB, OPT_EXPLAIN,
 	/* every command's */
 	OPT_JSON, OPT_HELP,
 	OPT_END /* ends a command's list */
@@ -47,6 +47,7 @@ struct cli_args {
 	size_t rows;
 	const char *before, *after; /* diff's files or windows */
 	bool once, absolute, quiet, async, locals;
+	uint32_t job, explain; /* --job ID, --explain ID: a job's id (its launcher's pid) */
 	char **operands; /* what follows the options */
 	int noperands;
 };

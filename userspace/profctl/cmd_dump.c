@@ -1,12 +1,16 @@
 /* profctl dump: fetch a profile from profd and render it. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "fileio.h"
+#include "jobsel.h"
 #include "protocol.h"
 #include "render.h"
+#include "stackset.h"
 
 void dump_usage(FILE *out)
 {
@@ -67,7 +71,9 @@ static int check(const struct ctl *ctl, struct cli_args *a)
 {
 	const struct proto_dump_req *r = &a->req;
 
-	if (!cli_selects(r) && !(r->flags & PROTO_DUMP_ALL))
+	if (a->job && (cli_selects(r) || (r->flags & PROTO_DUMP_ALL)))
+		return cli_usage_error(ctl, "--job selects the job's processes: no other selector");
+	if (!a->job && !cli_selects(r) && !(r->flags & PROTO_DUMP_ALL))
 		return cli_usage_error(ctl, "say which process: --pid PID, --comm NAME, --exe PATH, "
 					    "--service NAME, --unit NAME, --container ID, "
 					    "--cgroup PATH or --all");
@@ -93,18 +99,98 @@ static int dump_timeline(const struct ctl *ctl, struct cli_args *a)
 	return rc;
 }
 
+/* --job ID: every member of the job, a root frame each ("rank 3 (pid
+ * N)"): the request names them and asks for their subprocesses, which
+ * gives each process its root, relabelled here by pid. */
+static int select_job(const struct ctl *ctl, struct cli_args *a, struct jobsel *s)
+{
+	const struct job *j;
+	size_t i;
+
+	if (jobsel_fetch(ctl, s))
+		return 1;
+	j = jobsel_job(s, a->job);
+	if (!j) {
+		client_error(ctl, "no job %u (profctl jobs lists them)", a->job);
+		return 1;
+	}
+	a->req.pids = calloc(j->n, sizeof(*a->req.pids));
+	if (!a->req.pids) {
+		client_error(ctl, "out of memory");
+		return 1;
+	}
+	for (i = 0; i < j->n; i++)
+		a->req.pids[a->req.npids++] = s->list.procs[j->m[i].proc].pid;
+	a->req.flags |= PROTO_DUMP_SUBPROCESSES;
+	if (!a->ro.title) {
+		snprintf(s->title, sizeof(s->title), "job %u (%s, %zu ranks)", j->id,
+			 j->launcher[0] ? j->launcher : "ranks set by hand", j->nranks);
+		a->ro.title = s->title;
+	}
+	return 0;
+}
+
+/* The pid in a process root "comm (pid)", or 0. */
+static uint32_t root_pid(const char *name)
+{
+	const char *open = strrchr(name, '(');
+	unsigned long v;
+	char *end;
+
+	if (!open)
+		return 0;
+	v = strtoul(open + 1, &end, 10);
+	return *end == ')' && !end[1] && v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
+static int label_roots(const struct jobsel *s, uint32_t id, struct stackset *ss)
+{
+	const struct job *j = jobsel_job(s, id);
+	char label[96];
+	size_t f, i;
+
+	for (f = 0; j && f < ss->nframes; f++) {
+		uint32_t pid = ss->frames[f].kind == FRAME_ROOT ? root_pid(ss->frames[f].name) : 0;
+		char *name;
+
+		for (i = 0; pid && i < j->n; i++) {
+			if (s->list.procs[j->m[i].proc].pid != pid)
+				continue;
+			jobsel_label(s, &j->m[i], label, sizeof(label));
+			if (!(name = strdup(label)))
+				return -ENOMEM;
+			free(ss->frames[f].name); /* nothing is interned after this */
+			ss->frames[f].name = name;
+			break;
+		}
+	}
+	return 0;
+}
+
 int cmd_dump(const struct ctl *ctl, struct cli_args *a)
 {
 	struct stackset *ss = NULL;
+	struct jobsel s = { 0 };
 	struct buf out;
 	int rc = check(ctl, a);
 
-	if (rc)
+	if (!rc && a->job)
+		rc = select_job(ctl, a, &s);
+	if (rc) {
+		jobsel_free(&s);
 		return rc;
-	if (render_format_timeline(a->format))
-		return dump_timeline(ctl, a);
+	}
+	if (render_format_timeline(a->format)) {
+		rc = dump_timeline(ctl, a);
+		jobsel_free(&s);
+		return rc;
+	}
 	buf_init(&out);
-	rc = client_dump(ctl, &a->req, &ss) ? 1 : fileio_render(ctl, a->format, ss, &a->ro, &out);
+	rc = client_dump(ctl, &a->req, &ss) ? 1 : 0;
+	if (!rc && a->job && label_roots(&s, a->job, ss))
+		rc = 1;
+	if (!rc)
+		rc = fileio_render(ctl, a->format, ss, &a->ro, &out);
 	if (!rc)
 		rc = fileio_save(ctl, a->output, &out);
 	/* A file: stdout is free for what was written (under --json). */
@@ -112,5 +198,6 @@ int cmd_dump(const struct ctl *ctl, struct cli_args *a)
 		rc = fileio_report(ctl, a->output, a->format, ss, out.len, false);
 	stackset_free(ss);
 	buf_free(&out);
+	jobsel_free(&s);
 	return rc;
 }

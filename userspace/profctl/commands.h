@@ -25,6 +25,9 @@ void render_usage(FILE *out);
 /* profctl diff BEFORE.folded AFTER.folded: differential flamegraph. */
 int cmd_diff(const struct ctl *ctl, struct cli_args *a);
 void diff_usage(FILE *out);
+/* profctl jobs [--explain ID]: distributed jobs, their ranks, the straggler. */
+int cmd_jobs(const struct ctl *ctl, struct cli_args *a);
+void jobs_usage(FILE *out);
 /* profctl stacks --pid N: every thread's current stack. */
 int cmd_stacks(const struct ctl *ctl, struct cli_args *a);
 void stacks_usage(FILE *out);

@@ -14,8 +14,8 @@
 static const enum cli_opt_id no_opts[] = { OPT_END };
 static const enum cli_opt_id list_opt_ids[] = { OPT_ALL, OPT_SINCE, OPT_TYPE, OPT_END };
 static const enum cli_opt_id dump_opt_ids[] = {
-	OPT_PID, OPT_ALL, OPT_COMM, OPT_EXE, WORKLOAD_OPTS, OPT_SINCE, OPT_UNTIL, PROFILE_OPTS,
-	OPT_FORMAT, OPT_OUTPUT, OPT_TITLE, OPT_INVERTED, OPT_FLAME, OPT_END
+	OPT_PID, OPT_ALL, OPT_COMM, OPT_EXE, WORKLOAD_OPTS, OPT_JOB, OPT_SINCE, OPT_UNTIL,
+	PROFILE_OPTS, OPT_FORMAT, OPT_OUTPUT, OPT_TITLE, OPT_INVERTED, OPT_FLAME, OPT_END
 };
 static const enum cli_opt_id record_opt_ids[] = {
 	OPT_PID, WORKLOAD_OPTS, OPT_DURATION, PROFILE_OPTS, OPT_FORMAT, OPT_OUTPUT, OPT_TITLE,
@@ -32,6 +32,7 @@ static const enum cli_opt_id diff_opt_ids[] = {
 	OPT_PID, OPT_BEFORE, OPT_AFTER, OPT_OUTPUT, OPT_ABSOLUTE, OPT_QUIET, SVG_OPTS, OPT_END
 };
 static const enum cli_opt_id stacks_opt_ids[] = { OPT_PID, OPT_ASYNC, OPT_LOCALS, OPT_END };
+static const enum cli_opt_id jobs_opt_ids[] = { OPT_EXPLAIN, OPT_END };
 
 /* Every command.  Unsaid: no operands, options anywhere, --json honoured. */
 static const struct command commands[] = {
@@ -39,6 +40,9 @@ static const struct command commands[] = {
 	  .overview = "  list [--all | --since DUR] [-t TYPE]\n"
 		      "                            running processes by CPU samples (--all: the\n"
 		      "                            exited too; -t: a type's weights in its unit)\n" },
+	{ .name = "jobs", .usage = jobs_usage, .opts = jobs_opt_ids, .run = cmd_jobs,
+	  .overview = "  jobs [--explain ID]       distributed jobs (torchrun, mpirun, srun): ranks,\n"
+		      "                            time in collectives, the straggler named\n" },
 	{ .name = "stats", .usage = stats_usage, .opts = no_opts, .run = cmd_stats,
 	  .overview = "  stats                     profd's counters: samples, drops, memory, CPU\n" },
 	{ .name = "dump", .usage = dump_usage, .opts = dump_opt_ids, .run = cmd_dump,

@@ -113,7 +113,7 @@ struct list_ctx {
 /* A process to list, as memory or history knows it.  Strings are
  * borrowed: history's live only during its callback. */
 struct list_item {
-	uint32_t pid, uid, flags;
+	uint32_t pid, ppid, uid, flags;
 	uint64_t start_time, exit_ns;
 	const char *comm, *exe;
 	const char *ident[PROTO_IDENT_N]; /* NULL: unknown */
@@ -168,7 +168,8 @@ static int list_add(struct list_ctx *x, struct list_item *it)
 		return -ENOMEM;
 	it->w[AGG_WALL] = it->w[AGG_CPU] * x->cpu_ns + it->w[AGG_OFFCPU];
 	e = &x->l->procs[x->l->n];
-	*e = (struct proto_proc){ .pid = it->pid, .uid = it->uid, .flags = it->flags,
+	*e = (struct proto_proc){ .pid = it->pid, .ppid = it->ppid, .uid = it->uid,
+				  .flags = it->flags,
 				  .start_time = it->start_time, .exit_ns = it->exit_ns,
 				  .samples = it->w[AGG_CPU], .ntotals = AGG_TYPE_MAX };
 	e->comm = strdup(it->comm ? it->comm : "");
@@ -207,8 +208,8 @@ static int list_rss_history(struct proto_proc *e, const struct proc *p)
 /* A process in memory, with its points. */
 static int list_memory_proc(struct list_ctx *x, const struct proc *p)
 {
-	struct list_item it = { .pid = p->pid, .uid = p->uid, .start_time = p->start_time,
-				.comm = p->comm, .exe = p->exe };
+	struct list_item it = { .pid = p->pid, .ppid = p->ppid, .uid = p->uid,
+				.start_time = p->start_time, .comm = p->comm, .exe = p->exe };
 	size_t n = x->l->n;
 	int t, err;
 
@@ -297,6 +298,33 @@ static int list_history_proc(const struct history_proc *hp, void *ctx)
 	return 0;
 }
 
+/* The ancestors of the ranks of a job, sampled or not: a launcher
+ * (mpirun, torchrun) mostly waits, and profctl jobs names a job by it.
+ * A parent that started after its child is a reused pid: not it. */
+#define LIST_JOB_GENERATIONS 4
+static int list_launchers(struct daemon *d, struct list_ctx *x)
+{
+	size_t i, from = 0, gen;
+	int err = 0;
+
+	for (gen = 0; gen < LIST_JOB_GENERATIONS && !err; gen++) {
+		size_t n = x->l->n;
+
+		for (i = from; i < n && !err; i++) {
+			const struct proto_proc *e = &x->l->procs[i];
+			struct proc *q;
+
+			if (!e->ppid || (!gen && !e->ident[PROTO_IDENT_RANK]))
+				continue;
+			q = proctable_find_pid(&d->pt, e->ppid);
+			if (q && may_see(x->c, q) && q->start_time <= e->start_time)
+				err = list_memory_proc(x, q); /* once: list_add skips the seen */
+		}
+		from = n;
+	}
+	return err;
+}
+
 static int handle_list(struct daemon *d, struct buf *out, const struct caller *c)
 {
 	struct proto_list l = { 0 };
@@ -313,6 +341,8 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 	while (!err && (p = proctable_next(&d->pt, &it)))
 		if (may_see(c, p) && has_data(p))
 			err = list_memory_proc(&x, p);
+	if (!err)
+		err = list_launchers(d, &x);
 	retention = d->cfg.retention_ns;
 	daemon_unlock(d);
 	if (!err && d->hist)

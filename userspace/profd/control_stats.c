@@ -254,6 +254,7 @@ static const struct stat_row stat_rows[] = {
 	GPU(uprobe_files, "cuda_uprobe_files"),
 	GPU(uprobes, "cuda_uprobes"),
 	GPU(uprobe_failures, "cuda_uprobe_failures"),
+	GPU(comm_files, "comm_uprobe_files"),
 	GPU(name_events, "cuda_kernel_handle_events"),
 	GPU(kernel_handles, "cuda_kernel_handles"),
 	GPU(kernel_handles_over_cap, "cuda_kernel_handles_over_cap"),

@@ -183,6 +183,7 @@ static int daemon_gpu_new(struct daemon *d)
 		.devices = d->cfg.gpu_devices,
 		.ndevices = d->cfg.ngpu_devices,
 		.cuda_launches = d->cfg.cuda_launches,
+		.comm = d->cfg.comm,
 	};
 
 	d->gpu = gpu_new(&go);

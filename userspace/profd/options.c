@@ -55,6 +55,8 @@ static void usage(FILE *out)
 		"      --cuda-launches      also trace kernel and graph launches (named by\n"
 		"                           kernel; two uprobe traps each: +24%% on a\n"
 		"                           training step launching ~13,000 a second)\n"
+		"      --comm, --no-comm    time the blocking calls of MPI, NCCL and PyTorch's\n"
+		"                           c10d (the comm profile: where ranks wait); on\n"
 		"      --gpu-device PATH[=CLASS] also watch this character device; CLASS\n"
 		"                           (nvidia, uvm, kfd, drm) names its commands\n"
 		"      --gpu-syscall-hook auto|uprobe|tracepoint  how ioctl and poll are\n"
@@ -130,6 +132,8 @@ enum {
 	OPT_NO_MMAP,
 	OPT_BPF_BUILD,
 	OPT_CUDA_LAUNCHES,
+	OPT_COMM,
+	OPT_NO_COMM,
 	OPT_CHECK,
 };
 
@@ -165,6 +169,8 @@ static const struct option long_opts[] = {
 	{ "mmap", no_argument, NULL, OPT_MMAP },
 	{ "bpf-build", required_argument, NULL, OPT_BPF_BUILD },
 	{ "cuda-launches", no_argument, NULL, OPT_CUDA_LAUNCHES },
+	{ "comm", no_argument, NULL, OPT_COMM },
+	{ "no-comm", no_argument, NULL, OPT_NO_COMM },
 	{ "no-mmap", no_argument, NULL, OPT_NO_MMAP },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "check", no_argument, NULL, OPT_CHECK },
@@ -314,6 +320,7 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 	c->history_max_bytes = 1ull << 30;
 	c->push_interval_ns = 10ull * 1000000000ull;
 	c->offcpu = false; /* sched_switch costs every switch: docs/design/offcpu.md */
+	c->comm = true;    /* paid only by the calls probed: bench/RESULTS.md */
 	c->offcpu_min_ns = 1000000ull;
 	c->memory = false; /* every user page fault pays: docs/design/memory.md */
 	c->memory_sample_kib = 2048;
@@ -388,6 +395,8 @@ int daemon_parse_args(const struct config_argv *ca, struct daemon_config *c)
 		case OPT_MMAP: c->mmap = true; break;
 		case OPT_BPF_BUILD: err = opt_bpf_build(c, optarg); break;
 		case OPT_CUDA_LAUNCHES: c->cuda_launches = true; break;
+		case OPT_COMM: c->comm = true; break;
+		case OPT_NO_COMM: c->comm = false; break;
 		case OPT_NO_MMAP: c->mmap = false; break;
 		case OPT_MEMORY_KIB:
 			err = optvalue_number("memory-sample-kib", optarg, 4, 1u << 20, &c->memory_sample_kib);

@@ -21,6 +21,8 @@ static const struct {
 	[AGG_GIL] = { "gil", "samples" },
 	[AGG_MEMORY] = { "memory", "bytes" },
 	[AGG_MMAP] = { "mmap", "bytes" },
+	[AGG_COMM] = { "comm", "nanoseconds" },
+	[AGG_COMM_CALLS] = { "comm-calls", "calls" },
 };
 
 int aggregate_type_from_name(const char *name)

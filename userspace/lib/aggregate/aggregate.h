@@ -79,6 +79,8 @@ enum agg_type {
 	AGG_GIL,              /* "gil": cpu samples of threads holding the GIL */
 	AGG_MEMORY,           /* "memory": bytes made resident (user page faults) */
 	AGG_MMAP,             /* "mmap": bytes mapped, unmapped as negative weights */
+	AGG_COMM,             /* "comm": ns in blocking calls of MPI, c10d, NCCL */
+	AGG_COMM_CALLS,       /* "comm-calls": those calls */
 	AGG_TYPE_MAX
 };
 

@@ -255,6 +255,7 @@ struct gpu *gpu_new(const struct gpu_opts *o)
 	g->hook = o->hook == GPU_HOOK_TRACEPOINT || o->hook == GPU_HOOK_UPROBE ? o->hook
 									       : GPU_HOOK_AUTO;
 	g->st.hook = GPU_HOOK_NONE;
+	g->comm = o->comm;
 	g->proc_root = strdup(o->proc_root ? o->proc_root : "/proc");
 	g->devs = calloc(GPU_MAX_DEVICES, sizeof(*g->devs));
 	if (!g->proc_root || !g->devs)
@@ -294,7 +295,7 @@ void gpu_free(struct gpu *g)
 
 bool gpu_enabled(const struct gpu *g)
 {
-	return g && g->mode != GPU_MODE_OFF && (g->ndevs || g->cuda);
+	return g && ((g->mode != GPU_MODE_OFF && (g->ndevs || g->cuda)) || g->comm);
 }
 
 const struct gpu_device *gpu_find_device(const struct gpu *g, uint32_t rdev)
@@ -348,7 +349,7 @@ static bool fentry_wanted(const struct gpu *g, const struct fentry_hook *h)
 {
 	if (!h->fn)
 		return false;
-	return h->cuda ? g->cuda : g->ndevs > 0;
+	return h->cuda ? gpu_probes_libs(g) : g->ndevs > 0;
 }
 
 /* Can a BPF trampoline attach to the kernel function fn?  A two-insn
@@ -410,7 +411,7 @@ static size_t sys_progs(struct sample_bpf *skel, struct bpf_program *out[GPU_N_S
 
 void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 {
-	struct bpf_program *progs[GPU_N_SYS_PROGS + 7];
+	struct bpf_program *progs[GPU_N_SYS_PROGS + 9];
 	struct fentry_hook h[GPU_N_FENTRY];
 	size_t i, n = sys_progs(skel, progs);
 
@@ -420,6 +421,8 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 	progs[n++] = skel->progs.on_cuda_return;
 	progs[n++] = skel->progs.on_cuda_name_enter;
 	progs[n++] = skel->progs.on_cuda_name_return;
+	progs[n++] = skel->progs.on_comm_enter;
+	progs[n++] = skel->progs.on_comm_return;
 	progs[n++] = skel->progs.on_gpu_libc_enter;
 	progs[n++] = skel->progs.on_gpu_libc_return;
 	progs[n++] = skel->progs.on_gpu_ldso_state;
@@ -433,7 +436,9 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 		return;
 	}
 	skel->rodata->gpu_watch_devices = g->ndevs > 0;
-	skel->rodata->gpu_watch_cuda_libs = g->cuda;
+	skel->rodata->gpu_watch_cuda_libs = gpu_probes_libs(g);
+	skel->rodata->gpu_watch_cuda = g->cuda;
+	skel->rodata->gpu_watch_comm = g->comm;
 	fentry_hooks(skel, h);
 	g->hook = choose_hook(g, h);
 	if (g->hook == GPU_HOOK_FENTRY) {
@@ -443,7 +448,7 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 		/* attached per file by gpu_libc.c */
 		bpf_program__set_autoload(skel->progs.on_gpu_libc_enter, g->ndevs > 0);
 		bpf_program__set_autoload(skel->progs.on_gpu_libc_return, g->ndevs > 0);
-		bpf_program__set_autoload(skel->progs.on_gpu_ldso_state, g->cuda);
+		bpf_program__set_autoload(skel->progs.on_gpu_ldso_state, gpu_probes_libs(g));
 	} else {
 		bpf_program__set_autoload(skel->progs.on_gpu_sys_enter, g->ndevs > 0);
 		bpf_program__set_autoload(skel->progs.on_gpu_sys_exit, true);
@@ -452,6 +457,8 @@ void gpu_bpf_prepare(struct gpu *g, struct sample_bpf *skel)
 	bpf_program__set_autoload(skel->progs.on_cuda_return, g->cuda);
 	bpf_program__set_autoload(skel->progs.on_cuda_name_enter, g->cuda && g->cuda_launches);
 	bpf_program__set_autoload(skel->progs.on_cuda_name_return, g->cuda && g->cuda_launches);
+	bpf_program__set_autoload(skel->progs.on_comm_enter, g->comm);
+	bpf_program__set_autoload(skel->progs.on_comm_return, g->comm);
 }
 
 bool gpu_bpf_refused(struct gpu *g, const char *prog)
@@ -462,6 +469,12 @@ bool gpu_bpf_refused(struct gpu *g, const char *prog)
 		log_warn("gpu: CUDA entry points are not traced: this kernel refused their "
 			 "uprobe program (%s)", prog);
 		g->cuda = false;
+		return gpu_enabled(g);
+	}
+	if (g->comm && !strncmp(prog, "on_comm_", 8)) {
+		log_warn("gpu: collectives are not traced: this kernel refused their uprobe "
+			 "program (%s)", prog);
+		g->comm = false;
 		return gpu_enabled(g);
 	}
 	if (g->hook == GPU_HOOK_FENTRY) {
@@ -601,8 +614,9 @@ int gpu_attach(struct gpu *g)
 		gpu_uprobe_scan_all(g);
 	if (g->hook == GPU_HOOK_UPROBE && g->ndevs && !g->st.libc_uprobes)
 		log_warn("gpu: no C library could be probed: ioctl and poll are not traced");
-	log_info("gpu: tracing %zu device entries%s, system calls hooked by %s", g->ndevs,
-		 g->cuda ? ", CUDA entry points" : "", hook_description(g->hook));
+	log_info("gpu: tracing %zu device entries%s%s, system calls hooked by %s", g->ndevs,
+		 g->cuda ? ", CUDA entry points" : "", g->comm ? ", collectives" : "",
+		 hook_description(g->hook));
 	return 0;
 }
 
@@ -621,6 +635,8 @@ static const char *const counter_names[PROFD_GPU_CNT_MAX] = {
 	[PROFD_GPU_CNT_INFLIGHT_FULL] = "bpf_gpu_calls_untimed_map_full",
 	[PROFD_GPU_CNT_LIBMAP] = "bpf_cuda_library_mappings",
 	[PROFD_GPU_CNT_NAMES] = "bpf_cuda_kernel_handle_events",
+	[PROFD_GPU_CNT_COMM_SEEN] = "bpf_comm_calls",
+	[PROFD_GPU_CNT_COMM_NESTED] = "bpf_comm_nested_calls",
 };
 
 const char *gpu_counter_name(int which)

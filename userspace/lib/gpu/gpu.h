@@ -45,6 +45,7 @@ struct gpu_opts {
 	const char *proc_root;    /* NULL: "/proc" */
 	const char *proc_devices; /* NULL: "<proc_root>/devices" */
 	bool cuda_launches;       /* also probe kernel and graph launches (--cuda-launches) */
+	bool comm;                /* collectives of MPI, c10d and NCCL (--comm), any --gpu mode */
 };
 
 /* One watched device (or range of minors) as the BPF map keys it. */
@@ -64,6 +65,7 @@ struct gpu_stats {
 	uint64_t uprobe_files;    /* library files with uprobes */
 	uint64_t uprobes;         /* uprobes attached (entry + return) */
 	uint64_t uprobe_failures; /* attach failures */
+	uint64_t comm_files;      /* communication library files with uprobes */
 	uint64_t libc_files;      /* uprobe hook: C library and loader files probed */
 	uint64_t libc_uprobes;    /* uprobe hook: probes attached (entry + return) */
 	uint64_t libc_failures;   /* uprobe hook: attach failures */
@@ -133,6 +135,11 @@ const char *gpu_cmd_name(uint32_t cls, uint32_t cmd);
 void gpu_call_frame(const struct gpu *g, const struct profd_gpu_event *e, char *buf, size_t len);
 /* CUDA entry point name by enum profd_cuda_fn, or NULL. */
 const char *gpu_cuda_fn_name(uint32_t fn);
+/* Communication calls (comm_names.c): the symbol probed for an enum
+ * profd_comm_fn ("MPI_Allreduce", a mangled C++ name), or NULL; and the
+ * name frames show ("MPI_Allreduce", "c10d::Work::wait"). */
+const char *gpu_comm_fn_symbol(uint32_t fn);
+const char *gpu_comm_fn_label(uint32_t fn);
 /* 1 for libcudart functions, 0 for libcuda. */
 int gpu_cuda_fn_runtime(uint32_t fn);
 /* Whether fn launches kernels or graphs (probed only with --cuda-launches). */

@@ -14,6 +14,7 @@ struct gpu {
 	enum gpu_mode mode;
 	bool cuda;                /* CUDA uprobes wanted */
 	bool cuda_launches;       /* launches too (each costs two uprobe traps) */
+	bool comm;                /* communication-library uprobes wanted (MPI, c10d, NCCL) */
 	struct gpu_device *devs;
 	size_t ndevs;
 	char *proc_root;
@@ -33,7 +34,14 @@ struct procmap;
  * libraries under the uprobe hook)? */
 static inline bool gpu_scans_maps(const struct gpu *g)
 {
-	return g->cuda || g->hook == GPU_HOOK_UPROBE;
+	return g->cuda || g->comm || g->hook == GPU_HOOK_UPROBE;
+}
+
+/* Are library entry points probed (CUDA's, the collectives')?  Their
+ * mappings are then watched: mmap, or the loader's _dl_debug_state. */
+static inline bool gpu_probes_libs(const struct gpu *g)
+{
+	return g->cuda || g->comm;
 }
 
 /* gpu_uprobe.c */

@@ -100,7 +100,7 @@ int gpu_libc_attach(struct gpu *g, uint32_t pid, const struct procmap *pm)
 	/* probes on the C library for devices, on the loader for CUDA */
 	if (!g->ndevs)
 		kind &= ~(unsigned)PROCMAPS_LIBC_C;
-	if (!g->cuda)
+	if (!gpu_probes_libs(g))
 		kind &= ~(unsigned)PROCMAPS_LIBC_LOADER;
 	if (!kind)
 		return 1;

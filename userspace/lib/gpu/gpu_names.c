@@ -261,6 +261,11 @@ void gpu_call_frame(const struct gpu *g, const struct profd_gpu_event *e, char *
 		snprintf(buf, len, "%s", name ? name : "cuda?");
 		return;
 	}
+	if (e->source == PROFD_GPU_SRC_COMM) {
+		name = gpu_comm_fn_label(e->nr);
+		snprintf(buf, len, "%s", name ? name : "comm?");
+		return;
+	}
 	device_label(g, e, dev, sizeof(dev));
 	if (e->source == PROFD_GPU_SRC_POLL)
 		snprintf(buf, len, "poll on %s", dev);

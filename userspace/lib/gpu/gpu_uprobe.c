@@ -1,4 +1,5 @@
-/* gpu_uprobe.c: uprobes on the CUDA API, attached once per library file.
+/* gpu_uprobe.c: uprobes on the CUDA API and on the blocking calls of
+ * communication libraries (MPI, c10d, NCCL), attached once per library file.
  * A uprobe belongs to the file (inode), not to a process, so the first
  * process that maps a given libcuda.so/libcudart.so brings the probes for
  * every later one.  Processes are looked at when profd starts, when BPF
@@ -21,18 +22,26 @@
 #include "rootfs.h"
 #include "sample.skel.h"
 
-enum cuda_lib { LIB_NONE = -1, LIB_DRIVER = 0, LIB_RUNTIME = 1 };
+enum probed_lib { LIB_NONE = -1, LIB_DRIVER = 0, LIB_RUNTIME = 1, LIB_COMM = 2 };
 
-/* libcuda.so* is the driver API, libcudart.so* the runtime API. */
-static int lib_kind(const char *path)
+/* libcuda.so* is the driver API, libcudart.so* the runtime API; MPI
+ * (Open MPI's libmpi.so.40, MPICH's libmpi.so.12 and libmpich.so.12),
+ * NCCL and PyTorch's c10d (in libtorch_cpu) are communication. */
+static int lib_kind(const struct gpu *g, const char *path)
 {
+	static const char *const comm[] = { "libmpi.so", "libmpich.so", "libnccl.so",
+					    "libtorch_cpu.so" };
 	const char *base = strrchr(path, '/');
+	size_t i;
 
 	base = base ? base + 1 : path;
-	if (strncmp(base, "libcudart.so", 12) == 0)
+	if (g->cuda && strncmp(base, "libcudart.so", 12) == 0)
 		return LIB_RUNTIME;
-	if (strncmp(base, "libcuda.so", 10) == 0)
+	if (g->cuda && strncmp(base, "libcuda.so", 10) == 0)
 		return LIB_DRIVER;
+	for (i = 0; g->comm && i < sizeof(comm) / sizeof(comm[0]); i++)
+		if (strncmp(base, comm[i], strlen(comm[i])) == 0)
+			return LIB_COMM;
 	return LIB_NONE;
 }
 
@@ -50,23 +59,21 @@ int gpu_keep_link(struct gpu *g, struct bpf_link *link)
 }
 
 /* Entry and return probe on one function; the cookie says which.  path
- * is /proc/self/fd/N of the descriptor that was checked. */
-static int attach_fn(struct gpu *g, const char *path, const char *name, uint32_t fn)
+ * is /proc/self/fd/N of the descriptor that was checked, off the
+ * function's file offset (found once in our symbol table: libbpf would
+ * read the library's ELF again for each name). */
+static int attach_fn(struct gpu *g, const char *path, const char *name, const char *sym,
+		     uint64_t off, uint32_t fn, struct bpf_program *on_entry,
+		     struct bpf_program *on_return)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = gpu_cuda_fn_name(fn), .bpf_cookie = fn);
-	struct bpf_program *on_entry = g->skel->progs.on_cuda_enter;
-	struct bpf_program *on_return = g->skel->progs.on_cuda_return;
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = fn);
 	struct bpf_link *entry, *ret;
 
-	if (gpu_cuda_fn_names(fn)) { /* handles made: names, not time */
-		on_entry = g->skel->progs.on_cuda_name_enter;
-		on_return = g->skel->progs.on_cuda_name_return;
-	}
-	entry = bpf_program__attach_uprobe_opts(on_entry, -1, path, 0, &uo);
+	entry = bpf_program__attach_uprobe_opts(on_entry, -1, path, off, &uo);
 	if (!entry)
 		goto fail;
 	uo.retprobe = true;
-	ret = bpf_program__attach_uprobe_opts(on_return, -1, path, 0, &uo);
+	ret = bpf_program__attach_uprobe_opts(on_return, -1, path, off, &uo);
 	if (!ret) {
 		bpf_link__destroy(entry);
 		goto fail;
@@ -77,7 +84,7 @@ static int attach_fn(struct gpu *g, const char *path, const char *name, uint32_t
 	return 0;
 fail:
 	g->st.uprobe_failures++;
-	log_warn("gpu: uprobe on %s in %s failed: %s", gpu_cuda_fn_name(fn), name, strerror(errno));
+	log_warn("gpu: uprobe on %s in %s failed: %s", sym, name, strerror(errno));
 	return -errno;
 }
 
@@ -113,31 +120,89 @@ void gpu_close_mapped(struct elfsym *es, int fd)
 	close(fd); /* a uprobe holds its inode, not our descriptor */
 }
 
-/* Probe every entry point of the library's kind that the file exports
- * (checked first, so a missing one is not an error). */
+/* The file offset of an exported function; false when the file has no
+ * such symbol (or it lies outside the file), or another name already
+ * probed sits there (an alias: two probes would trap twice a call). */
+static bool fn_offset(const struct elfsym *es, const char *sym, uint64_t *done, uint32_t ndone,
+		      uint64_t *off)
+{
+	uint64_t addr, size;
+	uint32_t i;
+
+	if (elfsym_lookup_symbol(es, sym, &addr, &size) || elfsym_vaddr_to_offset(es, addr, off))
+		return false;
+	for (i = 0; i < ndone; i++)
+		if (done[i] == *off)
+			return false;
+	return true;
+}
+
+/* Probe every CUDA entry point of the library's kind that the file
+ * exports (checked first, so a missing one is not an error). */
+static uint32_t attach_cuda(struct gpu *g, const struct elfsym *es, const char *fdpath,
+			    const char *path, int kind)
+{
+	uint64_t done[PROFD_CUDA_FN_MAX], off;
+	uint32_t fn, n = 0;
+
+	for (fn = 1; fn < PROFD_CUDA_FN_MAX; fn++) {
+		const char *sym = gpu_cuda_fn_name(fn);
+		bool names = gpu_cuda_fn_names(fn); /* handles made: names, not time */
+
+		/* Handles are probed for the names of launches: with them. */
+		if (gpu_cuda_fn_runtime(fn) != kind ||
+		    ((gpu_cuda_fn_launch(fn) || names) && !g->cuda_launches) ||
+		    !fn_offset(es, sym, done, n, &off))
+			continue;
+		if (attach_fn(g, fdpath, path, sym, off, fn,
+			      names ? g->skel->progs.on_cuda_name_enter : g->skel->progs.on_cuda_enter,
+			      names ? g->skel->progs.on_cuda_name_return
+				    : g->skel->progs.on_cuda_return) == 0)
+			done[n++] = off;
+	}
+	return n;
+}
+
+/* Probe every blocking communication call the file exports. */
+static uint32_t attach_comm(struct gpu *g, const struct elfsym *es, const char *fdpath,
+			    const char *path)
+{
+	uint64_t done[PROFD_COMM_FN_MAX], off;
+	uint32_t fn, n = 0;
+
+	for (fn = 1; fn < PROFD_COMM_FN_MAX; fn++) {
+		const char *sym = gpu_comm_fn_symbol(fn);
+
+		if (!fn_offset(es, sym, done, n, &off))
+			continue;
+		if (attach_fn(g, fdpath, path, sym, off, fn, g->skel->progs.on_comm_enter,
+			      g->skel->progs.on_comm_return) == 0)
+			done[n++] = off;
+	}
+	return n;
+}
+
 static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int kind)
 {
 	char fdpath[64];
 	struct elfsym *es;
-	uint32_t fn, n = 0;
-	uint64_t addr, size;
+	uint32_t n;
 	int fd;
 
 	es = gpu_open_mapped(g, pid, pm, &fd, fdpath, sizeof(fdpath));
 	if (!es)
 		return -EIO;
-	for (fn = 1; fn < PROFD_CUDA_FN_MAX; fn++) {
-		/* Handles are probed for the names of launches: with them. */
-		if (gpu_cuda_fn_runtime(fn) != kind ||
-		    ((gpu_cuda_fn_launch(fn) || gpu_cuda_fn_names(fn)) && !g->cuda_launches) ||
-		    elfsym_lookup_symbol(es, gpu_cuda_fn_name(fn), &addr, &size))
-			continue;
-		if (attach_fn(g, fdpath, pm->path, fn) == 0)
-			n++;
-	}
+	if (kind == LIB_COMM)
+		n = attach_comm(g, es, fdpath, pm->path);
+	else
+		n = attach_cuda(g, es, fdpath, pm->path, kind);
 	gpu_close_mapped(es, fd);
-	g->st.uprobe_files++;
-	log_info("gpu: %u CUDA entry points probed in %s of pid %u", n, pm->path, pid);
+	if (kind == LIB_COMM)
+		g->st.comm_files++;
+	else
+		g->st.uprobe_files++;
+	log_info("gpu: %u %s entry points probed in %s of pid %u", n,
+		 kind == LIB_COMM ? "communication" : "CUDA", pm->path, pid);
 	return 0;
 }
 
@@ -150,11 +215,12 @@ bool gpu_file_seen(struct gpu *g, const struct procmap *pm, uint64_t *key)
 }
 
 /* Attach what a mapping wants, once per file: the CUDA entry points of
- * libcuda/libcudart, the uprobe hook's probes on the C library and the
- * dynamic loader (gpu_libc.c).  0, or 1 when pm is nothing of these. */
+ * libcuda/libcudart, the collectives of MPI, NCCL and c10d, the uprobe
+ * hook's probes on the C library and the dynamic loader (gpu_libc.c).
+ * 0, or 1 when pm is nothing of these. */
 static int scan_mapping(struct gpu *g, uint32_t pid, const struct procmap *pm)
 {
-	int kind = g->cuda ? lib_kind(pm->path) : LIB_NONE;
+	int kind = lib_kind(g, pm->path);
 
 	if (kind != LIB_NONE)
 		return attach_lib(g, pid, pm, kind);

@@ -1,4 +1,5 @@
-/* ingest_gpu.c: GPU driver calls and CUDA entry points.  Each event
+/* ingest_gpu.c: GPU driver calls, CUDA entry points and the blocking
+ * calls of communication libraries (MPI, c10d, NCCL).  Each event
  * becomes the caller's symbolized stack (native and Python, as for a CPU
  * sample) plus leaf frames naming the call: the driver command
  * ("NV_ESC_RM_CONTROL", "ioctl 0x2b on /dev/foo", "poll on nvidia") or
@@ -65,7 +66,9 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 	int err;
 	struct proc *p;
 	int64_t idx;
-	bool cuda = e->source == PROFD_GPU_SRC_CUDA;
+	bool cuda = e->source == PROFD_GPU_SRC_CUDA, net = e->source == PROFD_GPU_SRC_COMM;
+	int type = cuda ? AGG_CUDA : net ? AGG_COMM : AGG_GPU_DRIVER;
+	int calls = cuda ? AGG_CUDA_CALLS : net ? AGG_COMM_CALLS : AGG_GPU_DRIVER_CALLS;
 	uint64_t when;
 
 	as_sample(e, &s);
@@ -91,10 +94,8 @@ static int on_call(struct ingest *in, const struct profd_gpu_event *e, struct gp
 	idx = aggregate_stack(in->agg, p, ids, n);
 	when = ingest_realtime(in, e->time_ns);
 	if (idx < 0 ||
-	    aggregate_add(in->agg, p, cuda ? AGG_CUDA : AGG_GPU_DRIVER, (uint32_t)idx, e->tid,
-			  comm, when, e->duration_ns) ||
-	    aggregate_add(in->agg, p, cuda ? AGG_CUDA_CALLS : AGG_GPU_DRIVER_CALLS,
-			  (uint32_t)idx, e->tid, comm, when, 1))
+	    aggregate_add(in->agg, p, type, (uint32_t)idx, e->tid, comm, when, e->duration_ns) ||
+	    aggregate_add(in->agg, p, calls, (uint32_t)idx, e->tid, comm, when, 1))
 		goto nomem;
 	if (st)
 		st->aggregated++;
@@ -124,6 +125,7 @@ int ingest_gpu_event(struct ingest *in, const void *data, size_t len, bool final
 	case PROFD_GPU_SRC_IOCTL:
 	case PROFD_GPU_SRC_POLL:
 	case PROFD_GPU_SRC_CUDA:
+	case PROFD_GPU_SRC_COMM:
 		if (on_call(in, &e, st, final) == -EAGAIN)
 			return -EAGAIN; /* counted when it is taken again */
 		if (st)

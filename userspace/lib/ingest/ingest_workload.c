@@ -77,8 +77,10 @@ void ingest_workload_found(struct ingest *in, uint32_t pid, uint64_t start_time,
 		return;
 	}
 	in->c.workloads++;
-	if (cgroup_only && p->wid)
+	if (cgroup_only && p->wid) { /* what its argv and environment said at exec */
 		memcpy(wid->script, p->wid->script, sizeof(wid->script));
+		wid->job = p->wid->job;
+	}
 	identity_derive(wid, p->comm, p->exe ? p->exe : "");
 	proctable_set_workload(p, wid);
 }

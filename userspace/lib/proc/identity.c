@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -328,6 +330,89 @@ int identity_reread_cgroup(const char *proc_root, uint32_t pid, struct workload_
 	return 0;
 }
 
+/* Each rank variable by its kind, in the order a name is preferred:
+ * a launcher's own before a scheduler's under it (torchrun under srun
+ * sets RANK; SLURM_PROCID is srun's task, not the rank). */
+static const struct {
+	const char *name;
+	size_t field; /* offset in struct wid_rank */
+} rank_vars[] = {
+	{ "RANK", offsetof(struct wid_rank, rank) },
+	{ "OMPI_COMM_WORLD_RANK", offsetof(struct wid_rank, rank) },
+	{ "PMI_RANK", offsetof(struct wid_rank, rank) },
+	{ "PMIX_RANK", offsetof(struct wid_rank, rank) },
+	{ "SLURM_PROCID", offsetof(struct wid_rank, rank) },
+	{ "LOCAL_RANK", offsetof(struct wid_rank, local_rank) },
+	{ "OMPI_COMM_WORLD_LOCAL_RANK", offsetof(struct wid_rank, local_rank) },
+	{ "MPI_LOCALRANKID", offsetof(struct wid_rank, local_rank) },
+	{ "SLURM_LOCALID", offsetof(struct wid_rank, local_rank) },
+	{ "WORLD_SIZE", offsetof(struct wid_rank, world_size) },
+	{ "OMPI_COMM_WORLD_SIZE", offsetof(struct wid_rank, world_size) },
+	{ "PMI_SIZE", offsetof(struct wid_rank, world_size) },
+	{ "SLURM_NTASKS", offsetof(struct wid_rank, world_size) },
+};
+#define N_RANK_VARS (sizeof(rank_vars) / sizeof(rank_vars[0]))
+
+/* A value kept: 1 to 9 decimal digits, nothing else. */
+static bool plain_number(const char *v, size_t len)
+{
+	size_t i;
+
+	if (!len || len > 9)
+		return false;
+	for (i = 0; i < len; i++)
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+	return true;
+}
+
+void identity_parse_environ(const char *env, size_t len, struct wid_rank *r)
+{
+	size_t best[N_RANK_VARS + 1], i, pos = 0; /* per field offset: the var's index + 1 */
+	const char *end = env + len;
+
+	memset(r, 0, sizeof(*r));
+	memset(best, 0, sizeof(best));
+	while (env + pos < end) {
+		const char *kv = env + pos, *nul = memchr(kv, '\0', (size_t)(end - kv));
+		const char *eq = memchr(kv, '=', (size_t)((nul ? nul : end) - kv));
+		size_t kvlen = (size_t)((nul ? nul : end) - kv);
+
+		pos += kvlen + 1;
+		if (!eq || !nul) /* the last one cut by the read cap is not trusted */
+			continue;
+		for (i = 0; i < N_RANK_VARS; i++) {
+			char *field = (char *)r + rank_vars[i].field;
+			size_t vlen = (size_t)(nul - eq - 1), *b = &best[rank_vars[i].field / 12];
+
+			if (strlen(rank_vars[i].name) != (size_t)(eq - kv) ||
+			    memcmp(kv, rank_vars[i].name, (size_t)(eq - kv)) ||
+			    !plain_number(eq + 1, vlen) || (*b && *b <= i + 1))
+				continue;
+			memcpy(field, eq + 1, vlen);
+			field[vlen] = '\0';
+			*b = i + 1;
+		}
+	}
+}
+
+/* The rank variables of pid's environment; none when it cannot be read
+ * (another user's process read by a non-root profd, a zombie). */
+static void read_rank(const char *proc_root, uint32_t pid, struct wid_rank *r)
+{
+	char path[PATH_MAX], *env = malloc(WID_ENVIRON_READ_MAX);
+	ssize_t n;
+
+	memset(r, 0, sizeof(*r));
+	if (!env)
+		return;
+	snprintf(path, sizeof(path), "%s/%u/environ", proc_root, pid);
+	n = read_capped(path, env, WID_ENVIRON_READ_MAX);
+	if (n > 0)
+		identity_parse_environ(env, (size_t)n, r);
+	free(env);
+}
+
 int identity_read(const char *proc_root, uint32_t pid, const char *comm, const char *exe,
 		  struct workload_id *id)
 {
@@ -341,6 +426,7 @@ int identity_read(const char *proc_root, uint32_t pid, const char *comm, const c
 	if (n < 0)
 		return (int)n;
 	identity_parse_cmdline(argv, (size_t)n, id);
+	read_rank(proc_root, pid, &id->job);
 	identity_derive(id, comm, exe);
 	err = identity_reread_cgroup(proc_root, pid, id);
 	return err == -ENOENT ? -ESRCH : err;
@@ -350,7 +436,8 @@ static const char *const field_names[WID_NFIELDS] = {
 	[WID_SERVICE] = "service", [WID_UNIT] = "unit",	      [WID_CONTAINER] = "container",
 	[WID_POD] = "pod",	   [WID_QOS] = "qos",	      [WID_RUNTIME] = "runtime",
 	[WID_SCRIPT] = "script",   [WID_COMM] = "comm",	      [WID_EXE] = "exe",
-	[WID_CGROUP] = "cgroup",
+	[WID_CGROUP] = "cgroup",   [WID_RANK] = "rank",	      [WID_LOCAL_RANK] = "local_rank",
+	[WID_WORLD_SIZE] = "world_size",
 };
 
 const char *identity_field_name(enum wid_field f)
@@ -369,6 +456,9 @@ const char *identity_field(const struct workload_id *id, enum wid_field f)
 	case WID_RUNTIME: return id->runtime;
 	case WID_SCRIPT: return id->script;
 	case WID_COMM: return id->comm;
+	case WID_RANK: return id->job.rank;
+	case WID_LOCAL_RANK: return id->job.local_rank;
+	case WID_WORLD_SIZE: return id->job.world_size;
 	case WID_EXE: return id->exe;
 	case WID_CGROUP: return id->cgroup;
 	default: return NULL;

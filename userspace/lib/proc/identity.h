@@ -24,6 +24,20 @@
  * only needed up to the script. */
 #define WID_CGROUP_READ_MAX 8192
 #define WID_CMDLINE_READ_MAX 4096
+/* The environment is read for a job's rank variables only: they come
+ * early (a launcher adds them to what it was given), and a process with
+ * a larger environment is read no further than this. */
+#define WID_ENVIRON_READ_MAX 65536
+
+/* Where a process stands in a distributed job, from the variables its
+ * launcher set (torchrun's RANK, Open MPI's OMPI_COMM_WORLD_RANK, PMI's,
+ * Slurm's): decimal digits as set, "" when not.  Read once, kept as
+ * numbers only: nothing else of the environment is kept or logged. */
+struct wid_rank {
+	char rank[12];
+	char local_rank[12];
+	char world_size[12];
+};
 
 struct workload_id {
 	char cgroup[WID_CGROUP_MAX];	 /* the path identity came from, "/" root */
@@ -36,6 +50,7 @@ struct workload_id {
 	char comm[16];
 	char exe[WID_CGROUP_MAX];	 /* the executable's path (cut when long) */
 	char service[WID_NAME_MAX];	 /* derived: identity_derive() */
+	struct wid_rank job;		 /* its rank in a job, if launched as one */
 };
 
 /* The template fields, for callers that take a field by name
@@ -51,6 +66,9 @@ enum wid_field {
 	WID_COMM,
 	WID_EXE,
 	WID_CGROUP,
+	WID_RANK,
+	WID_LOCAL_RANK,
+	WID_WORLD_SIZE,
 	WID_NFIELDS
 };
 const char *identity_field_name(enum wid_field f);
@@ -68,6 +86,12 @@ void identity_parse_cgroup_path(const char *path, struct workload_id *id);
  * argument maybe cut): the script or module when argv[0] is an
  * interpreter (python*, node, ruby, java -jar), else script is "". */
 void identity_parse_cmdline(const char *argv, size_t len, struct workload_id *id);
+/* The text of /proc/PID/environ (NUL-separated KEY=VALUE, len bytes,
+ * maybe cut): the rank variables into r, the first of each kind that
+ * holds a plain decimal number (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,
+ * PMIX_RANK, SLURM_PROCID; LOCAL_RANK ...; WORLD_SIZE ...), cleared
+ * first.  Anything else is skipped unread. */
+void identity_parse_environ(const char *env, size_t len, struct wid_rank *r);
 /* Set comm and exe (either may be NULL: kept) and derive service: a
  * service unit's stem (not a user@ manager's, not a scope), else the
  * script, else the container id's first 12 digits, else comm. */

@@ -415,6 +415,16 @@ struct proc *proctable_find_exited(struct proctable *pt, uint32_t pid, uint64_t 
 								      : NULL;
 }
 
+struct proc *proctable_find_pid(struct proctable *pt, uint32_t pid)
+{
+	struct proc *p = proctable_find_live(pt, pid);
+	uint64_t v;
+
+	if (p)
+		return p;
+	return hashmap_get(&pt->dead, pid, &v) ? (struct proc *)(uintptr_t)v : NULL;
+}
+
 struct proc *proctable_get(struct proctable *pt, uint32_t pid, const char *comm)
 {
 	struct proc *p = proctable_find_live(pt, pid);

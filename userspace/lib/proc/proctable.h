@@ -148,6 +148,8 @@ size_t proctable_count(const struct proctable *pt);
 size_t proctable_live_count(const struct proctable *pt);
 /* The latest exited process with this pid and start time, or NULL. */
 struct proc *proctable_find_exited(struct proctable *pt, uint32_t pid, uint64_t start_time);
+/* The live process with pid, else the latest exited one, or NULL. */
+struct proc *proctable_find_pid(struct proctable *pt, uint32_t pid);
 /* exec(): same process, new program: maps and caches are stale, and its
  * exe (and maybe uid) must be read again (identity_pending is set). */
 void proctable_exec(struct proctable *pt, uint32_t pid, const char *comm);

@@ -131,7 +131,8 @@ enum proto_proc_attr {
 	PROTO_PROC_A_TOTALS = 11,
 	/* Its workload, strings absent when unknown: PROTO_PROC_A_IDENT +
 	 * enum proto_ident (service, unit, ... as proto_ident_name says). */
-	PROTO_PROC_A_IDENT = 12, /* 12..19 */
+	PROTO_PROC_A_IDENT = 12, /* 12..31 (PROTO_IDENT_N of them used) */
+	PROTO_PROC_A_PPID = 32,  /* u32: its parent at exec (jobs are found by it); absent unknown */
 };
 
 /* A process's workload fields on the wire, in tag order. */
@@ -144,6 +145,9 @@ enum proto_ident {
 	PROTO_IDENT_QOS,
 	PROTO_IDENT_SCRIPT,
 	PROTO_IDENT_CGROUP,
+	PROTO_IDENT_RANK,	/* its rank in a distributed job (launcher's variables) */
+	PROTO_IDENT_LOCAL_RANK,
+	PROTO_IDENT_WORLD_SIZE,
 	PROTO_IDENT_N
 };
 /* "service", "unit", "runtime", "container", "pod", "qos", "script",
@@ -300,6 +304,7 @@ void proto_dump_req_free(struct proto_dump_req *r);
 
 struct proto_proc {
 	uint32_t pid, uid, flags;
+	uint32_t ppid;       /* 0 unknown */
 	uint64_t start_time; /* boot ticks from /proc/PID/stat */
 	uint64_t exit_ns;    /* CLOCK_REALTIME, exited processes; 0 unknown */
 	uint64_t samples;    /* CPU samples */

@@ -126,7 +126,9 @@ void proto_dump_req_free(struct proto_dump_req *r)
 const char *proto_ident_name(int i)
 {
 	static const char *const names[PROTO_IDENT_N] = {
-		"service", "unit", "runtime", "container", "pod", "qos", "script", "cgroup",
+		"service", "unit",   "runtime",	   "container",	 "pod",
+		"qos",	   "script", "cgroup",	   "rank",	 "local_rank",
+		"world_size",
 	};
 
 	return i >= 0 && i < PROTO_IDENT_N ? names[i] : NULL;
@@ -143,6 +145,8 @@ static int encode_proc(struct buf *b, const struct proto_proc *p, size_t ntypes)
 	proto_tlv_put_u32(b, PROTO_PROC_A_PID, p->pid);
 	proto_tlv_put_u32(b, PROTO_PROC_A_UID, p->uid);
 	proto_tlv_put_u32(b, PROTO_PROC_A_FLAGS, p->flags);
+	if (p->ppid)
+		proto_tlv_put_u32(b, PROTO_PROC_A_PPID, p->ppid);
 	proto_tlv_put_u64(b, PROTO_PROC_A_START_TIME, p->start_time);
 	if (p->exit_ns)
 		proto_tlv_put_u64(b, PROTO_PROC_A_EXIT_NS, p->exit_ns);
@@ -256,6 +260,8 @@ static int proc_attr(const struct proto_attr *a, void *arg)
 		return proto_tlv_get_u32(a, &ctx->seen, &p->uid);
 	case PROTO_PROC_A_FLAGS:
 		return proto_tlv_get_u32(a, &ctx->seen, &p->flags);
+	case PROTO_PROC_A_PPID:
+		return proto_tlv_get_u32(a, &ctx->seen, &p->ppid);
 	case PROTO_PROC_A_START_TIME:
 		return proto_tlv_get_u64(a, &ctx->seen, &p->start_time);
 	case PROTO_PROC_A_EXIT_NS:

@@ -568,6 +568,21 @@ int elfsym_offset_to_vaddr(const struct elfsym *e, uint64_t file_off, uint64_t *
 	return -ENOENT;
 }
 
+int elfsym_vaddr_to_offset(const struct elfsym *e, uint64_t vaddr, uint64_t *file_off)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsegs; i++) {
+		const struct seg *s = &e->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*file_off = vaddr - s->vaddr + s->off;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int elfsym_lookup_symbol(const struct elfsym *e, const char *name, uint64_t *vaddr, uint64_t *size)
 {
 	const struct dsym *best = NULL;

@@ -34,6 +34,9 @@ const char *elfsym_lookup(const struct elfsym *e, uint64_t vaddr, uint64_t *sym_
 /* File offset (e.g. ip - map start + map offset) to ELF vaddr through
  * the PT_LOAD segments.  0 or -ENOENT if in no segment. */
 int elfsym_offset_to_vaddr(const struct elfsym *e, uint64_t file_off, uint64_t *vaddr);
+/* The other way: where in the file the byte at vaddr is (a uprobe's
+ * offset).  0 or -ENOENT if no PT_LOAD segment holds it in the file. */
+int elfsym_vaddr_to_offset(const struct elfsym *e, uint64_t vaddr, uint64_t *file_off);
 /* A symbol by exact name: functions and data/TLS objects (the Python
  * support needs _PyRuntime).  TLS values are offsets in the TLS block.
  * 0 or -ENOENT. */

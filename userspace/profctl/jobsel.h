@@ -1,0 +1,39 @@
+/* jobsel: a job as profctl sees it, from profd's process list (the
+ * members found by jobs.h), for jobs and dump --job. */
+#ifndef PROFCTL_JOBSEL_H
+#define PROFCTL_JOBSEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client.h"
+#include "jobs.h"
+#include "protocol.h"
+
+/* CPU samples as seconds: profd's default rate (the list carries no rate). */
+#define JOBSEL_RATE_HZ 99
+
+struct jobsel {
+	struct proto_list list;
+	struct job_proc *procs; /* list.procs as jobs.h takes them */
+	struct job *jobs;
+	size_t njobs;
+	int t_cpu, t_offcpu, t_comm, t_comm_calls; /* indices in list.types; -1 none */
+	char title[96]; /* dump --job's default title */
+};
+
+struct job_figures {
+	double cpu_s, offcpu_s, comm_s;
+	uint64_t comm_calls;
+};
+
+/* Ask profd for its list and find the jobs: 0, or -errno (reported). */
+int jobsel_fetch(const struct ctl *ctl, struct jobsel *s);
+void jobsel_free(struct jobsel *s);
+const struct job *jobsel_job(const struct jobsel *s, uint32_t id);
+void jobsel_figures(const struct jobsel *s, const struct job_member *m, uint32_t rate_hz,
+		    struct job_figures *f);
+/* A member's root frame: "rank 3 (pid N)", "rank 3 worker (pid N)". */
+void jobsel_label(const struct jobsel *s, const struct job_member *m, char *out, size_t len);
+
+#endif
