@@ -10,7 +10,7 @@ PACKAGES="build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev zlib
 bpftool libdw-dev libcmocka-dev libsqlite3-dev libcurl4-openssl-dev python3 python3-jsonschema chromium
 golang-go protobuf-compiler binutils adduser libclang-rt-14-dev patchelf python3-torch
 qemu-system-x86 busybox-static cpio xz-utils zstd debootstrap debuginfod python3.11-dbg
-kmod curl git man-db systemd libc6-dbg"
+kmod curl git man-db systemd libc6-dbg openmpi-bin python3-mpi4py"
 # Node.js and npm (the viewers' own code for test_gecko and test_trace):
 # Debian's, unless the machine already has an npm of its own.
 command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"

@@ -341,6 +341,36 @@ static void test_read_self(void **state)
 	assert_int_equal(identity_read("/proc", 0x7ffffff0u, "x", NULL, &id), -ESRCH);
 }
 
+/* Rank variables: a launcher's own before a scheduler's, numbers only,
+ * the entry the read cap cut not trusted, everything else skipped. */
+static void test_environ_ranks(void **state)
+{
+	static const char env[] = "PATH=/usr/bin\0SLURM_PROCID=7\0RANK=3\0LOCAL_RANK=1\0"
+				  "WORLD_SIZE=8\0OMPI_COMM_WORLD_SIZE=99\0RANK_X=5\0";
+	static const char mpi[] = "OMPI_COMM_WORLD_RANK=2\0OMPI_COMM_WORLD_LOCAL_RANK=0\0"
+				  "OMPI_COMM_WORLD_SIZE=4\0";
+	static const char bad[] = "RANK=3; rm -rf /\0LOCAL_RANK=\0WORLD_SIZE=1234567890\0"
+				  "PMI_RANK=-1\0SLURM_PROCID=12";
+	struct wid_rank r;
+
+	(void)state;
+	identity_parse_environ(env, sizeof(env) - 1, &r);
+	assert_string_equal(r.rank, "3"); /* RANK over SLURM_PROCID, in either order */
+	assert_string_equal(r.local_rank, "1");
+	assert_string_equal(r.world_size, "8");
+	identity_parse_environ(mpi, sizeof(mpi) - 1, &r);
+	assert_string_equal(r.rank, "2");
+	assert_string_equal(r.local_rank, "0");
+	assert_string_equal(r.world_size, "4");
+	/* not numbers, too long, negative; the last entry has no NUL: cut */
+	identity_parse_environ(bad, sizeof(bad) - 1, &r);
+	assert_string_equal(r.rank, "");
+	assert_string_equal(r.local_rank, "");
+	assert_string_equal(r.world_size, "");
+	identity_parse_environ("", 0, &r);
+	assert_string_equal(r.rank, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_cmdline_python),	 cmocka_unit_test(test_cmdline_others),
 		cmocka_unit_test(test_cmdline_hostile),	 cmocka_unit_test(test_service_derivation),
 		cmocka_unit_test(test_format),		 cmocka_unit_test(test_read_self),
+		cmocka_unit_test(test_environ_ranks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -80,7 +80,7 @@ struct daemon_config {
 	bool mmap;                 /* --mmap / --no-mmap (default) */
 	int bpf_build;             /* --bpf-build: enum bpfload_variant */
 	bool cuda_launches;        /* --cuda-launches */
-	bool comm;                 /* --comm / --no-comm: collectives (default on) */
+	bool comm;                 /* --collectives / --no-collectives (default) */
 	bool check;                /* --check: probe the kernel, report, exit */
 };
 

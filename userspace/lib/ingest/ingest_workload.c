@@ -67,6 +67,15 @@ void ingest_inherit_workload(struct proc *p, const struct proc *parent)
 	proctable_set_workload(p, wid);
 }
 
+/* A rank's parent heads its job: kept after it exits (proctable.h). */
+static void mark_launcher(struct ingest *in, const struct proc *p)
+{
+	struct proc *parent = p->ppid ? proctable_find_pid(in->pt, p->ppid) : NULL;
+
+	if (parent && parent->start_time <= p->start_time)
+		parent->heads_job = true;
+}
+
 void ingest_workload_found(struct ingest *in, uint32_t pid, uint64_t start_time, uint32_t req,
 			   int err, bool cgroup_only, struct workload_id *wid)
 {
@@ -82,5 +91,7 @@ void ingest_workload_found(struct ingest *in, uint32_t pid, uint64_t start_time,
 		wid->job = p->wid->job;
 	}
 	identity_derive(wid, p->comm, p->exe ? p->exe : "");
+	if (wid->job.rank[0])
+		mark_launcher(in, p);
 	proctable_set_workload(p, wid);
 }

@@ -508,7 +508,7 @@ static bool settle(struct proctable *pt, struct proc *p)
 {
 	procmaps_free(&p->maps);
 	p->maps_loaded = false;
-	if (p->samples || p->events)
+	if (p->samples || p->events || p->heads_job)
 		return false;
 	proc_remove(pt, p->slot);
 	return true;

@@ -53,6 +53,10 @@ struct proc {
 	uint64_t wid_asked_mono_ns; /* the last request */
 	uint64_t wid_activity;	   /* samples + events then: idle ones wait */
 	bool exited;
+	/* A process with ranks of a job under it (their workload says so):
+	 * kept after its exit as one with samples is, so that the job keeps
+	 * its launcher (mpirun, torchrun mostly wait, and may exit first). */
+	bool heads_job;
 	uint64_t exit_ns;    /* CLOCK_REALTIME */
 	uint64_t exec_ns;    /* its last exec seen, CLOCK_REALTIME; 0 none */
 	uint64_t first_ns, last_ns; /* first and last event of any type, CLOCK_REALTIME */

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""bench/comm_cost.py: what timing collectives costs a job that makes many
+small ones, side by side in one run.
+
+A 2-rank mpi4py job (mpirun, Open MPI) calls comm.Allreduce on 8 doubles
+in a loop for --seconds; each rank reports its calls and its own CPU
+time.  Three ways, alternating, the first of each round in turn:
+  - none:    no profd;
+  - no-comm: profd --all-processes --no-history --no-collectives;
+  - comm:    the same with --collectives (the collectives probed).
+Figures: calls a second (the job's speed) and the rank's CPU per call
+(utime + stime from os.times(), the job's own cost); the table shows
+each round's figure and the median.
+
+usage: bench/comm_cost.py [--build DIR] [--rounds N] [--seconds N]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JOB = r'''
+import os, sys, time
+import numpy as np
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+a, b = np.ones(8), np.empty(8)
+comm.Barrier()
+t0, c0 = time.perf_counter(), os.times()
+n, end = 0, t0 + float(sys.argv[1])
+while True:
+    for _ in range(100):
+        comm.Allreduce(a, b, op=MPI.SUM)
+    n += 100
+    stop = np.array([time.perf_counter() >= end], dtype=np.int32)
+    comm.Allreduce(MPI.IN_PLACE, stop, op=MPI.LOR)
+    if stop[0]:
+        break
+c1, t1 = os.times(), time.perf_counter()
+cpu = (c1.user - c0.user) + (c1.system - c0.system)
+sys.stdout.write('%d %d %f %f\n' % (comm.Get_rank(), n, t1 - t0, cpu))
+sys.stdout.flush()
+'''
+
+
+def run_job(seconds):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none", OMP_NUM_THREADS="1")
+    out = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", "/usr/bin/python3", "-c", JOB,
+                          str(seconds)], env=env, capture_output=True, text=True, check=True)
+    rows = [r for r in (line.split() for line in out.stdout.splitlines())
+            if len(r) == 4 and r[0].isdigit() and r[1].isdigit()]
+    if len(rows) != 2:
+        raise SystemExit("comm_cost: the job did not report both ranks:\n" + out.stdout)
+    calls = sum(int(r[1]) for r in rows) / len(rows)
+    wall = max(float(r[2]) for r in rows)
+    cpu = sum(float(r[3]) for r in rows) / len(rows)
+    return calls / wall, cpu / calls * 1e6  # calls/s, us of rank CPU per call
+
+
+def start_profd(build, comm, d):
+    args = [os.path.join(build, "profd"), "--config", "/dev/null", "--all-processes",
+            "--no-history", "--socket", os.path.join(d, "sock"), "--state-dir", d]
+    args.append("--collectives" if comm else "--no-collectives")
+    p = subprocess.Popen(args, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists(os.path.join(d, "sock")):
+            break
+        time.sleep(0.1)
+    time.sleep(2)  # its start-up work done
+    return p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--seconds", type=float, default=5)
+    a = ap.parse_args()
+    modes = ["none", "no-comm", "comm"]
+    res = {m: [] for m in modes}
+    for r in range(a.rounds):
+        order = modes[r % 3:] + modes[:r % 3]
+        for m in order:
+            with tempfile.TemporaryDirectory() as d:
+                p = None if m == "none" else start_profd(a.build, m == "comm", d)
+                try:
+                    res[m].append(run_job(a.seconds))
+                finally:
+                    if p:
+                        p.terminate()
+                        p.wait()
+    base = statistics.median(x[0] for x in res["none"])
+    print("| | calls/s (each round) | median | vs none | rank CPU us/call (each round) | median |")
+    print("|---|---|---|---|---|---|")
+    for m in modes:
+        rate = [x[0] for x in res[m]]
+        cpu = [x[1] for x in res[m]]
+        print("| %s | %s | %.0f | %+.1f%% | %s | %.2f |" % (
+            m, ", ".join("%.0f" % x for x in rate), statistics.median(rate),
+            (statistics.median(rate) / base - 1) * 100, ", ".join("%.2f" % x for x in cpu),
+            statistics.median(cpu)))
+
+
+if __name__ == "__main__":
+    main()
