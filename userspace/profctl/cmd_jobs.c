@@ -182,6 +182,17 @@ static void print_list(const struct jobsel *s)
 		printf("(no jobs: no process runs under a launcher or with a rank set)\n");
 }
 
+static void json_figures(struct jsonw *w, const struct job_figures *f)
+{
+	jsonw_key(w, "cpu_s");
+	jsonw_double(w, f->cpu_s);
+	jsonw_key(w, "offcpu_s");
+	jsonw_double(w, f->offcpu_s);
+	jsonw_key(w, "comm_s");
+	jsonw_double(w, f->comm_s);
+	jsonw_key_u64(w, "comm_calls", f->comm_calls);
+}
+
 static void json_member(struct jsonw *w, const struct jobsel *s, const struct job_member *m)
 {
 	const struct proto_proc *p = &s->list.procs[m->proc];
@@ -198,13 +209,7 @@ static void json_member(struct jsonw *w, const struct jobsel *s, const struct jo
 		jsonw_null(w);
 	jsonw_key_str(w, "comm", p->comm);
 	jsonw_key_bool(w, "exited", p->flags & PROTO_PROC_EXITED);
-	jsonw_key(w, "cpu_s");
-	jsonw_double(w, f.cpu_s);
-	jsonw_key(w, "offcpu_s");
-	jsonw_double(w, f.offcpu_s);
-	jsonw_key(w, "comm_s");
-	jsonw_double(w, f.comm_s);
-	jsonw_key_u64(w, "comm_calls", f.comm_calls);
+	json_figures(w, &f);
 	jsonw_end(w);
 }
 
@@ -220,12 +225,7 @@ static void json_job(struct jsonw *w, const struct jobsel *s, const struct job *
 	jsonw_key_u64(w, "ranks", j->nranks);
 	jsonw_key_u64(w, "workers", j->nworkers);
 	jsonw_key_bool(w, "running", live > 0);
-	jsonw_key(w, "cpu_s");
-	jsonw_double(w, sum.cpu_s);
-	jsonw_key(w, "offcpu_s");
-	jsonw_double(w, sum.offcpu_s);
-	jsonw_key(w, "comm_s");
-	jsonw_double(w, sum.comm_s);
+	json_figures(w, &sum);
 	jsonw_key(w, "members");
 	jsonw_array(w);
 	for (i = 0; i < j->n; i++)
