@@ -547,7 +547,7 @@ int BPF_KPROBE(on_gpu_ldso_state)
 	return gpu_report_libmap();
 }
 
-/* An API entry (CUDA's or a communication library's): the cookie says
+/* An API entry (CUDA's or a communication library's): fn, its uprobe's cookie, says
  * which function.  A call made while another of the same family is in
  * flight deeper in the stack (lower sp) is nested: not counted; so is a
  * tail call (same sp, but the return address is already the uretprobe
@@ -555,7 +555,7 @@ int BPF_KPROBE(on_gpu_ldso_state)
  * return address, means the earlier call returned unseen (longjmp,
  * exception): start over. */
 static __always_inline int gpu_api_enter(struct pt_regs *ctx, void *calls, __u32 source,
-					 __u32 nested, __u64 arg)
+					 __u32 nested, __u32 fn, __u64 arg)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -574,7 +574,7 @@ static __always_inline int gpu_api_enter(struct pt_regs *ctx, void *calls, __u32
 	c.sp = sp;
 	c.ra = ra;
 	c.source = source;
-	c.nr = (__u32)bpf_get_attach_cookie(ctx);
+	c.nr = fn;
 	c.arg = arg;
 	if (bpf_map_update_elem(calls, &tid, &c, BPF_ANY))
 		gpu_count(PROFD_GPU_CNT_INFLIGHT_FULL);
@@ -619,7 +619,7 @@ int BPF_KPROBE(on_cuda_enter, __u64 arg0)
 	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
 
 	/* cuLaunchKernelEx(config, f, ...): the kernel comes second. */
-	return gpu_api_enter(ctx, &gpu_cuda_calls, PROFD_GPU_SRC_CUDA, PROFD_GPU_CNT_CUDA_NESTED,
+	return gpu_api_enter(ctx, &gpu_cuda_calls, PROFD_GPU_SRC_CUDA, PROFD_GPU_CNT_CUDA_NESTED, fn,
 			     fn == PROFD_CUDA_cuLaunchKernelEx || fn == PROFD_CUDA_cuLaunchKernelEx_ptsz
 				     ? PT_REGS_PARM2(ctx)
 				     : arg0);
@@ -637,7 +637,7 @@ SEC("uprobe")
 int BPF_KPROBE(on_comm_enter)
 {
 	return gpu_api_enter(ctx, &gpu_comm_calls, PROFD_GPU_SRC_COMM, PROFD_GPU_CNT_COMM_NESTED,
-			     0);
+			     (__u32)bpf_get_attach_cookie(ctx), 0);
 }
 
 SEC("uretprobe")

@@ -187,22 +187,21 @@ static int attach_lib(struct gpu *g, uint32_t pid, const struct procmap *pm, int
 	char fdpath[64];
 	struct elfsym *es;
 	uint32_t n;
+	bool comm;
 	int fd;
 
 	es = gpu_open_mapped(g, pid, pm, &fd, fdpath, sizeof(fdpath));
 	if (!es)
 		return -EIO;
-	if (kind == LIB_COMM)
-		n = attach_comm(g, es, fdpath, pm->path);
-	else
-		n = attach_cuda(g, es, fdpath, pm->path, kind);
+	comm = kind == LIB_COMM;
+	n = comm ? attach_comm(g, es, fdpath, pm->path) : attach_cuda(g, es, fdpath, pm->path, kind);
 	gpu_close_mapped(es, fd);
-	if (kind == LIB_COMM)
+	if (comm)
 		g->st.comm_files++;
 	else
 		g->st.uprobe_files++;
-	log_info("gpu: %u %s entry points probed in %s of pid %u", n,
-		 kind == LIB_COMM ? "communication" : "CUDA", pm->path, pid);
+	log_info("gpu: %u %s entry points probed in %s of pid %u", n, comm ? "communication" : "CUDA",
+		 pm->path, pid);
 	return 0;
 }
 

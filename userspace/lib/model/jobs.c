@@ -79,10 +79,10 @@ struct placing {
 	int32_t rank;
 };
 
-/* The parent of procs[i] as the table knows it: started no later than
+/* The parent of p as the table knows it: started no later than
  * the child (else a reused pid), not itself. */
 static const struct job_proc *parent_of(const struct job_proc *procs, const struct hashmap *by_pid,
-					const struct job_proc *p, size_t *idx)
+					const struct job_proc *p)
 {
 	uint64_t v;
 	const struct job_proc *q;
@@ -92,7 +92,6 @@ static const struct job_proc *parent_of(const struct job_proc *procs, const stru
 	q = &procs[v];
 	if (q->start_time && p->start_time && q->start_time > p->start_time)
 		return NULL;
-	*idx = (size_t)v;
 	return q;
 }
 
@@ -104,13 +103,13 @@ static struct placing place(const struct job_proc *procs, const struct hashmap *
 	const struct job_proc *p = &procs[i], *q = p, *top_ranked = p->rank >= 0 ? p : NULL;
 	struct placing pl = { .rank = -1 };
 	const char *name;
-	size_t depth, idx;
+	size_t depth;
 
 	if ((name = jobs_launcher_name(p->comm, p->script))) {
 		pl = (struct placing){ true, p->pid, name, JOB_LAUNCHER, -1 };
 		return pl;
 	}
-	for (depth = 0; depth < JOBS_MAX_DEPTH && (q = parent_of(procs, by_pid, q, &idx)); depth++) {
+	for (depth = 0; depth < JOBS_MAX_DEPTH && (q = parent_of(procs, by_pid, q)); depth++) {
 		if ((name = jobs_launcher_name(q->comm, q->script))) {
 			pl.in_job = true;
 			pl.job = q->pid;

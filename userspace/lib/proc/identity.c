@@ -368,7 +368,8 @@ static bool plain_number(const char *v, size_t len)
 
 void identity_parse_environ(const char *env, size_t len, struct wid_rank *r)
 {
-	size_t best[N_RANK_VARS + 1], i, pos = 0; /* per field offset: the var's index + 1 */
+	/* per field (rank, local_rank, world_size): the index + 1 of the var it came from */
+	size_t best[sizeof(*r) / sizeof(r->rank)], i, pos = 0;
 	const char *end = env + len;
 
 	memset(r, 0, sizeof(*r));
@@ -383,7 +384,8 @@ void identity_parse_environ(const char *env, size_t len, struct wid_rank *r)
 			continue;
 		for (i = 0; i < N_RANK_VARS; i++) {
 			char *field = (char *)r + rank_vars[i].field;
-			size_t vlen = (size_t)(nul - eq - 1), *b = &best[rank_vars[i].field / 12];
+			size_t vlen = (size_t)(nul - eq - 1);
+			size_t *b = &best[rank_vars[i].field / sizeof(r->rank)];
 
 			if (strlen(rank_vars[i].name) != (size_t)(eq - kv) ||
 			    memcmp(kv, rank_vars[i].name, (size_t)(eq - kv)) ||
