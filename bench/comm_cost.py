@@ -6,15 +6,18 @@ A 2-rank mpi4py job (mpirun, Open MPI) calls comm.Allreduce on 8 doubles
 in a loop for --seconds; each rank reports its calls and its own CPU
 time.  Three ways, alternating, the first of each round in turn:
   - none:    no profd;
-  - no-comm: profd --all-processes --no-history --no-collectives;
-  - comm:    the same with --collectives (the collectives probed).
+  - sampled: profd --all-processes --no-history, the default (time in
+             collectives read from the samples' stacks);
+  - traced:  the same with --collectives (the collectives probed).
 Figures: calls a second (the job's speed) and the rank's CPU per call
 (utime + stime from os.times(), the job's own cost); the table shows
-each round's figure and the median.
+each round's figure and the median.  Also what profd saw: the seconds the
+ranks spent in collectives by its comm profile (profctl list --all).
 
 usage: bench/comm_cost.py [--build DIR] [--rounds N] [--seconds N]
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -62,6 +65,17 @@ def run_job(seconds):
     return calls / wall, cpu / calls * 1e6  # calls/s, us of rank CPU per call
 
 
+def comm_seen(build, d):
+    """Seconds in the ranks' comm profiles, summed (the job has exited:
+    profd keeps a launcher's ranks)."""
+    out = subprocess.run([os.path.join(build, "profctl"), "--socket", os.path.join(d, "sock"),
+                          "--json", "list", "--all"], capture_output=True, text=True, check=True)
+
+    procs = json.loads(out.stdout)
+    procs = procs.get("processes", procs) if isinstance(procs, dict) else procs
+    return sum(p.get("comm_ns", 0) for p in procs if p.get("comm") == "python3") / 1e9
+
+
 def start_profd(build, comm, d):
     args = [os.path.join(build, "profd"), "--config", "/dev/null", "--all-processes",
             "--no-history", "--socket", os.path.join(d, "sock"), "--state-dir", d]
@@ -81,29 +95,34 @@ def main():
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=5)
     a = ap.parse_args()
-    modes = ["none", "no-comm", "comm"]
+    modes = ["none", "sampled", "traced"]
     res = {m: [] for m in modes}
+    seen = {m: [] for m in modes}
     for r in range(a.rounds):
         order = modes[r % 3:] + modes[:r % 3]
         for m in order:
             with tempfile.TemporaryDirectory() as d:
-                p = None if m == "none" else start_profd(a.build, m == "comm", d)
+                p = None if m == "none" else start_profd(a.build, m == "traced", d)
                 try:
                     res[m].append(run_job(a.seconds))
+                    if p:
+                        time.sleep(1)  # the last samples read
+                        seen[m].append(comm_seen(a.build, d))
                 finally:
                     if p:
                         p.terminate()
                         p.wait()
     base = statistics.median(x[0] for x in res["none"])
-    print("| | calls/s (each round) | median | vs none | rank CPU us/call (each round) | median |")
-    print("|---|---|---|---|---|---|")
+    print("| | calls/s (each round) | median | vs none | rank CPU us/call (each round) | median "
+          "| s in comm profile, both ranks (each round) |")
+    print("|---|---|---|---|---|---|---|")
     for m in modes:
         rate = [x[0] for x in res[m]]
         cpu = [x[1] for x in res[m]]
-        print("| %s | %s | %.0f | %+.1f%% | %s | %.2f |" % (
+        print("| %s | %s | %.0f | %+.1f%% | %s | %.2f | %s |" % (
             m, ", ".join("%.0f" % x for x in rate), statistics.median(rate),
             (statistics.median(rate) / base - 1) * 100, ", ".join("%.2f" % x for x in cpu),
-            statistics.median(cpu)))
+            statistics.median(cpu), ", ".join("%.2f" % x for x in seen[m]) or "-"))
 
 
 if __name__ == "__main__":

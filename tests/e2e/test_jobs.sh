@@ -4,7 +4,9 @@
 # called by ranks set by hand (one exits early); a launcher that exits
 # before its ranks.  profctl jobs must list each job with its ranks and
 # workers, the comm profile must hold each rank's wait on its Python
-# line, and --explain must name the slow rank and its extra line.
+# line, and --explain must name the slow rank and its extra line: with
+# the calls traced (--collectives), then by default, read from the
+# samples (MPI's spinning waits; gloo's sleeping ones with --off-cpu).
 . "$(dirname "$0")/lib.sh"
 
 need_cuda_uprobes # the comm probes share the CUDA ones' attach cookies (5.15+)
@@ -162,3 +164,54 @@ for j in json.load(sys.stdin):
 done
 [ -n "$n" ] || { ctl --json jobs >&2; fail "the ranks of a launcher that exited are not listed under it"; }
 ok "a launcher that exited first still heads its 2 running ranks (job $n)"
+ctl dump --job "$n" -o "$T/exited.folded" || fail "dump --job of a job whose launcher exited failed"
+grep -q "^rank 1 (pid [0-9]*);" "$T/exited.folded" || fail "dump --job $n: no rank 1"
+ok "dump --job of that job: its ranks (the launcher without samples left out)"
+stop_profd
+
+# ---- the default: collectives read from the samples, no probe ----
+# Open MPI's ranks spin while they wait: their CPU samples in
+# MPI_Allreduce are the comm profile, under the same Python line.
+start_profd --no-history
+mpirun --oversubscribe -n 4 "$PY" "$JOBS/mpi_job.py" 25 0.08 >"$T/mpi.out" 2>&1 ||
+	{ cat "$T/mpi.out" >&2; fail "the MPI job failed"; }
+sleep 0.5
+ID=$(job_of mpirun)
+[ -n "$ID" ] || { ctl jobs >&2; fail "no mpirun job listed"; }
+check_job "$ID" mpirun 4 0
+"$PY" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["job"]
+assert j["collectives"] == "sampled" and j["comm_calls"] is None, j' "$T/explain.json" ||
+	fail "the job does not say its collectives were read from samples"
+[ "$(stat_of comm_uprobe_files)" = 0 ] || fail "collectives probed without --collectives"
+waited=0
+while read -r rank pid; do
+	[ "$rank" = 2 ] && continue
+	ctl dump --pid "$pid" --type comm -o "$T/s.$rank.folded" || fail "dump of rank $rank failed"
+	n=$(sum_matching "$T/s.$rank.folded" "mpi_job.py:$MPI_WAIT\\).*;MPI_Allreduce *$")
+	[ "$n" -gt 0 ] && waited=$((waited + 1))
+done < <(rank_pids)
+[ "$waited" -ge 2 ] || { cat "$T"/s.*.folded >&2; fail "only $waited of ranks 0, 1, 3 show MPI_Allreduce under mpi_job.py:$MPI_WAIT from samples"; }
+straggler_is 2 "mpi_job.py:$MPI_SPIN"
+ctl jobs --explain "$ID" | sed 's/^/  /'
+ok "without --collectives: $waited of 3 waiting ranks' samples in MPI_Allreduce under mpi_job.py:$MPI_WAIT, rank 2 named the straggler"
+stop_profd
+
+# gloo's ranks sleep while they wait: with --off-cpu their blocks in
+# c10d::Work::wait are the comm profile.
+start_profd --no-history --off-cpu
+(cd "$T" && torchrun --redirects 9:1 --tee 9:1 --nproc_per_node 3 --master_port 29519 \
+	"$JOBS/ddp_job.py" 20 >"$T/ddp.out" 2>&1) || { tail -20 "$T/ddp.out" >&2; fail "the torchrun job failed"; }
+sleep 0.5
+ID=$(job_of torchrun)
+[ -n "$ID" ] || { ctl jobs >&2; fail "no torchrun job listed"; }
+check_job "$ID" torchrun 3 1
+while read -r rank pid; do
+	[ "$rank" = 1 ] && continue
+	ctl dump --pid "$pid" --type comm -o "$T/sd.$rank.folded" || fail "dump failed"
+	n=$(sum_matching "$T/sd.$rank.folded" "ddp_job.py:$DDP_WAIT\\).*;c10d::Work::wait *$")
+	[ "$n" -gt 0 ] || { cat "$T/sd.$rank.folded" >&2; fail "rank $rank: no off-CPU wait in c10d::Work::wait under ddp_job.py:$DDP_WAIT"; }
+done < <(rank_pids)
+straggler_is 1 "ddp_job.py:$DDP_SPIN"
+ok "without --collectives, with --off-cpu: gloo ranks' blocks in c10d::Work::wait under ddp_job.py:$DDP_WAIT, rank 1 named the straggler"

@@ -288,6 +288,31 @@ static void test_cuda_functions(void **state)
 	assert_false(gpu_cuda_fn_has_stub(PROFD_CUDA_cuLaunchKernel));
 }
 
+/* A sample's frame names the call as the symbolizer found it. */
+static void test_comm_frames(void **state)
+{
+	uint32_t fn;
+
+	(void)state;
+	for (fn = PROFD_COMM_NONE + 1; fn < PROFD_COMM_FN_MAX; fn++)
+		assert_int_equal(gpu_comm_fn_of_frame(gpu_comm_fn_label(fn)), fn);
+	assert_int_equal(gpu_comm_fn_of_frame("PMPI_Allreduce"), PROFD_COMM_MPI_Allreduce);
+	assert_int_equal(gpu_comm_fn_of_frame("MPI_Wait"), PROFD_COMM_MPI_Wait);
+	assert_int_equal(gpu_comm_fn_of_frame("c10d::Work::wait(std::chrono::duration<long, "
+					      "std::ratio<1l, 1000l> >)"),
+			 PROFD_COMM_c10d_Work_wait);
+	/* Only whole names: a longer MPI name, a method of another class, a
+	 * Python frame, the profiling prefix on a non-MPI name. */
+	assert_int_equal(gpu_comm_fn_of_frame("MPI_Allreduce_init"), PROFD_COMM_NONE);
+	assert_int_equal(gpu_comm_fn_of_frame("MPI_Waitall_x"), PROFD_COMM_NONE);
+	assert_int_equal(gpu_comm_fn_of_frame("c10d::Work::waitx()"), PROFD_COMM_NONE);
+	assert_int_equal(gpu_comm_fn_of_frame("ncclAllReduce (/srv/a.py:3)"), PROFD_COMM_NONE);
+	assert_int_equal(gpu_comm_fn_of_frame("PMncclAllReduce"), PROFD_COMM_NONE);
+	assert_int_equal(gpu_comm_fn_of_frame("PMPI_"), PROFD_COMM_NONE);
+	assert_int_equal(gpu_comm_fn_of_frame(""), PROFD_COMM_NONE);
+	assert_int_equal(gpu_comm_fn_of_frame("P"), PROFD_COMM_NONE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_device_option),
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_cuda_functions),
+		cmocka_unit_test(test_comm_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,7 +176,8 @@ static void test_list_totals_roundtrip(void **state)
 		  .samples = 1, .totals = t1, .ntotals = 2 }, /* the rest: 0 */
 		{ .pid = 3 },
 	};
-	struct proto_list in = { .procs = procs, .n = 3, .types = types, .ntypes = 3 }, out;
+	struct proto_list in = { .procs = procs, .n = 3, .types = types, .ntypes = 3,
+				 .rate_hz = 999, .comm_traced = true }, out;
 	struct buf b;
 	size_t i;
 
@@ -184,6 +185,8 @@ static void test_list_totals_roundtrip(void **state)
 	buf_init(&b);
 	assert_int_equal(proto_encode_list(&b, &in), 0);
 	assert_int_equal(proto_decode_list(b.data, b.len, &out), 0);
+	assert_int_equal(out.rate_hz, 999);
+	assert_true(out.comm_traced);
 	assert_int_equal(out.ntypes, 3);
 	for (i = 0; i < 3; i++) {
 		assert_string_equal(out.types[i].name, types[i].name);

@@ -102,6 +102,16 @@ static int dump_timeline(const struct ctl *ctl, struct cli_args *a)
 	return rc;
 }
 
+static bool has_weights(const struct proto_proc *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->ntotals; i++)
+		if (p->totals[i])
+			return true;
+	return p->samples != 0;
+}
+
 /* --job ID: every member of the job, a root frame each ("rank 3 (pid
  * N)"): the request names them and asks for their subprocesses, which
  * gives each process its root, relabelled here by pid. */
@@ -122,8 +132,15 @@ static int select_job(const struct ctl *ctl, struct cli_args *a, struct jobsel *
 		client_error(ctl, "out of memory");
 		return 1;
 	}
+	/* A member without samples (a launcher that only waits) has no
+	 * profile to ask for: profd would refuse the whole request. */
 	for (i = 0; i < j->n; i++)
-		a->req.pids[a->req.npids++] = s->list.procs[j->m[i].proc].pid;
+		if (has_weights(&s->list.procs[j->m[i].proc]))
+			a->req.pids[a->req.npids++] = s->list.procs[j->m[i].proc].pid;
+	if (!a->req.npids) {
+		client_error(ctl, "job %u: nothing sampled in its processes yet", a->job);
+		return 1;
+	}
 	a->req.flags |= PROTO_DUMP_SUBPROCESSES;
 	if (!a->ro.title) {
 		snprintf(s->title, sizeof(s->title), "job %u (%s, %zu ranks)", j->id,

@@ -104,12 +104,14 @@ const struct job *jobsel_job(const struct jobsel *s, uint32_t id)
 	return NULL;
 }
 
-void jobsel_figures(const struct jobsel *s, const struct job_member *m, uint32_t rate_hz,
-		    struct job_figures *f)
+/* A member's figures; CPU samples as seconds at profd's rate (99 Hz, its
+ * default, from a daemon that does not say). */
+static void member_figures(const struct jobsel *s, const struct job_member *m,
+			   struct job_figures *f)
 {
 	const struct proto_proc *p = &s->list.procs[m->proc];
 
-	f->cpu_s = (double)total(p, s->t_cpu) / (rate_hz ? rate_hz : 99);
+	f->cpu_s = (double)total(p, s->t_cpu) / (s->list.rate_hz ? s->list.rate_hz : 99);
 	f->offcpu_s = (double)total(p, s->t_offcpu) / 1e9;
 	f->comm_s = (double)total(p, s->t_comm) / 1e9;
 	f->comm_calls = total(p, s->t_comm_calls);
@@ -154,7 +156,7 @@ static void job_sums(const struct jobsel *s, const struct job *j, struct job_fig
 	for (i = 0; i < j->n; i++) {
 		struct job_figures f;
 
-		jobsel_figures(s, &j->m[i], JOBSEL_RATE_HZ, &f);
+		member_figures(s, &j->m[i], &f);
 		sum->cpu_s += f.cpu_s;
 		sum->offcpu_s += f.offcpu_s;
 		sum->comm_s += f.comm_s;
@@ -182,7 +184,8 @@ static void print_list(const struct jobsel *s)
 		printf("(no jobs: no process runs under a launcher or with a rank set)\n");
 }
 
-static void json_figures(struct jsonw *w, const struct job_figures *f)
+/* comm_calls only where profd traced the calls (null: read from samples). */
+static void json_figures(struct jsonw *w, const struct jobsel *s, const struct job_figures *f)
 {
 	jsonw_key(w, "cpu_s");
 	jsonw_double(w, f->cpu_s);
@@ -190,7 +193,11 @@ static void json_figures(struct jsonw *w, const struct job_figures *f)
 	jsonw_double(w, f->offcpu_s);
 	jsonw_key(w, "comm_s");
 	jsonw_double(w, f->comm_s);
-	jsonw_key_u64(w, "comm_calls", f->comm_calls);
+	jsonw_key(w, "comm_calls");
+	if (s->list.comm_traced)
+		jsonw_u64(w, f->comm_calls);
+	else
+		jsonw_null(w);
 }
 
 static void json_member(struct jsonw *w, const struct jobsel *s, const struct job_member *m)
@@ -198,7 +205,7 @@ static void json_member(struct jsonw *w, const struct jobsel *s, const struct jo
 	const struct proto_proc *p = &s->list.procs[m->proc];
 	struct job_figures f;
 
-	jobsel_figures(s, m, JOBSEL_RATE_HZ, &f);
+	member_figures(s, m, &f);
 	jsonw_object(w);
 	jsonw_key_u64(w, "pid", p->pid);
 	jsonw_key_str(w, "role", role_name(m->role));
@@ -209,7 +216,7 @@ static void json_member(struct jsonw *w, const struct jobsel *s, const struct jo
 		jsonw_null(w);
 	jsonw_key_str(w, "comm", p->comm);
 	jsonw_key_bool(w, "exited", p->flags & PROTO_PROC_EXITED);
-	json_figures(w, &f);
+	json_figures(w, s, &f);
 	jsonw_end(w);
 }
 
@@ -225,7 +232,8 @@ static void json_job(struct jsonw *w, const struct jobsel *s, const struct job *
 	jsonw_key_u64(w, "ranks", j->nranks);
 	jsonw_key_u64(w, "workers", j->nworkers);
 	jsonw_key_bool(w, "running", live > 0);
-	json_figures(w, &sum);
+	jsonw_key_str(w, "collectives", s->list.comm_traced ? "traced" : "sampled");
+	json_figures(w, s, &sum);
 	jsonw_key(w, "members");
 	jsonw_array(w);
 	for (i = 0; i < j->n; i++)
@@ -261,7 +269,7 @@ static int find_straggler(const struct jobsel *s, const struct job *j, double *i
 
 		if (j->m[i].role != JOB_RANK)
 			continue;
-		jobsel_figures(s, &j->m[i], JOBSEL_RATE_HZ, &f);
+		member_figures(s, &j->m[i], &f);
 		if (best < 0 || f.comm_s < least) {
 			best = (int)i;
 			least = f.comm_s;
@@ -402,16 +410,20 @@ static void print_ranks(const struct jobsel *s, const struct job *j)
 	for (i = 0; i < j->n; i++) {
 		const struct job_member *m = &j->m[i];
 		struct job_figures f;
-		char rank[12] = "-";
+		char rank[12] = "-", calls[24] = "-";
 
-		jobsel_figures(s, m, JOBSEL_RATE_HZ, &f);
+		member_figures(s, m, &f);
 		if (m->rank >= 0)
 			snprintf(rank, sizeof(rank), "%d", m->rank);
-		printf("%-9s %5s %8u %9.2f %9.2f %9.2f %10" PRIu64 "  %s\n", role_name(m->role), rank,
-		       s->list.procs[m->proc].pid,
-		       f.cpu_s, f.offcpu_s, f.comm_s, f.comm_calls,
+		if (s->list.comm_traced)
+			snprintf(calls, sizeof(calls), "%" PRIu64, f.comm_calls);
+		printf("%-9s %5s %8u %9.2f %9.2f %9.2f %10s  %s\n", role_name(m->role), rank,
+		       s->list.procs[m->proc].pid, f.cpu_s, f.offcpu_s, f.comm_s, calls,
 		       member_live(s, m) ? "running" : "exited");
 	}
+	if (!s->list.comm_traced)
+		printf("collectives read from samples: waits that spin (MPI's default) from CPU samples,\n"
+		       "those that sleep with profd --off-cpu; profd --collectives times every call\n");
 }
 
 static int explain(const struct ctl *ctl, const struct jobsel *s, uint32_t id)

@@ -10,8 +10,6 @@
 #include "jobs.h"
 #include "protocol.h"
 
-/* CPU samples as seconds: profd's default rate (the list carries no rate). */
-#define JOBSEL_RATE_HZ 99
 
 struct jobsel {
 	struct proto_list list;
@@ -31,8 +29,6 @@ struct job_figures {
 int jobsel_fetch(const struct ctl *ctl, struct jobsel *s);
 void jobsel_free(struct jobsel *s);
 const struct job *jobsel_job(const struct jobsel *s, uint32_t id);
-void jobsel_figures(const struct jobsel *s, const struct job_member *m, uint32_t rate_hz,
-		    struct job_figures *f);
 /* A member's root frame: "rank 3 (pid N)", "rank 3 worker (pid N)". */
 void jobsel_label(const struct jobsel *s, const struct job_member *m, char *out, size_t len);
 

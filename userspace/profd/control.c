@@ -336,6 +336,8 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 	size_t it = 0;
 	int err = list_types(&l);
 
+	l.rate_hz = d->cfg.rate_hz ? d->cfg.rate_hz : 99;
+	l.comm_traced = d->cfg.comm;
 	pthread_mutex_lock(&d->hist_lock);
 	daemon_lock_other(d);
 	while (!err && (p = proctable_next(&d->pt, &it)))

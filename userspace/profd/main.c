@@ -277,6 +277,9 @@ static int daemon_start(struct daemon *d)
 	daemon_ingest_backend(d, &be);
 	if (ingest_init(&d->in, &be, d->sym, &d->pt, &d->agg))
 		return -ENOMEM;
+	/* Collectives not traced: read from the samples' stacks. */
+	if (!d->cfg.comm)
+		d->in.comm_sample_ns = 1000000000ull / (d->cfg.rate_hz ? d->cfg.rate_hz : 99);
 	if (d->cfg.push_url) {
 		struct push_opts po;
 

@@ -3,6 +3,7 @@
  * and the name a frame shows.  MPI's C names are the same in Open MPI
  * and MPICH; c10d's wait is a C++ method, probed by its mangled name. */
 #include <stddef.h>
+#include <string.h>
 
 #include "gpu.h"
 
@@ -63,4 +64,26 @@ const char *gpu_comm_fn_label(uint32_t fn)
 	if (fn <= PROFD_COMM_NONE || fn >= PROFD_COMM_FN_MAX)
 		return NULL;
 	return comm_fns[fn].label ? comm_fns[fn].label : comm_fns[fn].symbol;
+}
+
+/* Frames name a call as the symbolizer found it: MPI libraries export
+ * each call twice (MPI_x a weak alias of the profiling interface's
+ * PMPI_x, which the symbol table names first), a C++ method demangled
+ * with its parameters.  The first letter rules out nearly every frame. */
+uint32_t gpu_comm_fn_of_frame(const char *name)
+{
+	uint32_t fn;
+
+	if (name[0] == 'P' && name[1] == 'M')
+		name++;
+	if (name[0] != 'M' && name[0] != 'n' && name[0] != 'c')
+		return PROFD_COMM_NONE;
+	for (fn = PROFD_COMM_NONE + 1; fn < PROFD_COMM_FN_MAX; fn++) {
+		const char *label = gpu_comm_fn_label(fn);
+		size_t n = strlen(label);
+
+		if (!strncmp(name, label, n) && (name[n] == '\0' || (comm_fns[fn].label && name[n] == '(')))
+			return fn;
+	}
+	return PROFD_COMM_NONE;
 }

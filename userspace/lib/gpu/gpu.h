@@ -140,6 +140,9 @@ const char *gpu_cuda_fn_name(uint32_t fn);
  * name frames show ("MPI_Allreduce", "c10d::Work::wait"). */
 const char *gpu_comm_fn_symbol(uint32_t fn);
 const char *gpu_comm_fn_label(uint32_t fn);
+/* The call a native frame's name is (PMPI_Allreduce as MPI_Allreduce,
+ * "c10d::Work::wait(...)" as c10d_Work_wait); PROFD_COMM_NONE if none. */
+uint32_t gpu_comm_fn_of_frame(const char *name);
 /* 1 for libcudart functions, 0 for libcuda. */
 int gpu_cuda_fn_runtime(uint32_t fn);
 /* Whether fn launches kernels or graphs (probed only with --cuda-launches). */

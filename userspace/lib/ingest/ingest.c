@@ -260,6 +260,8 @@ static int64_t symbolize_sample(struct ingest *in, struct proc *p, const struct 
 		return -EAGAIN;
 	in->c.symbolized++;
 	idx = aggregate_stack(in->agg, p, ids, n);
+	if (idx >= 0)
+		ingest_comm_note(in, p, (uint32_t)idx, ids, n);
 	if (idx >= 0 && stable) {
 		uint64_t epoch = e->pystack_id ? e->time_ns >> INGEST_PY_RECHECK_SHIFT : 0;
 
@@ -470,6 +472,7 @@ static int on_sample(struct ingest *in, const struct profd_sample *e, bool retri
 	if (idx < 0 || aggregate_count(in->agg, p, (uint32_t)idx, e->tid, comm,
 				       ingest_realtime(in, e->time_ns), 1))
 		goto nomem;
+	ingest_comm_sample(in, p, (uint32_t)idx, e->tid, comm, ingest_realtime(in, e->time_ns));
 	/* The gil profile: the same sample again when its thread held the GIL. */
 	if ((e->flags & PROFD_SAMPLE_HOLDS_GIL) &&
 	    aggregate_add(in->agg, p, AGG_GIL, (uint32_t)idx, e->tid, comm,

@@ -161,6 +161,9 @@ struct proc_ingest {
 	/* The fast path: hash of a sample's raw stack IDs -> its stack index
 	 * in the profile + 1, and (Python stacks) when it was last checked. */
 	struct hashmap stack_memo;
+	/* Stack index -> its comm stack's index + 1, for stacks through a
+	 * collective (ingest_comm.c); empty in most processes. */
+	struct hashmap comm_of;
 	bool unwind_added;     /* native unwind tables requested */
 	uint64_t unwind_refresh_mono_ns;
 
@@ -226,6 +229,9 @@ struct ingest {
 	struct ingest_anon_pool anon; /* frames of JIT code waiting for a name */
 	bool frames_wait; /* the last stack built has a frame whose file or name is being read */
 	bool py_read_here; /* Python names read on this thread (a client's request) */
+	/* A CPU sample's time in the comm profile, where collectives are
+	 * read from samples (ingest_comm.c); 0: traced, or not wanted. */
+	uint64_t comm_sample_ns;
 };
 
 /* A raw stack as copied from the BPF map. */

@@ -150,6 +150,16 @@ int64_t ingest_launch_kernel(struct ingest *in, struct proc *p, const struct pro
 			     const struct raw_stack *u, bool final);
 /* ingest_offcpu.c: a thread was off CPU (offcpu.bpf.h). */
 int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool final);
+
+/* ingest_comm.c: time in collectives from samples (in->comm_sample_ns
+ * set: collectives not traced).  Note stack idx (ids, root first) when
+ * first symbolized; count a CPU sample of it; count an off-CPU block. */
+void ingest_comm_note(struct ingest *in, struct proc *p, uint32_t idx, const uint32_t *ids,
+		      uint32_t n);
+void ingest_comm_sample(struct ingest *in, struct proc *p, uint32_t idx, uint32_t tid,
+			const char *comm, uint64_t realtime_ns);
+void ingest_comm_block(struct ingest *in, struct proc *p, const uint32_t *ids, uint32_t n,
+		       const struct profd_sample *s, const char *comm, uint64_t ns);
 /* ingest_memory.c: bytes made resident by a stack (memory.bpf.h), or
  * mapped and unmapped (mmap.bpf.h, the same event's layout). */
 int ingest_memory_event(struct ingest *in, const void *data, size_t len, bool final);

@@ -173,7 +173,9 @@ int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool fi
 	in->c.offcpu_events++;
 	if (err)
 		in->c.dropped_nomem++;
-	else if (!ingest_count_weight(in, p, AGG_OFFCPU, ids, n, &s, comm, e.duration_ns))
+	else if (!ingest_count_weight(in, p, AGG_OFFCPU, ids, n, &s, comm, e.duration_ns)) {
 		in->c.offcpu_aggregated++;
+		ingest_comm_block(in, p, ids, n, &s, comm, e.duration_ns);
+	}
 	return 0;
 }

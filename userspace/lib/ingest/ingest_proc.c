@@ -53,6 +53,7 @@ static void on_free(struct proc *p)
 	if (!p->ing)
 		return;
 	on_maps(p);
+	hashmap_free(&p->ing->comm_of);
 	ingest_anon_release(p->ing);
 	pyproc_free(p->ing->py);
 	gpu_ktab_free(p->ing->kernels);

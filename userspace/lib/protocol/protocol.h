@@ -112,6 +112,8 @@ enum proto_list_attr {
 	/* nested proto_type_attr, repeated: the profile types profd counts,
 	 * in the order of every process's PROTO_PROC_A_TOTALS */
 	PROTO_LIST_A_TYPE = 2,
+	PROTO_LIST_A_RATE_HZ = 3,     /* u32: CPU samples a second (absent: unknown) */
+	PROTO_LIST_A_COMM_TRACED = 4, /* u32 1: collectives traced, comm-calls counts */
 };
 
 enum proto_proc_attr {
@@ -334,6 +336,10 @@ struct proto_list {
 	size_t n;
 	struct proto_list_type *types; /* what proto_proc.totals count */
 	size_t ntypes;
+	uint32_t rate_hz; /* a CPU sample is 1/rate_hz s; 0: unknown */
+	/* Collectives traced (profd --collectives): comm-calls counts calls;
+	 * else the comm profile is read from samples and counts none. */
+	bool comm_traced;
 };
 
 int proto_encode_list(struct buf *b, const struct proto_list *l);

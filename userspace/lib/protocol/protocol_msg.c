@@ -189,6 +189,10 @@ int proto_encode_list(struct buf *b, const struct proto_list *l)
 	    l->ntypes > PROTO_TYPES_MAX)
 		return -EINVAL;
 	start = b->len;
+	if (l->rate_hz)
+		proto_tlv_put_u32(b, PROTO_LIST_A_RATE_HZ, l->rate_hz);
+	if (l->comm_traced)
+		proto_tlv_put_u32(b, PROTO_LIST_A_COMM_TRACED, 1);
 	for (i = 0; i < l->ntypes && !err; i++)
 		err = encode_type(b, &l->types[i]);
 	for (i = 0; i < l->n && !err; i++)
@@ -308,6 +312,7 @@ static int type_attr(const struct proto_attr *a, void *arg)
 struct list_ctx {
 	struct proto_list *l;
 	size_t max, max_types;
+	uint64_t seen;
 };
 
 static int list_type(struct list_ctx *ctx, const struct proto_attr *a)
@@ -328,10 +333,18 @@ static int list_attr(const struct proto_attr *a, void *arg)
 {
 	struct list_ctx *ctx = arg;
 	struct proc_ctx pc;
+	uint32_t v;
 	int ret;
 
 	if (a->tag == PROTO_LIST_A_TYPE)
 		return list_type(ctx, a);
+	if (a->tag == PROTO_LIST_A_RATE_HZ)
+		return proto_tlv_get_u32(a, &ctx->seen, &ctx->l->rate_hz);
+	if (a->tag == PROTO_LIST_A_COMM_TRACED) {
+		ret = proto_tlv_get_u32(a, &ctx->seen, &v);
+		ctx->l->comm_traced = !ret && v;
+		return ret;
+	}
 	if (a->tag != PROTO_LIST_A_PROC)
 		return 0;
 	if (ctx->l->n >= ctx->max)
