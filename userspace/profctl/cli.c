@@ -226,6 +226,15 @@ static int set_option(struct ctl *ctl, struct cli_args *a, enum cli_opt_id id, c
 			return cli_usage_error(ctl, "--interval: at least 100ms");
 		return 0;
 	case OPT_JOB:
+		/* record --job -- CMD: getopt took the "--" as the value. */
+		if (ctl->cmd && !strcmp(ctl->cmd, "record") && arg[0] == '-') {
+			if (strcmp(arg, "--"))
+				return cli_usage_error(ctl, "--job: a job id, or last before -- CMD "
+							    "(record [options] --job -- CMD)");
+			a->job_of_cmd = true;
+			return 0;
+		}
+		/* fall through */
 	case OPT_EXPLAIN:
 		if (parse_uint(arg, 1, 0x3fffffff, id == OPT_JOB ? &a->job : &a->explain))
 			return cli_usage_error(ctl, "--%s: '%s' is not a job id (profctl jobs lists "

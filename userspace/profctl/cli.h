@@ -48,6 +48,7 @@ struct cli_args {
 	const char *before, *after; /* diff's files or windows */
 	bool once, absolute, quiet, async, locals;
 	uint32_t job, explain; /* --job ID, --explain ID: a job's id (its launcher's pid) */
+	bool job_of_cmd;       /* record --job -- CMD: the job CMD launches */
 	char **operands; /* what follows the options */
 	int noperands;
 };

@@ -102,91 +102,6 @@ static int dump_timeline(const struct ctl *ctl, struct cli_args *a)
 	return rc;
 }
 
-static bool has_weights(const struct proto_proc *p)
-{
-	uint32_t i;
-
-	for (i = 0; i < p->ntotals; i++)
-		if (p->totals[i])
-			return true;
-	return p->samples != 0;
-}
-
-/* --job ID: every member of the job, a root frame each ("rank 3 (pid
- * N)"): the request names them and asks for their subprocesses, which
- * gives each process its root, relabelled here by pid. */
-static int select_job(const struct ctl *ctl, struct cli_args *a, struct jobsel *s)
-{
-	const struct job *j;
-	size_t i;
-
-	if (jobsel_fetch(ctl, s))
-		return 1;
-	j = jobsel_job(s, a->job);
-	if (!j) {
-		client_error(ctl, "no job %u (profctl jobs lists them)", a->job);
-		return 1;
-	}
-	a->req.pids = calloc(j->n, sizeof(*a->req.pids));
-	if (!a->req.pids) {
-		client_error(ctl, "out of memory");
-		return 1;
-	}
-	/* A member without samples (a launcher that only waits) has no
-	 * profile to ask for: profd would refuse the whole request. */
-	for (i = 0; i < j->n; i++)
-		if (has_weights(&s->list.procs[j->m[i].proc]))
-			a->req.pids[a->req.npids++] = s->list.procs[j->m[i].proc].pid;
-	if (!a->req.npids) {
-		client_error(ctl, "job %u: nothing sampled in its processes yet", a->job);
-		return 1;
-	}
-	a->req.flags |= PROTO_DUMP_SUBPROCESSES;
-	if (!a->ro.title) {
-		snprintf(s->title, sizeof(s->title), "job %u (%s, %zu ranks)", j->id,
-			 j->launcher[0] ? j->launcher : "ranks set by hand", j->nranks);
-		a->ro.title = s->title;
-	}
-	return 0;
-}
-
-/* The pid in a process root "comm (pid)", or 0. */
-static uint32_t root_pid(const char *name)
-{
-	const char *open = strrchr(name, '(');
-	unsigned long v;
-	char *end;
-
-	if (!open)
-		return 0;
-	v = strtoul(open + 1, &end, 10);
-	return *end == ')' && !end[1] && v <= UINT32_MAX ? (uint32_t)v : 0;
-}
-
-static int label_roots(const struct jobsel *s, uint32_t id, struct stackset *ss)
-{
-	const struct job *j = jobsel_job(s, id);
-	char label[96];
-	size_t f, i;
-
-	for (f = 0; j && f < ss->nframes; f++) {
-		uint32_t pid = ss->frames[f].kind == FRAME_ROOT ? root_pid(ss->frames[f].name) : 0;
-		char *name;
-
-		for (i = 0; pid && i < j->n; i++) {
-			if (s->list.procs[j->m[i].proc].pid != pid)
-				continue;
-			jobsel_label(s, &j->m[i], label, sizeof(label));
-			if (!(name = strdup(label)))
-				return -ENOMEM;
-			free(ss->frames[f].name); /* nothing is interned after this */
-			ss->frames[f].name = name;
-			break;
-		}
-	}
-	return 0;
-}
-
 int cmd_dump(const struct ctl *ctl, struct cli_args *a)
 {
 	struct stackset *ss = NULL;
@@ -195,7 +110,7 @@ int cmd_dump(const struct ctl *ctl, struct cli_args *a)
 	int rc = check(ctl, a);
 
 	if (!rc && a->job)
-		rc = select_job(ctl, a, &s);
+		rc = jobsel_select(ctl, a, &s);
 	if (rc) {
 		jobsel_free(&s);
 		return rc;
@@ -207,7 +122,7 @@ int cmd_dump(const struct ctl *ctl, struct cli_args *a)
 	}
 	buf_init(&out);
 	rc = client_dump(ctl, &a->req, &ss) ? 1 : 0;
-	if (!rc && a->job && label_roots(&s, a->job, ss))
+	if (!rc && a->job && jobsel_label_roots(&s, a->job, ss) == -ENOMEM)
 		rc = 1;
 	if (!rc)
 		rc = fileio_render(ctl, a->format, ss, &a->ro, &out);

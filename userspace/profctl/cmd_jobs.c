@@ -33,77 +33,6 @@ void jobs_usage(FILE *out)
 	      out);
 }
 
-/* ---- what profctl knows of a job: jobsel.h ---- */
-
-static int type_index(const struct proto_list *l, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < l->ntypes; i++)
-		if (l->types[i].name && !strcmp(l->types[i].name, name))
-			return (int)i;
-	return -1;
-}
-
-static uint64_t total(const struct proto_proc *p, int t)
-{
-	return t >= 0 && p->totals && (uint32_t)t < p->ntotals ? p->totals[t] : 0;
-}
-
-void jobsel_free(struct jobsel *s)
-{
-	jobs_free(s->jobs, s->njobs);
-	free(s->procs);
-	proto_list_free(&s->list);
-	memset(s, 0, sizeof(*s));
-}
-
-int jobsel_fetch(const struct ctl *ctl, struct jobsel *s)
-{
-	struct buf req, resp;
-	size_t i;
-	int err;
-
-	memset(s, 0, sizeof(*s));
-	buf_init(&req);
-	buf_init(&resp);
-	err = client_call(ctl, PROTO_REQ_LIST, &req, PROTO_RESP_LIST, &resp);
-	if (!err && proto_decode_list(resp.data, resp.len, &s->list)) {
-		client_error(ctl, "malformed list reply from profd");
-		err = -EPROTO;
-	}
-	buf_free(&req);
-	buf_free(&resp);
-	if (err)
-		return err;
-	s->procs = calloc(s->list.n + 1, sizeof(*s->procs));
-	if (!s->procs)
-		return -ENOMEM;
-	for (i = 0; i < s->list.n; i++) {
-		const struct proto_proc *p = &s->list.procs[i];
-
-		s->procs[i] = (struct job_proc){ .pid = p->pid, .ppid = p->ppid,
-						  .start_time = p->start_time, .comm = p->comm,
-						  .script = p->ident[PROTO_IDENT_SCRIPT],
-						  .rank = jobs_rank_value(p->ident[PROTO_IDENT_RANK]) };
-	}
-	s->t_cpu = type_index(&s->list, "cpu");
-	s->t_offcpu = type_index(&s->list, "off-cpu");
-	s->t_comm = type_index(&s->list, "comm");
-	s->t_comm_calls = type_index(&s->list, "comm-calls");
-	return jobs_find(s->procs, s->list.n, &s->jobs, &s->njobs);
-}
-
-const struct job *jobsel_job(const struct jobsel *s, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < s->njobs; i++)
-		if (s->jobs[i].id == id)
-			return &s->jobs[i];
-	return NULL;
-}
-
 /* A member's figures; CPU samples as seconds at profd's rate (99 Hz, its
  * default, from a daemon that does not say). */
 static void member_figures(const struct jobsel *s, const struct job_member *m,
@@ -111,24 +40,10 @@ static void member_figures(const struct jobsel *s, const struct job_member *m,
 {
 	const struct proto_proc *p = &s->list.procs[m->proc];
 
-	f->cpu_s = (double)total(p, s->t_cpu) / (s->list.rate_hz ? s->list.rate_hz : 99);
-	f->offcpu_s = (double)total(p, s->t_offcpu) / 1e9;
-	f->comm_s = (double)total(p, s->t_comm) / 1e9;
-	f->comm_calls = total(p, s->t_comm_calls);
-}
-
-void jobsel_label(const struct jobsel *s, const struct job_member *m, char *out, size_t len)
-{
-	const struct proto_proc *p = &s->list.procs[m->proc];
-
-	switch (m->role) {
-	case JOB_RANK: snprintf(out, len, "rank %d (pid %u)", m->rank, p->pid); break;
-	case JOB_WORKER: snprintf(out, len, "rank %d worker (pid %u)", m->rank, p->pid); break;
-	case JOB_LAUNCHER:
-		snprintf(out, len, "launcher %s (pid %u)", p->comm ? p->comm : "?", p->pid);
-		break;
-	default: snprintf(out, len, "%s (pid %u)", p->comm ? p->comm : "?", p->pid); break;
-	}
+	f->cpu_s = (double)jobsel_total(p, s->t_cpu) / (s->list.rate_hz ? s->list.rate_hz : 99);
+	f->offcpu_s = (double)jobsel_total(p, s->t_offcpu) / 1e9;
+	f->comm_s = (double)jobsel_total(p, s->t_comm) / 1e9;
+	f->comm_calls = jobsel_total(p, s->t_comm_calls);
 }
 
 /* ---- the list ---- */

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "commands.h"
 #include "fileio.h"
+#include "jobsel.h"
 #include "launch.h"
 #include "protocol.h"
 #include "render.h"
@@ -37,6 +38,8 @@ struct record {
 	const struct cli_args *a;
 	uint32_t pid; /* --pid, or CMD's once started; 0 with by_workload */
 	bool by_workload; /* --service, --unit, --container or --cgroup */
+	bool by_pids;     /* --job ID: its members, in the request */
+	uint32_t job;     /* --job: roots named per member of this job (0: none) */
 	char **cmd;   /* record -- CMD ARGS: the command to start */
 	uint64_t duration_ns;
 	bool duration_set; /* with a command: stop recording early */
@@ -52,6 +55,11 @@ void record_usage(FILE *out)
 		     "      --service NAME   the processes of a workload instead, a root frame\n"
 		     "                       each; also --unit NAME, --container ID,\n"
 		     "                       --cgroup PATH (as in profctl dump)\n"
+		     "      --job ID         a distributed job's processes (profctl jobs), a root\n"
+		     "                       frame each: \"rank 3 (pid N)\"\n"
+		     "      --job -- CMD ARGS  start a launcher (torchrun, mpirun, srun ...) and\n"
+		     "                       record its job from its start, a root frame each\n"
+		     "                       (--job last, right before --)\n"
 		     "  -- CMD ARGS          start CMD (as the user who ran profctl, also under\n"
 		     "                       sudo) and record it from its first instruction until\n"
 		     "                       it exits; profctl exits with CMD's status\n"
@@ -81,11 +89,19 @@ static int check(const struct ctl *ctl, const struct cli_args *a, struct record 
 	r->duration_set = a->duration_ns != 0;
 	r->format = a->format ? a->format : "svg";
 	r->by_workload = cli_selects(&a->req) && !r->pid;
-	if ((r->pid || r->by_workload) && r->cmd)
+	if (a->job_of_cmd && !r->cmd)
+		return cli_usage_error(ctl, "--job --: give the launcher's command after it");
+	if (a->job) { /* the members are the request's pids (jobsel_select) */
+		r->pid = 0;
+		r->by_workload = false;
+		r->by_pids = true;
+		r->job = a->job;
+	}
+	if ((r->pid || r->by_workload || r->by_pids) && r->cmd)
 		return cli_usage_error(ctl, "--pid (or a workload) or a command, not both");
 	if (r->pid && r->by_workload)
 		return cli_usage_error(ctl, "--pid or a workload selector, not both");
-	if (!r->pid && !r->cmd && !r->by_workload)
+	if (!r->pid && !r->cmd && !r->by_workload && !r->by_pids)
 		return cli_usage_error(ctl, "say what to record: --pid PID, --service NAME or "
 					    "-- CMD [ARGS]");
 	if (!render_format_known(r->format))
@@ -182,14 +198,36 @@ static const char *output_path(const struct record *o, char *defpath, size_t n)
 	return defpath;
 }
 
+/* --job: each member's root named by its role, from profd's list now
+ * (ranks and workers that came during the window included). */
+static int name_job(const struct ctl *ctl, const struct record *o, struct stackset *window)
+{
+	struct jobsel s;
+	int err = jobsel_fetch(ctl, &s);
+
+	if (!err)
+		err = jobsel_label_roots(&s, o->job, window);
+	jobsel_free(&s);
+	if (err == -ENOENT) {
+		client_note(ctl, "no job under pid %u (not a launcher, nor the parent of ranks): "
+				 "its processes are named by pid", o->job);
+		return 0;
+	}
+	if (err == -ENOMEM)
+		client_error(ctl, "out of memory");
+	return err;
+}
+
 /* Render window and write it to the output. */
-static int write_window(const struct ctl *ctl, const struct record *o, const struct stackset *window)
+static int write_window(const struct ctl *ctl, const struct record *o, struct stackset *window)
 {
 	char defpath[64];
 	const char *path = output_path(o, defpath, sizeof(defpath));
 	struct buf out;
 	int rc;
 
+	if (o->job && name_job(ctl, o, window))
+		return 1;
 	buf_init(&out);
 	rc = fileio_render(ctl, o->format, window, &o->a->ro, &out);
 	if (!rc)
@@ -212,6 +250,11 @@ static void dump_req(struct record *o, struct proto_dump_req *req)
 		req->unit = given->unit;
 		req->container = given->container;
 		req->cgroup = given->cgroup;
+		return;
+	}
+	if (o->by_pids) {
+		req->pids = given->pids;
+		req->npids = given->npids;
 		return;
 	}
 	req->pids = &o->pid;
@@ -316,7 +359,7 @@ static int record_pid(const struct ctl *ctl, struct record *o)
 
 	dump_req(o, &req);
 	snprintf(path, sizeof(path), "/proc/%u", o->pid);
-	if (!o->by_workload && access(path, F_OK)) {
+	if (!o->by_workload && !o->by_pids && access(path, F_OK)) {
 		client_error(ctl, "no such process: %u", o->pid);
 		return 1;
 	}
@@ -324,7 +367,8 @@ static int record_pid(const struct ctl *ctl, struct record *o)
 		uint64_t since = clock_realtime_ns();
 
 		wait_window(o);
-		return record_timeline(ctl, o, since, access(path, F_OK) != 0);
+		return record_timeline(ctl, o, since,
+				       !o->by_workload && !o->by_pids && access(path, F_OK) != 0);
 	}
 	if (snapshot(ctl, &req, &before))
 		goto out;
@@ -458,6 +502,8 @@ static int record_command(const struct ctl *ctl, struct record *o)
 		return 1;
 	}
 	o->pid = (uint32_t)l.pid;
+	if (o->a->job_of_cmd)
+		o->job = o->pid; /* a job's id is its launcher's pid */
 	started = clock_mono_ns();
 	started_rt = clock_realtime_ns();
 	/* Ctrl-C reaches CMD too (same terminal): stop and write what we have. */
@@ -492,9 +538,18 @@ static int record_command(const struct ctl *ctl, struct record *o)
 int cmd_record(const struct ctl *ctl, struct cli_args *a)
 {
 	struct record o;
-	int rc = check(ctl, a, &o);
+	struct jobsel s = { 0 }; /* holds the default title */
+	int rc;
 
-	if (rc)
-		return rc;
-	return o.cmd ? record_command(ctl, &o) : record_pid(ctl, &o);
+	if (a->job && cli_selects(&a->req))
+		return cli_usage_error(ctl, "--job selects the job's processes: no other selector");
+	if (a->job_of_cmd)
+		a->req.flags |= PROTO_DUMP_SUBPROCESSES; /* the ranks are CMD's descendants */
+	rc = a->job ? jobsel_select(ctl, a, &s) : 0;
+	if (!rc)
+		rc = check(ctl, a, &o);
+	if (!rc)
+		rc = o.cmd ? record_command(ctl, &o) : record_pid(ctl, &o);
+	jobsel_free(&s);
+	return rc;
 }

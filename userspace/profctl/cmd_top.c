@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "jobsel.h"
 #include "jsonw.h"
 #include "protocol.h"
 #include "stackset.h"
@@ -30,10 +31,12 @@ struct fn_stat {
 
 void top_usage(FILE *out)
 {
-	fputs("usage: profctl top [--pid PID ... | --all] [--interval 1s] [--once] [-n ROWS]\n"
+	fputs("usage: profctl top [--pid PID ... | --all | --job ID] [--interval 1s] [--once]\n"
+	      "                   [-n ROWS]\n"
 	      "  -p, --pid PID        one process (repeatable); default: the whole machine\n"
 	      "      --service NAME   the processes of a workload; also --unit NAME,\n"
 	      "                       --container ID, --cgroup PATH (as in profctl dump)\n"
+	      "      --job ID         a distributed job's processes (profctl jobs)\n"
 	      "  -i, --interval DUR   refresh period (default 1s)\n"
 	      "      --once           print once and exit (the default when not on a terminal)\n"
 	      "      --python-only    Python frames only\n"
@@ -253,15 +256,27 @@ int cmd_top(const struct ctl *ctl, struct cli_args *a)
 {
 	struct proto_dump_req *r = &a->req;
 	struct stackset *ss = NULL;
+	struct jobsel s = { 0 };
 	char what[64];
 	int rc;
 
-	/* No --pid nor selector (--all, or nothing): the whole machine. */
-	if (cli_selects(r))
-		r->flags &= ~PROTO_DUMP_ALL;
-	else
-		r->flags |= PROTO_DUMP_ALL;
-	cli_selection(r, what, sizeof(what));
+	if (a->job) {
+		if (cli_selects(r) || (r->flags & PROTO_DUMP_ALL))
+			return cli_usage_error(ctl, "--job selects the job's processes: no other selector");
+		rc = jobsel_select(ctl, a, &s);
+		jobsel_free(&s); /* the pids are in the request */
+		if (rc)
+			return rc;
+		r->flags &= ~PROTO_DUMP_SUBPROCESSES; /* members only: no root frames to name */
+		snprintf(what, sizeof(what), "job %u", a->job);
+	} else {
+		/* No --pid nor selector (--all, or nothing): the whole machine. */
+		if (cli_selects(r))
+			r->flags &= ~PROTO_DUMP_ALL;
+		else
+			r->flags |= PROTO_DUMP_ALL;
+		cli_selection(r, what, sizeof(what));
+	}
 	/* A live view only for a person at a terminal: JSON is a snapshot. */
 	if (a->once || ctl->json || !isatty(STDOUT_FILENO)) {
 		rc = client_dump(ctl, r, &ss) ? 1 : 0;
