@@ -5,7 +5,8 @@
 # in `go tool pprof -raw`, name the workload's functions, carry sane counts
 # and the pid as a sample label, and the query must carry name (with the
 # host label and no pid: one series per workload), from, until,
-# format=pprof and spyName.  Loopback only.
+# format=pprof and spyName.  A rank of a job (its launcher's variables)
+# carries the job and the rank as labels.  Loopback only.
 . "$(dirname "$0")/lib.sh"
 
 command -v go >/dev/null || fail "go is missing (packaging/setup.sh installs golang-go): go tool pprof reads the pushed profiles"
@@ -16,7 +17,8 @@ start_push_receiver "$T/recv"
 "$PROFD" --help 2>&1 | grep -q -- '--push' ||
 	fail "profd has no --push option yet (main.c must wire push.h; see push.h)"
 
-run_bg "$WORKLOADS/cpu_split" 12
+# As srun starts task 3 of step 1 of job 77.
+run_bg env SLURM_JOB_ID=77 SLURM_STEP_ID=1 SLURM_PROCID=3 "$WORKLOADS/cpu_split" 12
 A=${CHILDREN[-1]}
 RATE=199
 start_profd --pid "$A" --rate $RATE --push "http://127.0.0.1:$PORT" --push-interval 2s
@@ -53,6 +55,8 @@ for req in "$T/recv/"*.req; do
 	[[ $name =~ ^cpu_split\.cpu\{host=[^,}]+(,[A-Za-z_][A-Za-z0-9_]*=[^,}]+)*\}$ ]] ||
 		fail "$req: name '$name' is not cpu_split.cpu{host=...[,label=value...]}"
 	[[ $name =~ [{,](pid|comm)= ]] && fail "$req: name '$name' carries pid or comm"
+	[[ $name =~ [{,]job=slurm:77\.1[,}] && $name =~ [{,]rank=3[,}] ]] ||
+		fail "$req: name '$name' does not carry job=slurm:77.1 and rank=3"
 	[[ $from =~ ^[0-9]{10}$ && $until =~ ^[0-9]{10}$ ]] || fail "$req: from '$from' until '$until'"
 	[ "$until" -ge "$from" ] || fail "$req: until $until before from $from"
 	[ "$(qparam "$req" format)" = pprof ] || fail "$req: format is not pprof"

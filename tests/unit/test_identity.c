@@ -371,6 +371,36 @@ static void test_environ_ranks(void **state)
 	assert_string_equal(r.rank, "");
 }
 
+/* The job's id, the same on every host: the scheduler's over torchrun's
+ * over the MPI launcher's over the rendezvous address. */
+static void test_environ_job(void **state)
+{
+	static const char slurm[] = "MASTER_ADDR=node1\0MASTER_PORT=29500\0SLURM_STEP_ID=0\0"
+				    "PMIX_NAMESPACE=slurm.pmix.42.0\0SLURM_JOB_ID=42\0";
+	static const char torch[] = "TORCHELASTIC_RUN_ID=none\0MASTER_ADDR=127.0.0.1\0"
+				    "MASTER_PORT=29500\0";
+	static const char mpi[] = "PMIX_NAMESPACE=1082130433\0OMPI_COMM_WORLD_RANK=1\0";
+	static const char elastic[] = "TORCHELASTIC_RUN_ID=a1b2-c3\0MASTER_ADDR=h\0MASTER_PORT=1\0";
+	/* a separator, a space, a quote, over 32 characters, half a pair, cut */
+	static const char bad[] = "SLURM_JOB_ID=4:2\0TORCHELASTIC_RUN_ID=a b\0PMIX_NAMESPACE=\"x\"\0"
+				  "MASTER_ADDR=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\0MASTER_PORT=1\0"
+				  "SLURM_JOB_ID=7";
+	struct wid_rank r;
+
+	(void)state;
+	identity_parse_environ(slurm, sizeof(slurm) - 1, &r);
+	assert_string_equal(r.job, "slurm:42.0");
+	identity_parse_environ(torch, sizeof(torch) - 1, &r);
+	assert_string_equal(r.job, "master:127.0.0.1:29500");
+	identity_parse_environ(mpi, sizeof(mpi) - 1, &r);
+	assert_string_equal(r.job, "pmix:1082130433");
+	assert_string_equal(r.rank, "1");
+	identity_parse_environ(elastic, sizeof(elastic) - 1, &r);
+	assert_string_equal(r.job, "torchelastic:a1b2-c3");
+	identity_parse_environ(bad, sizeof(bad) - 1, &r);
+	assert_string_equal(r.job, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_cmdline_hostile),	 cmocka_unit_test(test_service_derivation),
 		cmocka_unit_test(test_format),		 cmocka_unit_test(test_read_self),
 		cmocka_unit_test(test_environ_ranks),
+		cmocka_unit_test(test_environ_job),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,6 +135,21 @@ static void json_member(struct jsonw *w, const struct jobsel *s, const struct jo
 	jsonw_end(w);
 }
 
+/* The job's id on every host its ranks run on (their launcher's
+ * variables: "slurm:42.0", "pmix:1082130433"), "" when none says. */
+static const char *host_job_id(const struct jobsel *s, const struct job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++) {
+		const char *v = s->list.procs[j->m[i].proc].ident[PROTO_IDENT_JOB];
+
+		if (j->m[i].role == JOB_RANK && v && v[0])
+			return v;
+	}
+	return "";
+}
+
 static void json_job(struct jsonw *w, const struct jobsel *s, const struct job *j)
 {
 	struct job_figures sum;
@@ -144,6 +159,7 @@ static void json_job(struct jsonw *w, const struct jobsel *s, const struct job *
 	jsonw_object(w);
 	jsonw_key_u64(w, "id", j->id);
 	jsonw_key_str(w, "launcher", j->launcher);
+	jsonw_key_str(w, "job", host_job_id(s, j));
 	jsonw_key_u64(w, "ranks", j->nranks);
 	jsonw_key_u64(w, "workers", j->nworkers);
 	jsonw_key_bool(w, "running", live > 0);
@@ -316,10 +332,12 @@ static int explain_lines(const struct ctl *ctl, const struct jobsel *s, const st
 
 static void print_ranks(const struct jobsel *s, const struct job *j)
 {
+	const char *id = host_job_id(s, j);
 	size_t i;
 
-	printf("job %u (%s): %zu ranks, %zu workers\n", j->id,
-	       j->launcher[0] ? j->launcher : "ranks set by hand", j->nranks, j->nworkers);
+	printf("job %u (%s%s%s): %zu ranks, %zu workers\n", j->id,
+	       j->launcher[0] ? j->launcher : "ranks set by hand", id[0] ? ", " : "", id, j->nranks,
+	       j->nworkers);
 	printf("%-9s %5s %8s %9s %9s %9s %10s  %s\n", "ROLE", "RANK", "PID", "CPU_S", "OFFCPU_S",
 	       "COMM_S", "COMM_CALLS", "STATE");
 	for (i = 0; i < j->n; i++) {

@@ -21,7 +21,7 @@ const char *control_wid_ident(const struct workload_id *wid, int i)
 		[PROTO_IDENT_POD] = WID_POD,	     [PROTO_IDENT_QOS] = WID_QOS,
 		[PROTO_IDENT_SCRIPT] = WID_SCRIPT,   [PROTO_IDENT_CGROUP] = WID_CGROUP,
 		[PROTO_IDENT_RANK] = WID_RANK,	     [PROTO_IDENT_LOCAL_RANK] = WID_LOCAL_RANK,
-		[PROTO_IDENT_WORLD_SIZE] = WID_WORLD_SIZE,
+		[PROTO_IDENT_WORLD_SIZE] = WID_WORLD_SIZE, [PROTO_IDENT_JOB] = WID_JOB,
 	};
 
 	return wid ? identity_field(wid, fields[i]) : NULL;

@@ -91,8 +91,8 @@ static void usage(FILE *out)
 		"      --push-name TEMPLATE each series' application name from the process's\n"
 		"                           workload: {service} (default), {unit}, {container},\n"
 		"                           {pod}, {qos}, {runtime}, {script}, {comm}, {exe},\n"
-		"                           {cgroup}, {rank}, {local_rank}, {world_size}, with\n"
-		"                           text between (\"{service}-{pod}\")\n"
+		"                           {cgroup}, {rank}, {local_rank}, {world_size}, {job},\n"
+		"                           with text between (\"{service}-{pod}\")\n"
 		"      --duration DUR       exit after DUR (for scripts and benchmarks)\n"
 		"      --config PATH        settings file (default %s)\n"
 		"      --check              say what this kernel offers and which features\n"
@@ -294,7 +294,8 @@ static int opt_push_name(struct daemon_config *c, const char *arg)
 	if (identity_check_template(arg) || strlen(arg) >= 128) {
 		fprintf(stderr, "profd: --push-name: '%s' is not a template of {service}, {unit}, "
 				"{container}, {pod}, {qos}, {runtime}, {script}, {comm}, {exe}, "
-				"{cgroup} (under 128 bytes)\n", arg);
+				"{cgroup}, {rank}, {local_rank}, {world_size}, {job} (under 128 bytes)\n",
+			arg);
 		return -EINVAL;
 	}
 	c->push_name = arg;

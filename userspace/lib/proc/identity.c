@@ -366,10 +366,70 @@ static bool plain_number(const char *v, size_t len)
 	return true;
 }
 
+/* The variables a job's id is made of, in the order one is preferred:
+ * the scheduler's job, torchrun's run, the MPI launcher's namespace, the
+ * rendezvous address. */
+enum { JV_SLURM_JOB, JV_SLURM_STEP, JV_TORCH_RUN, JV_PMIX_NS, JV_MASTER_ADDR, JV_MASTER_PORT,
+       JV_N };
+static const char *const job_vars[JV_N] = {
+	"SLURM_JOB_ID", "SLURM_STEP_ID", "TORCHELASTIC_RUN_ID", "PMIX_NAMESPACE",
+	"MASTER_ADDR", "MASTER_PORT",
+};
+#define JOB_VAR_MAX 32
+
+/* A job variable's value kept: a short name or number, no separator of
+ * the id, nothing a label or a log could misread. */
+static bool plain_name(const char *v, size_t len)
+{
+	size_t i;
+
+	if (!len || len > JOB_VAR_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'z') ||
+		      (v[i] >= 'A' && v[i] <= 'Z') || v[i] == '.' || v[i] == '_' || v[i] == '-'))
+			return false;
+	return true;
+}
+
+static void take_job_var(const char *kv, const char *eq, const char *nul,
+			 char vals[JV_N][JOB_VAR_MAX + 1])
+{
+	size_t i, vlen = (size_t)(nul - eq - 1);
+
+	for (i = 0; i < JV_N; i++)
+		if (strlen(job_vars[i]) == (size_t)(eq - kv) &&
+		    !memcmp(kv, job_vars[i], (size_t)(eq - kv)) && plain_name(eq + 1, vlen)) {
+			memcpy(vals[i], eq + 1, vlen);
+			vals[i][vlen] = '\0';
+		}
+}
+
+/* torchrun's run id is "none" unless --rdzv-id or --standalone set it. */
+static void job_id(char vals[JV_N][JOB_VAR_MAX + 1], char *out, size_t n)
+{
+	const char *kind = NULL, *a = NULL, *sep = "", *b = "";
+
+	if (vals[JV_SLURM_JOB][0]) {
+		kind = "slurm", a = vals[JV_SLURM_JOB], b = vals[JV_SLURM_STEP];
+		sep = b[0] ? "." : "";
+	} else if (vals[JV_TORCH_RUN][0] && strcmp(vals[JV_TORCH_RUN], "none")) {
+		kind = "torchelastic", a = vals[JV_TORCH_RUN];
+	} else if (vals[JV_PMIX_NS][0]) {
+		kind = "pmix", a = vals[JV_PMIX_NS];
+	} else if (vals[JV_MASTER_ADDR][0] && vals[JV_MASTER_PORT][0]) {
+		kind = "master", a = vals[JV_MASTER_ADDR], sep = ":", b = vals[JV_MASTER_PORT];
+	}
+	/* at most 12 + 1 + 32 + 1 + 32 bytes: never cut (WID_JOB_MAX) */
+	if (kind && snprintf(out, n, "%s:%s%s%s", kind, a, sep, b) >= (int)n)
+		out[0] = '\0';
+}
+
 void identity_parse_environ(const char *env, size_t len, struct wid_rank *r)
 {
+	char jv[JV_N][JOB_VAR_MAX + 1] = { { 0 } };
 	/* per field (rank, local_rank, world_size): the index + 1 of the var it came from */
-	size_t best[sizeof(*r) / sizeof(r->rank)], i, pos = 0;
+	size_t best[3], i, pos = 0;
 	const char *end = env + len;
 
 	memset(r, 0, sizeof(*r));
@@ -382,6 +442,7 @@ void identity_parse_environ(const char *env, size_t len, struct wid_rank *r)
 		pos += kvlen + 1;
 		if (!eq || !nul) /* the last one cut by the read cap is not trusted */
 			continue;
+		take_job_var(kv, eq, nul, jv);
 		for (i = 0; i < N_RANK_VARS; i++) {
 			char *field = (char *)r + rank_vars[i].field;
 			size_t vlen = (size_t)(nul - eq - 1);
@@ -396,6 +457,7 @@ void identity_parse_environ(const char *env, size_t len, struct wid_rank *r)
 			*b = i + 1;
 		}
 	}
+	job_id(jv, r->job, sizeof(r->job));
 }
 
 /* The rank variables of pid's environment; none when it cannot be read
@@ -439,7 +501,7 @@ static const char *const field_names[WID_NFIELDS] = {
 	[WID_POD] = "pod",	   [WID_QOS] = "qos",	      [WID_RUNTIME] = "runtime",
 	[WID_SCRIPT] = "script",   [WID_COMM] = "comm",	      [WID_EXE] = "exe",
 	[WID_CGROUP] = "cgroup",   [WID_RANK] = "rank",	      [WID_LOCAL_RANK] = "local_rank",
-	[WID_WORLD_SIZE] = "world_size",
+	[WID_WORLD_SIZE] = "world_size", [WID_JOB] = "job",
 };
 
 const char *identity_field_name(enum wid_field f)
@@ -461,6 +523,7 @@ const char *identity_field(const struct workload_id *id, enum wid_field f)
 	case WID_RANK: return id->job.rank;
 	case WID_LOCAL_RANK: return id->job.local_rank;
 	case WID_WORLD_SIZE: return id->job.world_size;
+	case WID_JOB: return id->job.job;
 	case WID_EXE: return id->exe;
 	case WID_CGROUP: return id->cgroup;
 	default: return NULL;

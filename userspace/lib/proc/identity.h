@@ -33,10 +33,14 @@
  * launcher set (torchrun's RANK, Open MPI's OMPI_COMM_WORLD_RANK, PMI's,
  * Slurm's): decimal digits as set, "" when not.  Read once, kept as
  * numbers only: nothing else of the environment is kept or logged. */
+#define WID_JOB_MAX 72
 struct wid_rank {
 	char rank[12];
 	char local_rank[12];
 	char world_size[12];
+	/* The job on every host it runs on: "slurm:JOBID.STEP",
+	 * "torchelastic:RUN_ID", "pmix:NAMESPACE", "master:ADDR:PORT". */
+	char job[WID_JOB_MAX];
 };
 
 struct workload_id {
@@ -69,6 +73,7 @@ enum wid_field {
 	WID_RANK,
 	WID_LOCAL_RANK,
 	WID_WORLD_SIZE,
+	WID_JOB,
 	WID_NFIELDS
 };
 const char *identity_field_name(enum wid_field f);
@@ -89,8 +94,11 @@ void identity_parse_cmdline(const char *argv, size_t len, struct workload_id *id
 /* The text of /proc/PID/environ (NUL-separated KEY=VALUE, len bytes,
  * maybe cut): the rank variables into r, the first of each kind that
  * holds a plain decimal number (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,
- * PMIX_RANK, SLURM_PROCID; LOCAL_RANK ...; WORLD_SIZE ...), cleared
- * first.  Anything else is skipped unread. */
+ * PMIX_RANK, SLURM_PROCID; LOCAL_RANK ...; WORLD_SIZE ...), and the
+ * job's id shared by its hosts (SLURM_JOB_ID and SLURM_STEP_ID,
+ * TORCHELASTIC_RUN_ID, PMIX_NAMESPACE, MASTER_ADDR and MASTER_PORT; only
+ * [A-Za-z0-9._-], at most 32 characters each), cleared first.  Anything
+ * else is skipped unread. */
 void identity_parse_environ(const char *env, size_t len, struct wid_rank *r);
 /* Set comm and exe (either may be NULL: kept) and derive service: a
  * service unit's stem (not a user@ manager's, not a scope), else the

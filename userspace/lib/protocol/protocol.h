@@ -150,6 +150,7 @@ enum proto_ident {
 	PROTO_IDENT_RANK,	/* its rank in a distributed job (launcher's variables) */
 	PROTO_IDENT_LOCAL_RANK,
 	PROTO_IDENT_WORLD_SIZE,
+	PROTO_IDENT_JOB, /* the job's id on every host ("slurm:42.0", "pmix:...") */
 	PROTO_IDENT_N
 };
 /* "service", "unit", "runtime", "container", "pod", "qos", "script",

@@ -128,7 +128,7 @@ const char *proto_ident_name(int i)
 	static const char *const names[PROTO_IDENT_N] = {
 		"service", "unit",   "runtime",	   "container",	 "pod",
 		"qos",	   "script", "cgroup",	   "rank",	 "local_rank",
-		"world_size",
+		"world_size", "job",
 	};
 
 	return i >= 0 && i < PROTO_IDENT_N ? names[i] : NULL;

@@ -32,7 +32,7 @@ struct pw_entry {
 /* Series labels from the workload, those known: service_name and the
  * fields a fleet filters by.  Not the pid: a label value per process
  * would make a series per process, unbounded. */
-#define PW_LABELS_MAX 7
+#define PW_LABELS_MAX 9 /* service_name and workload_labels' fields */
 #define PW_NAME_MAX 128
 
 struct push_window {
@@ -78,6 +78,8 @@ static size_t workload_labels(const struct push_window *w, const struct proc *p,
 	} fields[] = {
 		{ "unit", WID_UNIT },	{ "container", WID_CONTAINER }, { "pod", WID_POD },
 		{ "qos", WID_QOS },	{ "script", WID_SCRIPT },	{ "cgroup", WID_CGROUP },
+		/* a job spread over hosts: one query by job, a series per rank */
+		{ "job", WID_JOB },	{ "rank", WID_RANK },
 	};
 	size_t i, n = 0;
 
