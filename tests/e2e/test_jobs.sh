@@ -53,6 +53,20 @@ assert s["others_comm_s_median"] >= 2 * s["comm_s"], s
 assert sys.argv[3] in s["extra_lines"][0]["line"], s["extra_lines"]
 EOF
 }
+# ddp_job PORT: torchrun 3 ranks of ddp_job.py, rank 1 fed by a worker;
+# sets ID and checks the job's members.  Debian's torch 1.13 on Python
+# 3.11 reads --redirects/--tee "0" as no value (IntFlag iteration): a
+# mapping for a rank that does not exist means the same, nothing
+# redirected.
+ddp_job() {
+	(cd "$T" && torchrun --redirects 9:1 --tee 9:1 --nproc_per_node 3 --master_port "$1" \
+		"$JOBS/ddp_job.py" 20 >"$T/ddp.out" 2>&1) ||
+		{ tail -20 "$T/ddp.out" >&2; fail "the torchrun job failed"; }
+	sleep 0.5
+	ID=$(job_of torchrun)
+	[ -n "$ID" ] || { ctl jobs >&2; fail "no torchrun job listed"; }
+	check_job "$ID" torchrun 3 1
+}
 rank_pids() { # ID -> "rank pid" lines
 	"$PY" -c '
 import json, sys
@@ -92,15 +106,7 @@ ok "dump --job: a root frame per rank (folded and SVG)"
 # ---- torchrun, gloo: rank 1 waits for its DataLoader-like worker ----
 DDP_WAIT=$(line_of "$JOBS/ddp_job.py" "the wait")
 DDP_SPIN=$(line_of "$JOBS/ddp_job.py" "the spin")
-# Debian's torch 1.13 on Python 3.11 reads --redirects/--tee "0" as no
-# value (IntFlag iteration): a mapping for a rank that does not exist
-# means the same, nothing redirected.
-(cd "$T" && torchrun --redirects 9:1 --tee 9:1 --nproc_per_node 3 --master_port 29517 \
-	"$JOBS/ddp_job.py" 20 >"$T/ddp.out" 2>&1) || { tail -20 "$T/ddp.out" >&2; fail "the torchrun job failed"; }
-sleep 0.5
-ID=$(job_of torchrun)
-[ -n "$ID" ] || { ctl jobs >&2; fail "no torchrun job listed"; }
-check_job "$ID" torchrun 3 1
+ddp_job 29517
 "$PY" -c '
 import json, sys
 w = [m for m in json.load(open(sys.argv[1]))["job"]["members"] if m["role"] == "worker"]
@@ -216,12 +222,7 @@ check_job "$ID" mpirun 4 0
 straggler_is 2 "mpi_job.py:$MPI_SPIN"
 ctl jobs --explain "$ID" | sed 's/^/  /'
 ok "without --collectives, with --off-cpu: rank 2 named the MPI job's straggler"
-(cd "$T" && torchrun --redirects 9:1 --tee 9:1 --nproc_per_node 3 --master_port 29519 \
-	"$JOBS/ddp_job.py" 20 >"$T/ddp.out" 2>&1) || { tail -20 "$T/ddp.out" >&2; fail "the torchrun job failed"; }
-sleep 0.5
-ID=$(job_of torchrun)
-[ -n "$ID" ] || { ctl jobs >&2; fail "no torchrun job listed"; }
-check_job "$ID" torchrun 3 1
+ddp_job 29519
 while read -r rank pid; do
 	[ "$rank" = 1 ] && continue
 	ctl dump --pid "$pid" --type comm -o "$T/sd.$rank.folded" || fail "dump failed"
@@ -230,3 +231,28 @@ while read -r rank pid; do
 done < <(rank_pids)
 straggler_is 1 "ddp_job.py:$DDP_SPIN"
 ok "without --collectives, with --off-cpu: gloo ranks' blocks in c10d::Work::wait under ddp_job.py:$DDP_WAIT, rank 1 named the straggler"
+stop_profd
+
+# ---- a job in history: found again after profd restarts ----
+start_profd
+mpirun --oversubscribe -n 2 "$PY" "$JOBS/mpi_job.py" 15 0.05 >"$T/mpi.out" 2>&1 ||
+	{ cat "$T/mpi.out" >&2; fail "the MPI job failed"; }
+sleep 0.5
+ID=$(job_of mpirun)
+check_job "$ID" mpirun 2 0
+before=$(rank_pids | sort | tr '\n' ' ')
+stop_profd # its last buckets written
+start_profd
+ctl --json jobs | "$PY" -c '
+import json, sys
+want = sys.argv[1].split()
+want = sorted(zip(map(int, want[0::2]), map(int, want[1::2])))
+for j in json.load(sys.stdin):
+    got = sorted((m["rank"], m["pid"]) for m in j["members"] if m["role"] == "rank")
+    if got == want:
+        assert all(m["exited"] for m in j["members"]), j
+        print(j["launcher"], j["job"]); break
+else:
+    sys.exit("no job with ranks %s" % want)' "$before" >"$T/hist.job" ||
+	{ ctl --json jobs >&2; fail "the job is not listed after a restart (ranks and pids: $before)"; }
+ok "after a restart, from history: the job of ranks $before($(cat "$T/hist.job"))"

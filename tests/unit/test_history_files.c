@@ -194,7 +194,7 @@ static void test_upgrade_v1(void **state)
 	assert_int_equal(ss->nstacks, 2);
 	stackset_free(ss);
 	history_close(h);
-	assert_int_equal(file_int("PRAGMA user_version"), 4);
+	assert_int_equal(file_int("PRAGMA user_version"), 5);
 	assert_int_equal(file_int("SELECT count(*) FROM frames WHERE module = 0"), 2);
 }
 
@@ -204,14 +204,16 @@ static int grab_service(const struct history_proc *p, void *ctx)
 	char *out = ctx;
 
 	if (p->pid == 100)
-		snprintf(out, 64, "%s|%s|%s", p->ident[HISTORY_ID_SERVICE],
-			 p->ident[HISTORY_ID_UNIT], p->ident[HISTORY_ID_CGROUP]);
+		snprintf(out, 64, "%s|%s|%s|%s|%s|%u", p->ident[HISTORY_ID_SERVICE],
+			 p->ident[HISTORY_ID_UNIT], p->ident[HISTORY_ID_CGROUP],
+			 p->ident[HISTORY_ID_RANK], p->ident[HISTORY_ID_JOB], p->ppid);
 	return 0;
 }
 
-/* An old file's processes gain workload columns, read '' (unknown); a
- * write that knows the workload fills them, one that does not (read not
- * back yet) keeps them, and the next open finds them. */
+/* An old file's processes gain workload columns (a job's rank and id,
+ * the parent), read '' or 0 (unknown); a write that knows the workload
+ * fills them, one that does not (read not back yet) keeps them, and the
+ * next open finds them. */
 static void test_upgrade_workload(void **state)
 {
 	static const uint32_t kind[] = { FRAME_NATIVE };
@@ -225,7 +227,10 @@ static void test_upgrade_workload(void **state)
 	make_sqlite(v1_file);
 	h = open_hist(NULL);
 	assert_int_equal(history_procs(h, 0, NULL, grab_service, got), 0);
-	assert_string_equal(got, "||");
+	assert_string_equal(got, "|||||0");
+	known.ppid = 77;
+	known.ident[HISTORY_ID_RANK] = "3";
+	known.ident[HISTORY_ID_JOB] = "slurm:42.0";
 	known.ident[HISTORY_ID_SERVICE] = "myapp";
 	known.ident[HISTORY_ID_UNIT] = "myapp.service";
 	known.ident[HISTORY_ID_CGROUP] = "/system.slice/myapp.service";
@@ -238,7 +243,7 @@ static void test_upgrade_workload(void **state)
 	history_close(h);
 	h = open_hist(NULL);
 	assert_int_equal(history_procs(h, 0, NULL, grab_service, got), 0);
-	assert_string_equal(got, "myapp|myapp.service|/system.slice/myapp.service");
+	assert_string_equal(got, "myapp|myapp.service|/system.slice/myapp.service|3|slurm:42.0|77");
 	history_close(h);
 }
 

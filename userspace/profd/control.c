@@ -272,7 +272,7 @@ static void settle_exit(const struct list_ctx *x, const struct history_proc *hp,
 static int list_history_proc(const struct history_proc *hp, void *ctx)
 {
 	struct list_ctx *x = ctx;
-	struct list_item it = { .pid = hp->pid, .uid = hp->uid,
+	struct list_item it = { .pid = hp->pid, .ppid = hp->ppid, .uid = hp->uid,
 				.flags = hp->exited_ns ? PROTO_PROC_EXITED : 0,
 				.start_time = hp->start_time, .exit_ns = hp->exited_ns,
 				.comm = hp->comm, .exe = hp->exe };

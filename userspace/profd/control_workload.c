@@ -38,6 +38,10 @@ void control_history_ident(const struct history_proc *hp, const char **out)
 	out[PROTO_IDENT_QOS] = hp->ident[HISTORY_ID_QOS];
 	out[PROTO_IDENT_SCRIPT] = hp->ident[HISTORY_ID_SCRIPT];
 	out[PROTO_IDENT_CGROUP] = hp->ident[HISTORY_ID_CGROUP];
+	out[PROTO_IDENT_RANK] = hp->ident[HISTORY_ID_RANK];
+	out[PROTO_IDENT_LOCAL_RANK] = hp->ident[HISTORY_ID_LOCAL_RANK];
+	out[PROTO_IDENT_WORLD_SIZE] = hp->ident[HISTORY_ID_WORLD_SIZE];
+	out[PROTO_IDENT_JOB] = hp->ident[HISTORY_ID_JOB];
 }
 
 /* --unit takes the unit's name with or without ".service". */

@@ -25,12 +25,17 @@ static void fill_workload(const struct workload_id *w, struct history_proc *hp)
 	hp->ident[HISTORY_ID_QOS] = w->qos;
 	hp->ident[HISTORY_ID_SCRIPT] = w->script;
 	hp->ident[HISTORY_ID_CGROUP] = w->cgroup;
+	hp->ident[HISTORY_ID_RANK] = w->job.rank;
+	hp->ident[HISTORY_ID_LOCAL_RANK] = w->job.local_rank;
+	hp->ident[HISTORY_ID_WORLD_SIZE] = w->job.world_size;
+	hp->ident[HISTORY_ID_JOB] = w->job.job;
 }
 
 static void fill_proc(const struct proc *p, struct history_proc *hp)
 {
 	memset(hp, 0, sizeof(*hp));
 	hp->pid = p->pid;
+	hp->ppid = p->ppid;
 	hp->uid = p->uid;
 	hp->start_time = p->start_time;
 	hp->comm = p->comm;

@@ -59,12 +59,17 @@ enum history_ident {
 	HISTORY_ID_QOS,
 	HISTORY_ID_SCRIPT,
 	HISTORY_ID_CGROUP,
+	HISTORY_ID_RANK, /* a distributed job's: the launcher's variables */
+	HISTORY_ID_LOCAL_RANK,
+	HISTORY_ID_WORLD_SIZE,
+	HISTORY_ID_JOB,
 	HISTORY_IDENT_N
 };
 
 /* A process instance.  Strings may be NULL (stored as ""). */
 struct history_proc {
 	uint32_t pid, uid;
+	uint32_t ppid;			/* its parent at exec; 0: not known */
 	uint64_t start_time;		/* as proc->start_time; with pid the key */
 	const char *comm, *exe;
 	/* Its workload; "" or NULL: not known (the stored one is kept). */

@@ -13,7 +13,7 @@
 #include "history.h"
 
 /* The schema this code writes; PRAGMA user_version holds the file's. */
-#define HIST_SCHEMA_VERSION 4
+#define HIST_SCHEMA_VERSION 5
 /* PRAGMA application_id: "prof", so a foreign SQLite file is recognized. */
 #define HIST_APPLICATION_ID 0x70726f66
 /* Deeper rows are refused (-ERANGE): the BPF side walks far fewer. */

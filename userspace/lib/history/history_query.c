@@ -543,6 +543,7 @@ static int proc_row(struct history *h, sqlite3_stmt *s, struct proc_scratch *sc,
 
 	for (i = 0; i < HISTORY_IDENT_N; i++)
 		p.ident[i] = (const char *)sqlite3_column_text(s, 9 + i);
+	p.ppid = (uint32_t)sqlite3_column_int64(s, 9 + HISTORY_IDENT_N);
 	if (w->skip && w->skip(&p, w->ctx))
 		return 0;
 	p.rss = sc->rss;

@@ -57,6 +57,12 @@ const char *const hist_migrations[HIST_SCHEMA_VERSION + 1] = {
 	      "ALTER TABLE procs ADD COLUMN qos TEXT NOT NULL DEFAULT '';"
 	      "ALTER TABLE procs ADD COLUMN script TEXT NOT NULL DEFAULT '';"
 	      "ALTER TABLE procs ADD COLUMN cgroup TEXT NOT NULL DEFAULT '';",
+	/* a distributed job's members, found again after a restart */
+	[5] = "ALTER TABLE procs ADD COLUMN rank TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN local_rank TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN world_size TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN job TEXT NOT NULL DEFAULT '';"
+	      "ALTER TABLE procs ADD COLUMN ppid INTEGER NOT NULL DEFAULT 0;",
 };
 
 const char *const hist_sql[HS_NSTMT] = {
@@ -82,8 +88,10 @@ const char *const hist_sql[HS_NSTMT] = {
 	 * what the row has; a known one replaces it (a cgroup move). */
 	[HS_PROC_UPSERT] =
 		"INSERT INTO procs(pid, start_time, uid, comm, exe, first_ns, last_ns, exited_ns,"
-		" service, unit, runtime, container, pod, qos, script, cgroup)"
-		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+		" service, unit, runtime, container, pod, qos, script, cgroup,"
+		" rank, local_rank, world_size, job, ppid)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
+		" ?17, ?18, ?19, ?20, ?21)"
 		" ON CONFLICT(pid, start_time) DO UPDATE SET"
 		" uid = excluded.uid,"
 		" comm = CASE WHEN excluded.comm <> '' THEN excluded.comm ELSE comm END,"
@@ -100,7 +108,14 @@ const char *const hist_sql[HS_NSTMT] = {
 		" pod = CASE WHEN excluded.cgroup <> '' THEN excluded.pod ELSE pod END,"
 		" qos = CASE WHEN excluded.cgroup <> '' THEN excluded.qos ELSE qos END,"
 		" script = CASE WHEN excluded.service <> '' THEN excluded.script ELSE script END,"
-		" cgroup = CASE WHEN excluded.cgroup <> '' THEN excluded.cgroup ELSE cgroup END"
+		" cgroup = CASE WHEN excluded.cgroup <> '' THEN excluded.cgroup ELSE cgroup END,"
+		" rank = CASE WHEN excluded.rank <> '' THEN excluded.rank ELSE rank END,"
+		" local_rank = CASE WHEN excluded.local_rank <> '' THEN excluded.local_rank"
+		" ELSE local_rank END,"
+		" world_size = CASE WHEN excluded.world_size <> '' THEN excluded.world_size"
+		" ELSE world_size END,"
+		" job = CASE WHEN excluded.job <> '' THEN excluded.job ELSE job END,"
+		" ppid = CASE WHEN excluded.ppid <> 0 THEN excluded.ppid ELSE ppid END"
 		" RETURNING id",
 	/* procs.samples adds up every type's weights, so nothing here reads
 	 * it (list wants each type in its unit: HS_PROC_TOTALS); it is kept
@@ -109,7 +124,8 @@ const char *const hist_sql[HS_NSTMT] = {
 	[HS_PROC_BY_PID] = "SELECT id, pid, comm, uid, start_time FROM procs WHERE pid = ?1",
 	[HS_PROC_ALL] = "SELECT id, pid, comm, uid, start_time FROM procs",
 	[HS_PROC_LIST] = "SELECT pid, uid, start_time, comm, exe, first_ns, last_ns, exited_ns,"
-			 " id, service, unit, runtime, container, pod, qos, script, cgroup"
+			 " id, service, unit, runtime, container, pod, qos, script, cgroup,"
+			 " rank, local_rank, world_size, job, ppid"
 			 " FROM procs WHERE last_ns >= ?1 ORDER BY last_ns DESC",
 	[HS_SERIES_FIND] = "SELECT id FROM series WHERE type = ?1 AND bucket_ns = ?2",
 	[HS_SERIES_INSERT] = "INSERT INTO series(type, bucket_ns) VALUES(?1, ?2)",

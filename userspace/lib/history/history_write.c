@@ -434,6 +434,7 @@ static int64_t proc_upsert(struct history *h, const struct history_proc *p)
 	sqlite3_bind_int64(s, 8, (int64_t)p->exited_ns);
 	for (i = 0; i < HISTORY_IDENT_N; i++)
 		sqlite3_bind_text(s, 9 + i, p->ident[i] ? p->ident[i] : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 9 + HISTORY_IDENT_N, p->ppid);
 	rc = sqlite3_step(s);
 	id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
 	sqlite3_reset(s);
