@@ -40,10 +40,10 @@ static void member_figures(const struct jobsel *s, const struct job_member *m,
 {
 	const struct proto_proc *p = &s->list.procs[m->proc];
 
-	f->cpu_s = (double)jobsel_total(p, s->t_cpu) / (s->list.rate_hz ? s->list.rate_hz : 99);
-	f->offcpu_s = (double)jobsel_total(p, s->t_offcpu) / 1e9;
-	f->comm_s = (double)jobsel_total(p, s->t_comm) / 1e9;
-	f->comm_calls = jobsel_total(p, s->t_comm_calls);
+	f->cpu_s = (double)proto_proc_total(p, s->t_cpu) / (s->list.rate_hz ? s->list.rate_hz : 99);
+	f->offcpu_s = (double)proto_proc_total(p, s->t_offcpu) / 1e9;
+	f->comm_s = (double)proto_proc_total(p, s->t_comm) / 1e9;
+	f->comm_calls = proto_proc_total(p, s->t_comm_calls);
 }
 
 /* ---- the list ---- */

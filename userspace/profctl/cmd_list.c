@@ -59,9 +59,7 @@ static void type_label(const struct proto_list_type *t, bool upper, char *out, s
  * unmaps count negative. */
 static int64_t weight_of(const struct proto_proc *p, int col)
 {
-	if (col < 0)
-		return (int64_t)p->samples;
-	return (uint32_t)col < p->ntotals ? (int64_t)p->totals[col] : 0;
+	return col < 0 ? (int64_t)p->samples : (int64_t)proto_proc_total(p, col);
 }
 
 /* What the command line asked to see. */
@@ -271,17 +269,12 @@ static void type_names(const struct proto_list *l, char *out, size_t size)
 static int find_type(const struct ctl *ctl, const struct proto_list *l, const char *type, int *col)
 {
 	char known[512];
-	size_t i;
 
 	*col = -1;
 	if (!type || !strcmp(type, "cpu"))
 		return 0; /* SAMPLES is it */
-	for (i = 0; i < l->ntypes; i++) {
-		if (!strcmp(l->types[i].name, type)) {
-			*col = (int)i;
-			return 0;
-		}
-	}
+	if ((*col = proto_list_type_index(l, type)) >= 0)
+		return 0;
 	if (!l->ntypes) {
 		client_error(ctl, "this profd lists CPU samples only: upgrade it for --type");
 		return 1;

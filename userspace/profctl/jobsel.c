@@ -8,21 +8,6 @@
 #include "jobsel.h"
 #include "stackset.h"
 
-static int type_index(const struct proto_list *l, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < l->ntypes; i++)
-		if (l->types[i].name && !strcmp(l->types[i].name, name))
-			return (int)i;
-	return -1;
-}
-
-uint64_t jobsel_total(const struct proto_proc *p, int t)
-{
-	return t >= 0 && p->totals && (uint32_t)t < p->ntotals ? p->totals[t] : 0;
-}
-
 void jobsel_free(struct jobsel *s)
 {
 	jobs_free(s->jobs, s->njobs);
@@ -60,10 +45,10 @@ int jobsel_fetch(const struct ctl *ctl, struct jobsel *s)
 						  .script = p->ident[PROTO_IDENT_SCRIPT],
 						  .rank = jobs_rank_value(p->ident[PROTO_IDENT_RANK]) };
 	}
-	s->t_cpu = type_index(&s->list, "cpu");
-	s->t_offcpu = type_index(&s->list, "off-cpu");
-	s->t_comm = type_index(&s->list, "comm");
-	s->t_comm_calls = type_index(&s->list, "comm-calls");
+	s->t_cpu = proto_list_type_index(&s->list, "cpu");
+	s->t_offcpu = proto_list_type_index(&s->list, "off-cpu");
+	s->t_comm = proto_list_type_index(&s->list, "comm");
+	s->t_comm_calls = proto_list_type_index(&s->list, "comm-calls");
 	return jobs_find(s->procs, s->list.n, &s->jobs, &s->njobs);
 }
 

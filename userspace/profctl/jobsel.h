@@ -30,8 +30,6 @@ struct job_figures {
 int jobsel_fetch(const struct ctl *ctl, struct jobsel *s);
 void jobsel_free(struct jobsel *s);
 const struct job *jobsel_job(const struct jobsel *s, uint32_t id);
-/* p's weight of list type t (an index in s->list.types; -1: 0). */
-uint64_t jobsel_total(const struct proto_proc *p, int t);
 /* --job ID (a->job): the request names every member with samples and
  * asks for subprocesses, which gives each process a root frame, for
  * jobsel_label to name ("rank 3 (pid N)"); a title unless one is given.

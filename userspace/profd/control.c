@@ -98,7 +98,7 @@ static int reply_error(struct buf *out, int code, const char *fmt, ...)
  * counted as the sampling period in ns, plus the off-cpu profile. */
 static uint64_t wall_cpu_scale(const struct daemon *d)
 {
-	return 1000000000ull / (d->cfg.rate_hz ? d->cfg.rate_hz : 99);
+	return daemon_sample_ns(d);
 }
 
 struct list_ctx {
@@ -336,7 +336,7 @@ static int handle_list(struct daemon *d, struct buf *out, const struct caller *c
 	size_t it = 0;
 	int err = list_types(&l);
 
-	l.rate_hz = d->cfg.rate_hz ? d->cfg.rate_hz : 99;
+	l.rate_hz = daemon_rate_hz(d);
 	l.comm_traced = d->cfg.comm;
 	pthread_mutex_lock(&d->hist_lock);
 	daemon_lock_other(d);

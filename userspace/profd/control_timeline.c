@@ -16,7 +16,7 @@ int control_timeline_collect(struct daemon *d, struct proc **sel, size_t nsel,
 
 	out->start_ns = q->since_ns;
 	out->end_ns = q->until_ns;
-	out->rate_hz = d->cfg.rate_hz ? d->cfg.rate_hz : 99;
+	out->rate_hz = daemon_rate_hz(d);
 	for (i = 0; i < nsel && !err; i++)
 		err = aggregate_timeline(&d->agg, sel[i], q, out);
 	return err;

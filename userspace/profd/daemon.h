@@ -166,6 +166,18 @@ struct daemon {
 	uint64_t push_next_mono_ns;
 };
 
+/* The sampling rate, and a CPU sample as time (ns): the wall profile's
+ * scale, the comm profile's weight from samples.  99 Hz when unset. */
+static inline uint32_t daemon_rate_hz(const struct daemon *d)
+{
+	return d->cfg.rate_hz ? d->cfg.rate_hz : 99;
+}
+
+static inline uint64_t daemon_sample_ns(const struct daemon *d)
+{
+	return 1000000000ull / daemon_rate_hz(d);
+}
+
 /* statelock.c: ingest and control run at this nice value. */
 #define DAEMON_NICE (-5)
 void daemon_raise_priority(const char *thread);

@@ -279,7 +279,7 @@ static int daemon_start(struct daemon *d)
 		return -ENOMEM;
 	/* Collectives not traced: read from the samples' stacks. */
 	if (!d->cfg.comm)
-		d->in.comm_sample_ns = 1000000000ull / (d->cfg.rate_hz ? d->cfg.rate_hz : 99);
+		d->in.comm_sample_ns = daemon_sample_ns(d);
 	if (d->cfg.push_url) {
 		struct push_opts po;
 

@@ -445,6 +445,7 @@ static int on_sample(struct ingest *in, const struct profd_sample *e, bool retri
 {
 	char comm[PROFD_COMM_LEN + 1];
 	struct proc *p;
+	uint64_t when;
 	int64_t idx;
 
 	if (!retried) {
@@ -469,14 +470,13 @@ static int on_sample(struct ingest *in, const struct profd_sample *e, bool retri
 	}
 	if (e->pystack_id)
 		in->c.py_samples++;
-	if (idx < 0 || aggregate_count(in->agg, p, (uint32_t)idx, e->tid, comm,
-				       ingest_realtime(in, e->time_ns), 1))
+	when = ingest_realtime(in, e->time_ns);
+	if (idx < 0 || aggregate_count(in->agg, p, (uint32_t)idx, e->tid, comm, when, 1))
 		goto nomem;
-	ingest_comm_sample(in, p, (uint32_t)idx, e->tid, comm, ingest_realtime(in, e->time_ns));
+	ingest_comm_sample(in, p, (uint32_t)idx, e->tid, comm, when);
 	/* The gil profile: the same sample again when its thread held the GIL. */
 	if ((e->flags & PROFD_SAMPLE_HOLDS_GIL) &&
-	    aggregate_add(in->agg, p, AGG_GIL, (uint32_t)idx, e->tid, comm,
-			  ingest_realtime(in, e->time_ns), 1))
+	    aggregate_add(in->agg, p, AGG_GIL, (uint32_t)idx, e->tid, comm, when, 1))
 		goto nomem;
 	in->c.aggregated++;
 	return 0;

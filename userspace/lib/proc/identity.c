@@ -353,6 +353,14 @@ static const struct {
 };
 #define N_RANK_VARS (sizeof(rank_vars) / sizeof(rank_vars[0]))
 
+/* Whether the entry at kv, its '=' at eq, is the variable name. */
+static bool key_is(const char *kv, const char *eq, const char *name)
+{
+	size_t n = (size_t)(eq - kv);
+
+	return strlen(name) == n && !memcmp(kv, name, n);
+}
+
 /* A value kept: 1 to 9 decimal digits, nothing else. */
 static bool plain_number(const char *v, size_t len)
 {
@@ -398,8 +406,7 @@ static void take_job_var(const char *kv, const char *eq, const char *nul,
 	size_t i, vlen = (size_t)(nul - eq - 1);
 
 	for (i = 0; i < JV_N; i++)
-		if (strlen(job_vars[i]) == (size_t)(eq - kv) &&
-		    !memcmp(kv, job_vars[i], (size_t)(eq - kv)) && plain_name(eq + 1, vlen)) {
+		if (key_is(kv, eq, job_vars[i]) && plain_name(eq + 1, vlen)) {
 			memcpy(vals[i], eq + 1, vlen);
 			vals[i][vlen] = '\0';
 		}
@@ -429,7 +436,7 @@ void identity_parse_environ(const char *env, size_t len, struct wid_rank *r)
 {
 	char jv[JV_N][JOB_VAR_MAX + 1] = { { 0 } };
 	/* per field (rank, local_rank, world_size): the index + 1 of the var it came from */
-	size_t best[3], i, pos = 0;
+	size_t best[offsetof(struct wid_rank, job) / sizeof(r->rank)], i, pos = 0;
 	const char *end = env + len;
 
 	memset(r, 0, sizeof(*r));
@@ -448,9 +455,8 @@ void identity_parse_environ(const char *env, size_t len, struct wid_rank *r)
 			size_t vlen = (size_t)(nul - eq - 1);
 			size_t *b = &best[rank_vars[i].field / sizeof(r->rank)];
 
-			if (strlen(rank_vars[i].name) != (size_t)(eq - kv) ||
-			    memcmp(kv, rank_vars[i].name, (size_t)(eq - kv)) ||
-			    !plain_number(eq + 1, vlen) || (*b && *b <= i + 1))
+			if (!key_is(kv, eq, rank_vars[i].name) || !plain_number(eq + 1, vlen) ||
+			    (*b && *b <= i + 1))
 				continue;
 			memcpy(field, eq + 1, vlen);
 			field[vlen] = '\0';

@@ -346,6 +346,10 @@ struct proto_list {
 int proto_encode_list(struct buf *b, const struct proto_list *l);
 int proto_decode_list(const void *data, size_t len, struct proto_list *l);
 void proto_list_free(struct proto_list *l);
+/* The index of the type named name in l->types, or -1. */
+int proto_list_type_index(const struct proto_list *l, const char *name);
+/* p's weight of type t (an index in its list's types); 0 when it has none. */
+uint64_t proto_proc_total(const struct proto_proc *p, int t);
 
 /* Stats: ordered name/value pairs so the daemon can add counters freely.
  * Start from a zeroed struct. */

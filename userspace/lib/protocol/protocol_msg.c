@@ -598,3 +598,18 @@ void proto_error_free(struct proto_error *e)
 	free(e->message);
 	memset(e, 0, sizeof(*e));
 }
+
+int proto_list_type_index(const struct proto_list *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->ntypes; i++)
+		if (l->types[i].name && !strcmp(l->types[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+uint64_t proto_proc_total(const struct proto_proc *p, int t)
+{
+	return t >= 0 && p->totals && (uint32_t)t < p->ntotals ? p->totals[t] : 0;
+}
