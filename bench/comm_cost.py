@@ -14,7 +14,13 @@ Figures: calls a second (the job's speed) and the rank's CPU per call
 each round's figure and the median.  Also what profd saw: the seconds the
 ranks spent in collectives by its comm profile (profctl list --all).
 
-usage: bench/comm_cost.py [--build DIR] [--rounds N] [--seconds N]
+--pace N: each call follows a fixed piece of Python compute, sized (by
+two short runs without profd) so that the job makes N calls a second
+without profd: a training loop's small collectives rather than a loop
+that only calls.  The rank's CPU per call against none's is then the
+share of a CPU that profd costs such a job.
+
+usage: bench/comm_cost.py [--build DIR] [--rounds N] [--seconds N] [--pace N]
 """
 import argparse
 import json
@@ -32,11 +38,22 @@ import numpy as np
 from mpi4py import MPI
 comm = MPI.COMM_WORLD
 a, b = np.ones(8), np.empty(8)
+work = int(sys.argv[2])
+
+
+def compute(w):
+    x = 0
+    for i in range(w):
+        x += i
+    return x
+
+
 comm.Barrier()
 t0, c0 = time.perf_counter(), os.times()
 n, end = 0, t0 + float(sys.argv[1])
 while True:
     for _ in range(100):
+        compute(work)
         comm.Allreduce(a, b, op=MPI.SUM)
     n += 100
     stop = np.array([time.perf_counter() >= end], dtype=np.int32)
@@ -50,11 +67,11 @@ sys.stdout.flush()
 '''
 
 
-def run_job(seconds):
+def run_job(seconds, work=0):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_btl_vader_single_copy_mechanism="none", OMP_NUM_THREADS="1")
     out = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", "/usr/bin/python3", "-c", JOB,
-                          str(seconds)], env=env, capture_output=True, text=True, check=True)
+                          str(seconds), str(work)], env=env, capture_output=True, text=True, check=True)
     rows = [r for r in (line.split() for line in out.stdout.splitlines())
             if len(r) == 4 and r[0].isdigit() and r[1].isdigit()]
     if len(rows) != 2:
@@ -63,6 +80,17 @@ def run_job(seconds):
     wall = max(float(r[2]) for r in rows)
     cpu = sum(float(r[3]) for r in rows) / len(rows)
     return calls / wall, cpu / calls * 1e6  # calls/s, us of rank CPU per call
+
+
+def size_work(pace):
+    """The compute a call follows for the job to make pace calls a second
+    without profd: a call's time is linear in it, so two runs give it."""
+    w1, w2 = 500, 2500
+    t1, t2 = 1 / run_job(2, w1)[0], 1 / run_job(2, w2)[0]
+    per = (t2 - t1) / (w2 - w1)
+    if per <= 0 or 1 / pace <= t1 - w1 * per:
+        raise SystemExit("comm_cost: cannot pace the job at %d calls a second here" % pace)
+    return int((1 / pace - (t1 - w1 * per)) / per)
 
 
 def comm_seen(build, d):
@@ -74,6 +102,13 @@ def comm_seen(build, d):
     procs = json.loads(out.stdout)
     procs = procs.get("processes", procs) if isinstance(procs, dict) else procs
     return sum(p.get("comm_ns", 0) for p in procs if p.get("comm") == "python3") / 1e9
+
+
+def cpu_of(pid):
+    """A process's utime + stime in seconds, from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start_profd(build, comm, d):
@@ -94,17 +129,26 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--pace", type=int, default=0)
     a = ap.parse_args()
+    work = size_work(a.pace) if a.pace else 0
+    if a.pace:
+        print("paced: %d loop steps of compute before each call (%d calls/s aimed at)"
+              % (work, a.pace))
     modes = ["none", "sampled", "traced"]
     res = {m: [] for m in modes}
     seen = {m: [] for m in modes}
+    own = {m: [] for m in modes}  # profd's CPU, % of one CPU over the job
     for r in range(a.rounds):
         order = modes[r % 3:] + modes[:r % 3]
         for m in order:
             with tempfile.TemporaryDirectory() as d:
                 p = None if m == "none" else start_profd(a.build, m == "traced", d)
                 try:
-                    res[m].append(run_job(a.seconds))
+                    c0, t0 = cpu_of(p.pid) if p else 0, time.perf_counter()
+                    res[m].append(run_job(a.seconds, work))
+                    if p:
+                        own[m].append((cpu_of(p.pid) - c0) / (time.perf_counter() - t0) * 100)
                     if p:
                         time.sleep(1)  # the last samples read
                         seen[m].append(comm_seen(a.build, d))
@@ -113,16 +157,19 @@ def main():
                         p.terminate()
                         p.wait()
     base = statistics.median(x[0] for x in res["none"])
+    base_cpu = statistics.median(x[1] for x in res["none"])
     print("| | calls/s (each round) | median | vs none | rank CPU us/call (each round) | median "
-          "| s in comm profile, both ranks (each round) |")
-    print("|---|---|---|---|---|---|---|")
+          "| vs none | s in comm profile, both ranks (each round) | profd CPU % (each round) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for m in modes:
         rate = [x[0] for x in res[m]]
         cpu = [x[1] for x in res[m]]
-        print("| %s | %s | %.0f | %+.1f%% | %s | %.2f | %s |" % (
+        print("| %s | %s | %.0f | %+.1f%% | %s | %.2f | %+.1f%% | %s | %s |" % (
             m, ", ".join("%.0f" % x for x in rate), statistics.median(rate),
             (statistics.median(rate) / base - 1) * 100, ", ".join("%.2f" % x for x in cpu),
-            statistics.median(cpu), ", ".join("%.2f" % x for x in seen[m]) or "-"))
+            statistics.median(cpu), (statistics.median(cpu) / base_cpu - 1) * 100,
+            ", ".join("%.2f" % x for x in seen[m]) or "-",
+            ", ".join("%.1f" % x for x in own[m]) or "-"))
 
 
 if __name__ == "__main__":
