@@ -22,14 +22,15 @@ line_of() { grep -n -- "$2" "$1" | head -1 | cut -d: -f1; }
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_ALLOW_RUN_AS_ROOT=1 \
 	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 
-start_profd --no-history --collectives
+# Buckets of a second: --explain's windows below are a few seconds.
+start_profd --no-history --collectives --bucket 1s
 
-job_of() { # LAUNCHER -> the job's id
+job_of() { # LAUNCHER [ID...] -> the id of a job under LAUNCHER, not one of those IDs
 	ctl --json jobs | "$PY" -c '
 import json, sys
 for j in json.load(sys.stdin):
-    if j["launcher"] == sys.argv[1]:
-        print(j["id"]); break' "$1"
+    if j["launcher"] == sys.argv[1] and str(j["id"]) not in sys.argv[2:]:
+        print(j["id"]); break' "$@"
 }
 check_job() { # ID LAUNCHER RANKS WORKERS
 	ctl --json jobs --explain "$1" >"$T/explain.json" || fail "jobs --explain $1 failed"
@@ -102,6 +103,41 @@ done
 ctl dump --job "$ID" --format svg -o "$T/job.svg" || fail "dump --job --format svg failed"
 grep -q "rank 2 (pid" "$T/job.svg" || fail "the job's flamegraph has no rank 2"
 ok "dump --job: a root frame per rank (folded and SVG)"
+
+# ---- --explain over a window: the straggler changes halfway ----
+# Rank 2 is slow for 20 steps, then rank 1: the window before the
+# switch names rank 2, the one after it rank 1, each with its compute
+# line.  The windows keep 1.2 s from the switch (whole buckets of 1 s).
+mpirun --oversubscribe -n 4 "$PY" "$JOBS/mpi_job.py" 40 0.08 20 >"$T/mpi2.out" 2>&1 ||
+	{ cat "$T/mpi2.out" >&2; fail "the MPI job with a switch failed"; }
+sleep 0.5
+ID=$(job_of mpirun "$ID") # not the first one
+[ -n "$ID" ] || { ctl jobs >&2; fail "the second mpirun job is not listed"; }
+check_job "$ID" mpirun 4 0
+SWITCH=$(awk '$1 == "switch" { print $2 }' "$T/mpi2.out")
+[ -n "$SWITCH" ] || { cat "$T/mpi2.out" >&2; fail "the job did not print its switch"; }
+ago_ms() { # MS -> "Nms": that long before the switch, as a duration ago
+	"$PY" -c 'import sys, time; print("%dms" % ((time.time() - float(sys.argv[1])) * 1000 + int(sys.argv[2])))' "$SWITCH" "$1"
+}
+ctl --json jobs --explain "$ID" --until "$(ago_ms 1200)" >"$T/explain.json" ||
+	fail "jobs --explain --until failed"
+straggler_is 2 "mpi_job.py:$MPI_SPIN"
+cp "$T/explain.json" "$T/before.json"
+ctl --json jobs --explain "$ID" --since "$(ago_ms -1200)" >"$T/explain.json" ||
+	fail "jobs --explain --since failed"
+straggler_is 1 "mpi_job.py:$MPI_SPIN"
+ctl --json jobs --explain "$ID" >"$T/whole.json" || fail "jobs --explain failed"
+"$PY" - "$T/before.json" "$T/explain.json" "$T/whole.json" <<'EOF' ||
+import json, sys
+before, after, whole = (json.load(open(f))["job"] for f in sys.argv[1:])
+for part in (before, after):
+    assert 0 < part["comm_s"] < whole["comm_s"] and 0 < part["cpu_s"] < whole["cpu_s"], (part, whole)
+    assert 0 < part["comm_calls"] < whole["comm_calls"] == 160, (part, whole)
+assert before["comm_calls"] + after["comm_calls"] <= whole["comm_calls"], (before, after, whole)
+EOF
+	{ cat "$T/before.json" "$T/explain.json" "$T/whole.json" >&2; fail "the windows' figures are not parts of the whole"; }
+ctl jobs --explain "$ID" --since "$(ago_ms -1200)" | sed 's/^/  /'
+ok "--explain --until/--since around the switch: rank 2 the straggler before it, rank 1 after"
 
 # ---- torchrun, gloo: rank 1 waits for its DataLoader-like worker ----
 DDP_WAIT=$(line_of "$JOBS/ddp_job.py" "the wait")

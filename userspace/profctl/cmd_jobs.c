@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands.h"
 #include "hashmap.h"
@@ -19,7 +20,7 @@
 
 void jobs_usage(FILE *out)
 {
-	fputs("usage: profctl [--json] jobs [--explain ID]\n"
+	fputs("usage: profctl [--json] jobs [--explain ID [--since DUR] [--until DUR]]\n"
 	      "The distributed jobs on this host: the process trees under a launcher\n"
 	      "(torchrun, mpirun/mpiexec, srun, deepspeed, accelerate), each process's rank\n"
 	      "from the variables its launcher set, workers under their rank.\n"
@@ -29,21 +30,76 @@ void jobs_usage(FILE *out)
 	      "      --explain ID     each rank's figures, the straggler named (the rank the\n"
 	      "                       others wait for in collectives) and the Python lines it\n"
 	      "                       spent more CPU on than the other ranks did\n"
+	      "      --since DUR, --until DUR\n"
+	      "                       explain that window only (e.g. --since 2m: a slow\n"
+	      "                       phase), in whole buckets of profd's --bucket (10s)\n"
 	      "Dump a job with one root frame per rank: profctl dump --job ID.\n",
 	      out);
 }
 
-/* A member's figures; CPU samples as seconds at profd's rate (99 Hz, its
- * default, from a daemon that does not say). */
+/* profd's sampling rate: 99 Hz, its default, from a daemon that does
+ * not say. */
+static double daemon_rate(const struct jobsel *s)
+{
+	return s->list.rate_hz ? s->list.rate_hz : 99;
+}
+
+/* A member's figures from its whole profile; CPU samples as seconds at
+ * profd's rate. */
 static void member_figures(const struct jobsel *s, const struct job_member *m,
 			   struct job_figures *f)
 {
 	const struct proto_proc *p = &s->list.procs[m->proc];
 
-	f->cpu_s = (double)proto_proc_total(p, s->t_cpu) / (s->list.rate_hz ? s->list.rate_hz : 99);
+	f->cpu_s = (double)proto_proc_total(p, s->t_cpu) / daemon_rate(s);
 	f->offcpu_s = (double)proto_proc_total(p, s->t_offcpu) / 1e9;
 	f->comm_s = (double)proto_proc_total(p, s->t_comm) / 1e9;
 	f->comm_calls = proto_proc_total(p, s->t_comm_calls);
+}
+
+/* A member's weight of one profile type in [since, until): 0 when it has
+ * none at all (profd refuses a profile that does not exist). */
+static int window_total(const struct ctl *ctl, const struct jobsel *s, const struct job_member *m,
+			int type, const struct cli_args *a, uint64_t *out)
+{
+	const struct proto_proc *p = &s->list.procs[m->proc];
+	uint32_t pid = p->pid;
+	struct proto_dump_req r = { .pids = &pid, .npids = 1, .since_ns = a->req.since_ns,
+				    .until_ns = a->req.until_ns };
+	struct stackset *ss;
+	int err;
+
+	*out = 0;
+	if (type < 0 || !proto_proc_total(p, type))
+		return 0;
+	r.type = s->list.types[type].name;
+	if ((err = client_dump(ctl, &r, &ss)))
+		return err;
+	*out = ss->total;
+	stackset_free(ss);
+	return 0;
+}
+
+/* Each member's figures in the window --since/--until name, f[i] for
+ * j->m[i], from its profiles: 0, or -errno (reported). */
+static int window_figures(const struct ctl *ctl, const struct jobsel *s, const struct job *j,
+			  const struct cli_args *a, struct job_figures *f)
+{
+	uint64_t cpu, offcpu, comm, calls;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < j->n && !err; i++) {
+		err = window_total(ctl, s, &j->m[i], s->t_cpu, a, &cpu);
+		err = err ? err : window_total(ctl, s, &j->m[i], s->t_offcpu, a, &offcpu);
+		err = err ? err : window_total(ctl, s, &j->m[i], s->t_comm, a, &comm);
+		err = err ? err : window_total(ctl, s, &j->m[i], s->t_comm_calls, a, &calls);
+		f[i] = (struct job_figures){ .cpu_s = (double)cpu / daemon_rate(s),
+					     .offcpu_s = (double)offcpu / 1e9,
+					     .comm_s = (double)comm / 1e9,
+					     .comm_calls = calls };
+	}
+	return err;
 }
 
 /* ---- the list ---- */
@@ -60,27 +116,36 @@ static bool member_live(const struct jobsel *s, const struct job_member *m)
 	return !(s->list.procs[m->proc].flags & PROTO_PROC_EXITED);
 }
 
-/* The job's figures summed over its members, and how many still run. */
-static void job_sums(const struct jobsel *s, const struct job *j, struct job_figures *sum,
-		     size_t *live)
+/* The job's figures (f: its members') summed, and how many still run. */
+static void job_sums(const struct jobsel *s, const struct job *j, const struct job_figures *f,
+		     struct job_figures *sum, size_t *live)
 {
 	size_t i;
 
 	memset(sum, 0, sizeof(*sum));
 	*live = 0;
 	for (i = 0; i < j->n; i++) {
-		struct job_figures f;
-
-		member_figures(s, &j->m[i], &f);
-		sum->cpu_s += f.cpu_s;
-		sum->offcpu_s += f.offcpu_s;
-		sum->comm_s += f.comm_s;
-		sum->comm_calls += f.comm_calls;
+		sum->cpu_s += f[i].cpu_s;
+		sum->offcpu_s += f[i].offcpu_s;
+		sum->comm_s += f[i].comm_s;
+		sum->comm_calls += f[i].comm_calls;
 		*live += member_live(s, &j->m[i]);
 	}
 }
 
-static void print_list(const struct jobsel *s)
+/* Each member's whole-profile figures, f[i] for j->m[i]: NULL when out
+ * of memory. */
+static struct job_figures *whole_figures(const struct jobsel *s, const struct job *j)
+{
+	struct job_figures *f = calloc(j->n + 1, sizeof(*f));
+	size_t i;
+
+	for (i = 0; f && i < j->n; i++)
+		member_figures(s, &j->m[i], &f[i]);
+	return f;
+}
+
+static int print_list(const struct jobsel *s)
 {
 	size_t i, live;
 
@@ -88,15 +153,19 @@ static void print_list(const struct jobsel *s)
 	       "CPU_S", "OFFCPU_S", "COMM_S", "STATE");
 	for (i = 0; i < s->njobs; i++) {
 		const struct job *j = &s->jobs[i];
-		struct job_figures sum;
+		struct job_figures sum, *f = whole_figures(s, j);
 
-		job_sums(s, j, &sum, &live);
+		if (!f)
+			return -ENOMEM;
+		job_sums(s, j, f, &sum, &live);
+		free(f);
 		printf("%8u  %-12s %5zu %7zu %9.2f %9.2f %9.2f  %s\n", j->id,
 		       j->launcher[0] ? j->launcher : "(by hand)", j->nranks, j->nworkers, sum.cpu_s,
 		       sum.offcpu_s, sum.comm_s, live ? "running" : "exited");
 	}
 	if (!s->njobs)
 		printf("(no jobs: no process runs under a launcher or with a rank set)\n");
+	return 0;
 }
 
 /* comm_calls only where profd traced the calls (null: read from samples). */
@@ -115,12 +184,11 @@ static void json_figures(struct jsonw *w, const struct jobsel *s, const struct j
 		jsonw_null(w);
 }
 
-static void json_member(struct jsonw *w, const struct jobsel *s, const struct job_member *m)
+static void json_member(struct jsonw *w, const struct jobsel *s, const struct job_member *m,
+			const struct job_figures *f)
 {
 	const struct proto_proc *p = &s->list.procs[m->proc];
-	struct job_figures f;
 
-	member_figures(s, m, &f);
 	jsonw_object(w);
 	jsonw_key_u64(w, "pid", p->pid);
 	jsonw_key_str(w, "role", role_name(m->role));
@@ -131,7 +199,7 @@ static void json_member(struct jsonw *w, const struct jobsel *s, const struct jo
 		jsonw_null(w);
 	jsonw_key_str(w, "comm", p->comm);
 	jsonw_key_bool(w, "exited", p->flags & PROTO_PROC_EXITED);
-	json_figures(w, s, &f);
+	json_figures(w, s, f);
 	jsonw_end(w);
 }
 
@@ -150,12 +218,13 @@ static const char *host_job_id(const struct jobsel *s, const struct job *j)
 	return "";
 }
 
-static void json_job(struct jsonw *w, const struct jobsel *s, const struct job *j)
+static void json_job(struct jsonw *w, const struct jobsel *s, const struct job *j,
+		     const struct job_figures *f)
 {
 	struct job_figures sum;
 	size_t i, live;
 
-	job_sums(s, j, &sum, &live);
+	job_sums(s, j, f, &sum, &live);
 	jsonw_object(w);
 	jsonw_key_u64(w, "id", j->id);
 	jsonw_key_str(w, "launcher", j->launcher);
@@ -168,7 +237,7 @@ static void json_job(struct jsonw *w, const struct jobsel *s, const struct job *
 	jsonw_key(w, "members");
 	jsonw_array(w);
 	for (i = 0; i < j->n; i++)
-		json_member(w, s, &j->m[i]);
+		json_member(w, s, &j->m[i], &f[i]);
 	jsonw_end(w);
 	jsonw_end(w);
 }
@@ -186,7 +255,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int find_straggler(const struct jobsel *s, const struct job *j, double *its,
+static int find_straggler(const struct job *j, const struct job_figures *f, double *its,
 			  double *others)
 {
 	double *waits = calloc(j->n + 1, sizeof(*waits)), least = 0;
@@ -196,16 +265,13 @@ static int find_straggler(const struct jobsel *s, const struct job *j, double *i
 	if (!waits)
 		return -1;
 	for (i = 0; i < j->n; i++) {
-		struct job_figures f;
-
 		if (j->m[i].role != JOB_RANK)
 			continue;
-		member_figures(s, &j->m[i], &f);
-		if (best < 0 || f.comm_s < least) {
+		if (best < 0 || f[i].comm_s < least) {
 			best = (int)i;
-			least = f.comm_s;
+			least = f[i].comm_s;
 		}
-		waits[n++] = f.comm_s;
+		waits[n++] = f[i].comm_s;
 	}
 	if (n < 2) {
 		free(waits);
@@ -219,10 +285,13 @@ static int find_straggler(const struct jobsel *s, const struct job *j, double *i
 	return *others >= 2 * least && *others - least >= STRAGGLER_MIN_GAP_S ? best : -1;
 }
 
-/* Leaf Python line -> CPU samples of one rank (its Python view). */
-static int rank_lines(const struct ctl *ctl, uint32_t pid, struct stackset **out)
+/* Leaf Python line -> CPU samples of one rank (its Python view) in the
+ * window asked for. */
+static int rank_lines(const struct ctl *ctl, uint32_t pid, const struct cli_args *a,
+		      struct stackset **out)
 {
-	struct proto_dump_req r = { .pids = &pid, .npids = 1, .flags = PROTO_DUMP_PYTHON_ONLY };
+	struct proto_dump_req r = { .pids = &pid, .npids = 1, .flags = PROTO_DUMP_PYTHON_ONLY,
+				    .since_ns = a->req.since_ns, .until_ns = a->req.until_ns };
 
 	return client_dump(ctl, &r, out);
 }
@@ -279,7 +348,7 @@ static int add_leaves(const struct stackset *ss, struct hashmap *idx, struct lin
 
 /* The straggler's Python lines against the other ranks' mean. */
 static int explain_lines(const struct ctl *ctl, const struct jobsel *s, const struct job *j,
-			 int straggler, struct jsonw *w)
+			 const struct cli_args *a, int straggler, struct jsonw *w)
 {
 	struct stackset **ss = calloc(j->n + 1, sizeof(*ss));
 	struct line_diff *d = NULL;
@@ -290,7 +359,7 @@ static int explain_lines(const struct ctl *ctl, const struct jobsel *s, const st
 	hashmap_init(&idx);
 	for (i = 0; i < j->n && !err; i++)
 		if (j->m[i].role == JOB_RANK)
-			err = rank_lines(ctl, s->list.procs[j->m[i].proc].pid, &ss[i]);
+			err = rank_lines(ctl, s->list.procs[j->m[i].proc].pid, a, &ss[i]);
 	for (i = 0; i < j->n && !err; i++)
 		if (ss[i])
 			err = add_leaves(ss[i], &idx, &d, &n, (int)i == straggler, 1.0 / nothers);
@@ -330,7 +399,31 @@ static int explain_lines(const struct ctl *ctl, const struct jobsel *s, const st
 	return err;
 }
 
-static void print_ranks(const struct jobsel *s, const struct job *j)
+/* "HH:MM:SS" of a CLOCK_REALTIME ns timestamp, local time. */
+static void clock_text(uint64_t ns, char *out, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(out, len, "%H:%M:%S", &tm))
+		snprintf(out, len, "?");
+}
+
+static void print_window(const struct cli_args *a)
+{
+	char from[16] = "its start", to[16] = "now";
+
+	if (!a->req.since_ns && !a->req.until_ns)
+		return;
+	if (a->req.since_ns)
+		clock_text(a->req.since_ns, from, sizeof(from));
+	if (a->req.until_ns)
+		clock_text(a->req.until_ns, to, sizeof(to));
+	printf("window: %s to %s (profd's whole buckets around it)\n", from, to);
+}
+
+static void print_ranks(const struct jobsel *s, const struct job *j, const struct job_figures *f,
+			const struct cli_args *a)
 {
 	const char *id = host_job_id(s, j);
 	size_t i;
@@ -338,20 +431,19 @@ static void print_ranks(const struct jobsel *s, const struct job *j)
 	printf("job %u (%s%s%s): %zu ranks, %zu workers\n", j->id,
 	       j->launcher[0] ? j->launcher : "ranks set by hand", id[0] ? ", " : "", id, j->nranks,
 	       j->nworkers);
+	print_window(a);
 	printf("%-9s %5s %8s %9s %9s %9s %10s  %s\n", "ROLE", "RANK", "PID", "CPU_S", "OFFCPU_S",
 	       "COMM_S", "COMM_CALLS", "STATE");
 	for (i = 0; i < j->n; i++) {
 		const struct job_member *m = &j->m[i];
-		struct job_figures f;
 		char rank[12] = "-", calls[24] = "-";
 
-		member_figures(s, m, &f);
 		if (m->rank >= 0)
 			snprintf(rank, sizeof(rank), "%d", m->rank);
 		if (s->list.comm_traced)
-			snprintf(calls, sizeof(calls), "%" PRIu64, f.comm_calls);
+			snprintf(calls, sizeof(calls), "%" PRIu64, f[i].comm_calls);
 		printf("%-9s %5s %8u %9.2f %9.2f %9.2f %10s  %s\n", role_name(m->role), rank,
-		       s->list.procs[m->proc].pid, f.cpu_s, f.offcpu_s, f.comm_s, calls,
+		       s->list.procs[m->proc].pid, f[i].cpu_s, f[i].offcpu_s, f[i].comm_s, calls,
 		       member_live(s, m) ? "running" : "exited");
 	}
 	if (!s->list.comm_traced)
@@ -359,33 +451,52 @@ static void print_ranks(const struct jobsel *s, const struct job *j)
 		       "those that sleep with profd --off-cpu; profd --collectives times every call\n");
 }
 
-static int explain(const struct ctl *ctl, const struct jobsel *s, uint32_t id)
+static int explain_text(const struct ctl *ctl, const struct jobsel *s, const struct job *j,
+			const struct job_figures *f, const struct cli_args *a)
 {
-	const struct job *j = jobsel_job(s, id);
 	double its = 0, others = 0;
-	struct jsonw w;
-	int k, err = 0;
+	int k = find_straggler(j, f, &its, &others);
 
-	if (!j) {
-		client_error(ctl, "no job %u (profctl jobs lists them)", id);
-		return 1;
+	print_ranks(s, j, f, a);
+	if (k < 0) {
+		printf("no straggler: the ranks wait alike in collectives\n");
+		return 0;
 	}
-	k = find_straggler(s, j, &its, &others);
-	if (!ctl->json) {
-		print_ranks(s, j);
-		if (k < 0) {
-			printf("no straggler: the ranks wait alike in collectives\n");
-			return 0;
-		}
-		printf("straggler: rank %d (pid %u): %.2f s in collectives, the other ranks %.2f s "
-		       "(median): they wait for it\n",
-		       j->m[k].rank, s->list.procs[j->m[k].proc].pid, its, others);
-		return explain_lines(ctl, s, j, k, NULL) ? 1 : 0;
-	}
+	printf("straggler: rank %d (pid %u): %.2f s in collectives, the other ranks %.2f s "
+	       "(median): they wait for it\n",
+	       j->m[k].rank, s->list.procs[j->m[k].proc].pid, its, others);
+	return explain_lines(ctl, s, j, a, k, NULL) ? 1 : 0;
+}
+
+static void json_window(struct jsonw *w, const struct cli_args *a)
+{
+	jsonw_key(w, "window");
+	jsonw_object(w);
+	jsonw_key(w, "since_ns");
+	if (a->req.since_ns)
+		jsonw_u64(w, a->req.since_ns);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "until_ns");
+	if (a->req.until_ns)
+		jsonw_u64(w, a->req.until_ns);
+	else
+		jsonw_null(w);
+	jsonw_end(w);
+}
+
+static int explain_json(const struct ctl *ctl, const struct jobsel *s, const struct job *j,
+			const struct job_figures *f, const struct cli_args *a)
+{
+	double its = 0, others = 0;
+	int k = find_straggler(j, f, &its, &others), err = 0;
+	struct jsonw w;
+
 	jsonw_init(&w, 1);
 	jsonw_object(&w);
 	jsonw_key(&w, "job");
-	json_job(&w, s, j);
+	json_job(&w, s, j, f);
+	json_window(&w, a);
 	jsonw_key(&w, "straggler");
 	if (k < 0) {
 		jsonw_null(&w);
@@ -397,7 +508,7 @@ static int explain(const struct ctl *ctl, const struct jobsel *s, uint32_t id)
 		jsonw_double(&w, its);
 		jsonw_key(&w, "others_comm_s_median");
 		jsonw_double(&w, others);
-		err = explain_lines(ctl, s, j, k, &w);
+		err = explain_lines(ctl, s, j, a, k, &w);
 		jsonw_end(&w);
 	}
 	jsonw_end(&w);
@@ -408,29 +519,75 @@ static int explain(const struct ctl *ctl, const struct jobsel *s, uint32_t id)
 	return client_print_json(ctl, &w);
 }
 
+/* --explain ID [--since DUR] [--until DUR]. */
+static int explain(const struct ctl *ctl, const struct jobsel *s, const struct cli_args *a)
+{
+	const struct job *j = jobsel_job(s, a->explain);
+	struct job_figures *f;
+	int rc;
+
+	if (!j) {
+		client_error(ctl, "no job %u (profctl jobs lists them)", a->explain);
+		return 1;
+	}
+	if (!a->req.since_ns && !a->req.until_ns)
+		f = whole_figures(s, j);
+	else if ((f = calloc(j->n + 1, sizeof(*f))) && window_figures(ctl, s, j, a, f)) {
+		free(f);
+		return 1;
+	}
+	if (!f) {
+		client_error(ctl, "out of memory");
+		return 1;
+	}
+	rc = ctl->json ? explain_json(ctl, s, j, f, a) : explain_text(ctl, s, j, f, a);
+	free(f);
+	return rc;
+}
+
+static int list_json(const struct ctl *ctl, const struct jobsel *s)
+{
+	struct jsonw w;
+	size_t i;
+
+	jsonw_init(&w, 1);
+	jsonw_array(&w);
+	for (i = 0; i < s->njobs; i++) {
+		struct job_figures *f = whole_figures(s, &s->jobs[i]);
+
+		if (!f) {
+			jsonw_free(&w);
+			return -ENOMEM;
+		}
+		json_job(&w, s, &s->jobs[i], f);
+		free(f);
+	}
+	jsonw_end(&w);
+	return client_print_json(ctl, &w);
+}
+
 int cmd_jobs(const struct ctl *ctl, struct cli_args *a)
 {
 	struct jobsel s;
-	struct jsonw w;
-	size_t i;
 	int rc;
 
+	if ((a->req.since_ns || a->req.until_ns) && !a->explain)
+		return cli_usage_error(ctl, "--since and --until go with --explain ID");
+	if (a->req.since_ns && a->req.until_ns && a->req.until_ns <= a->req.since_ns)
+		return cli_usage_error(ctl, "--until must be later than --since");
 	if (jobsel_fetch(ctl, &s)) {
 		jobsel_free(&s);
 		return 1;
 	}
-	if (a->explain) {
-		rc = explain(ctl, &s, a->explain);
-	} else if (ctl->json) {
-		jsonw_init(&w, 1);
-		jsonw_array(&w);
-		for (i = 0; i < s.njobs; i++)
-			json_job(&w, &s, &s.jobs[i]);
-		jsonw_end(&w);
-		rc = client_print_json(ctl, &w);
-	} else {
-		print_list(&s);
-		rc = 0;
+	if (a->explain)
+		rc = explain(ctl, &s, a);
+	else if (ctl->json)
+		rc = list_json(ctl, &s);
+	else
+		rc = print_list(&s);
+	if (rc < 0) {
+		client_error(ctl, "out of memory");
+		rc = 1;
 	}
 	jobsel_free(&s);
 	return rc;

@@ -32,7 +32,7 @@ static const enum cli_opt_id diff_opt_ids[] = {
 	OPT_PID, OPT_BEFORE, OPT_AFTER, OPT_OUTPUT, OPT_ABSOLUTE, OPT_QUIET, SVG_OPTS, OPT_END
 };
 static const enum cli_opt_id stacks_opt_ids[] = { OPT_PID, OPT_ASYNC, OPT_LOCALS, OPT_END };
-static const enum cli_opt_id jobs_opt_ids[] = { OPT_EXPLAIN, OPT_END };
+static const enum cli_opt_id jobs_opt_ids[] = { OPT_EXPLAIN, OPT_SINCE, OPT_UNTIL, OPT_END };
 
 /* Every command.  Unsaid: no operands, options anywhere, --json honoured. */
 static const struct command commands[] = {
@@ -41,7 +41,8 @@ static const struct command commands[] = {
 		      "                            running processes by CPU samples (--all: the\n"
 		      "                            exited too; -t: a type's weights in its unit)\n" },
 	{ .name = "jobs", .usage = jobs_usage, .opts = jobs_opt_ids, .run = cmd_jobs,
-	  .overview = "  jobs [--explain ID]       distributed jobs (torchrun, mpirun, srun): ranks,\n"
+	  .overview = "  jobs [--explain ID [--since DUR]]\n"
+		      "                            distributed jobs (torchrun, mpirun, srun): ranks,\n"
 		      "                            time in collectives, the straggler named\n" },
 	{ .name = "stats", .usage = stats_usage, .opts = no_opts, .run = cmd_stats,
 	  .overview = "  stats                     profd's counters: samples, drops, memory, CPU\n" },

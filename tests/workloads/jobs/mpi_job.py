@@ -1,6 +1,7 @@
 """An MPI job (mpi4py): every rank computes, then Allreduce; rank 2
 computes twice as long, so the others wait for it in MPI_Allreduce.
-argv: steps, seconds of compute a step."""
+argv: steps, seconds of compute a step[, SWITCH: from that step on rank
+1 is the slow one instead; rank 0 prints "switch T" (time.time())]."""
 import sys
 import time
 
@@ -20,9 +21,13 @@ def main():
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     steps, seconds = int(sys.argv[1]), float(sys.argv[2])
+    switch = int(sys.argv[3]) if len(sys.argv) > 3 else steps
     buf, out = np.ones(1024), np.empty(1024)
-    for _ in range(steps):
-        compute(2 * seconds if rank == 2 else seconds)
+    for step in range(steps):
+        if step == switch and rank == 0:
+            print("switch %.3f" % time.time(), flush=True)
+        slow = 2 if step < switch else 1
+        compute(2 * seconds if rank == slow else seconds)
         comm.Allreduce(buf, out, op=MPI.SUM)  # the wait
 
 
