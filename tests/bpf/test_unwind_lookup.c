@@ -19,7 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "rootfs.h"
 #include "unwind_table.h"
 #include "uwtest.h"
@@ -245,8 +244,6 @@ int main(void)
 	int err, files, rc = 0;
 	cpu_set_t cpu0;
 
-	log_set_level(getenv("PROFD_TEST_VERBOSE") ? LOG_DEBUG : LOG_WARN);
-	log_route_libbpf();
 	CPU_ZERO(&cpu0);
 	CPU_SET(0, &cpu0);
 	if (sched_setaffinity(0, sizeof(cpu0), &cpu0)) /* the rule cache is per CPU */

@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "buf.h"
+#include "log.h"
 #include "procmaps.h"
 #include "symbolize.h"
 #include "unwind_test.skel.h"
@@ -36,6 +37,9 @@
 #define UW_SAMPLE_HZ 999
 #define UW_SAMPLE_SECONDS 3
 #define UW_MAX_SAMPLES 20000
+/* A walk check: at least this many samples, this share of them whole. */
+#define UW_MIN_SAMPLES 200
+#define UW_PASS_RATE 0.95
 
 enum uw_module { UW_MOD_OTHER = 0, UW_MOD_EXE, UW_MOD_LIB, UW_MOD_LIBC };
 
@@ -131,12 +135,16 @@ static inline int uw_find_python(char *out, size_t size)
 	return snprintf(out, size, "%s", real) < (int)size ? 0 : -ENAMETOOLONG;
 }
 
+/* Logging (PROFD_TEST_VERBOSE for debug), root, a scratch directory,
+ * the C compiler and python3.11: 0, -EPERM (not root) or -errno. */
 static inline int uw_env_init(struct uw_env *env)
 {
 	const char *base = getenv("PROFD_TEST_TMP");
 	char tmpl[PATH_MAX], dir[PATH_MAX];
 
 	memset(env, 0, sizeof(*env));
+	log_set_level(getenv("PROFD_TEST_VERBOSE") ? LOG_DEBUG : LOG_WARN);
+	log_route_libbpf();
 	if (geteuid() != 0) {
 		printf("SKIP: needs root for BPF and perf events\n");
 		return -EPERM;
@@ -686,6 +694,26 @@ static inline void uw_result_free(struct uw_result *r)
 	free(r->fp_samples);
 	free(r->raw);
 	memset(r, 0, sizeof(*r));
+}
+
+/* One check's line: "ok" or "FAILED" and what it is; ok again. */
+static inline bool uw_expect(bool ok, const char *what)
+{
+	printf("  %s: %s\n", ok ? "ok" : "FAILED", what);
+	return ok;
+}
+
+/* Remove the scratch directory of a run that passed (rc 0); a
+ * failure's programs and perf data are kept for a look. */
+static inline void uw_clean_up(const struct uw_env *env, int rc)
+{
+	char cmd[sizeof(env->tmp) + 16];
+
+	if (rc)
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", env->tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", env->tmp);
 }
 
 #endif

@@ -20,7 +20,9 @@
 
 #define LEAF_FRAMES 2
 
-/* The sample the stack code expects: same IDs and flags. */
+/* The sample the stack code expects: same IDs and flags.  Not
+ * ingest_sample_of, which clears the NEW flags: a GPU event's stacks are
+ * walked with it, their records possibly still in the sample ring. */
 static void as_sample(const struct profd_gpu_event *e, struct profd_sample *s)
 {
 	memset(s, 0, sizeof(*s));
