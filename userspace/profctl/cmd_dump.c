@@ -74,8 +74,6 @@ static int check(const struct ctl *ctl, struct cli_args *a)
 {
 	const struct proto_dump_req *r = &a->req;
 
-	if (a->job && (cli_selects(r) || (r->flags & PROTO_DUMP_ALL)))
-		return cli_usage_error(ctl, "--job selects the job's processes: no other selector");
 	if (!a->job && !cli_selects(r) && !(r->flags & PROTO_DUMP_ALL))
 		return cli_usage_error(ctl, "say which process: --pid PID, --comm NAME, --exe PATH, "
 					    "--service NAME, --unit NAME, --container ID, "

@@ -541,8 +541,6 @@ int cmd_record(const struct ctl *ctl, struct cli_args *a)
 	struct jobsel s = { 0 }; /* holds the default title */
 	int rc;
 
-	if (a->job && cli_selects(&a->req))
-		return cli_usage_error(ctl, "--job selects the job's processes: no other selector");
 	if (a->job_of_cmd)
 		a->req.flags |= PROTO_DUMP_SUBPROCESSES; /* the ranks are CMD's descendants */
 	rc = a->job ? jobsel_select(ctl, a, &s) : 0;

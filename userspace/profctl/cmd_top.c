@@ -261,8 +261,6 @@ int cmd_top(const struct ctl *ctl, struct cli_args *a)
 	int rc;
 
 	if (a->job) {
-		if (cli_selects(r) || (r->flags & PROTO_DUMP_ALL))
-			return cli_usage_error(ctl, "--job selects the job's processes: no other selector");
 		rc = jobsel_select(ctl, a, &s);
 		jobsel_free(&s); /* the pids are in the request */
 		if (rc)

@@ -91,6 +91,8 @@ int jobsel_select(const struct ctl *ctl, struct cli_args *a, struct jobsel *s)
 	const struct job *j;
 	size_t i;
 
+	if (cli_selects(&a->req) || (a->req.flags & PROTO_DUMP_ALL))
+		return cli_usage_error(ctl, "--job selects the job's processes: no other selector");
 	if (jobsel_fetch(ctl, s))
 		return 1;
 	j = jobsel_job(s, a->job);

@@ -33,7 +33,7 @@ const struct job *jobsel_job(const struct jobsel *s, uint32_t id);
 /* --job ID (a->job): the request names every member with samples and
  * asks for subprocesses, which gives each process a root frame, for
  * jobsel_label to name ("rank 3 (pid N)"); a title unless one is given.
- * 0, or 1 (reported). */
+ * 0, 1 (reported), or 2: another selector given too (a usage error). */
 int jobsel_select(const struct ctl *ctl, struct cli_args *a, struct jobsel *s);
 /* Name ss's process roots ("comm (pid)", PROTO_DUMP_SUBPROCESSES) of
  * job id's members as jobsel_label does: 0, -ENOENT (no such job: left

@@ -473,7 +473,7 @@ static int on_sample(struct ingest *in, const struct profd_sample *e, bool retri
 	when = ingest_realtime(in, e->time_ns);
 	if (idx < 0 || aggregate_count(in->agg, p, (uint32_t)idx, e->tid, comm, when, 1))
 		goto nomem;
-	ingest_comm_sample(in, p, (uint32_t)idx, e->tid, comm, when);
+	ingest_comm_count(in, p, (uint32_t)idx, e->tid, comm, when, in->comm_sample_ns);
 	/* The gil profile: the same sample again when its thread held the GIL. */
 	if ((e->flags & PROFD_SAMPLE_HOLDS_GIL) &&
 	    aggregate_add(in->agg, p, AGG_GIL, (uint32_t)idx, e->tid, comm, when, 1))

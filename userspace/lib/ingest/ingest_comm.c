@@ -8,8 +8,9 @@
  * MPI's default) are on CPU; those that sleep (gloo, a blocking NCCL
  * wait) are seen with --off-cpu.  Call counts (comm-calls) need tracing.
  *
- * Each stack is looked at once, when it is first symbolized: its
- * comm stack is kept by its index (profiles only ever append stacks). */
+ * A stack with a comm stack is looked at once, when it is first
+ * symbolized (a CPU sample's) or counted (an off-CPU block's): its comm
+ * stack is kept by its index (profiles only ever append stacks). */
 #include <errno.h>
 
 #include "gpu.h"
@@ -54,30 +55,14 @@ void ingest_comm_note(struct ingest *in, struct proc *p, uint32_t idx, const uin
 		in->c.dropped_nomem++;
 }
 
-void ingest_comm_sample(struct ingest *in, struct proc *p, uint32_t idx, uint32_t tid,
-			const char *comm, uint64_t realtime_ns)
+void ingest_comm_count(struct ingest *in, struct proc *p, uint32_t idx, uint32_t tid,
+		       const char *comm, uint64_t realtime_ns, uint64_t ns)
 {
 	uint64_t v;
 
 	/* Most processes have no comm stack: one load. */
 	if (!p->ing->comm_of.len || !hashmap_get(&p->ing->comm_of, idx, &v))
 		return;
-	if (aggregate_add(in->agg, p, AGG_COMM, (uint32_t)(v - 1), tid, comm, realtime_ns,
-			  in->comm_sample_ns))
-		in->c.dropped_nomem++;
-}
-
-void ingest_comm_block(struct ingest *in, struct proc *p, const uint32_t *ids, uint32_t n,
-		       const struct profd_sample *s, const char *comm, uint64_t ns)
-{
-	int64_t c;
-
-	if (!in->comm_sample_ns)
-		return;
-	c = comm_stack(in, p, ids, n);
-	if (c == -1)
-		return;
-	if (c < 0 || aggregate_add(in->agg, p, AGG_COMM, (uint32_t)c, s->tid, comm,
-				   ingest_realtime(in, s->time_ns), ns))
+	if (aggregate_add(in->agg, p, AGG_COMM, (uint32_t)(v - 1), tid, comm, realtime_ns, ns))
 		in->c.dropped_nomem++;
 }

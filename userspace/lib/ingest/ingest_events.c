@@ -55,8 +55,9 @@ struct proc *ingest_event_proc(struct ingest *in, const struct profd_sample *s, 
 	return p;
 }
 
-int ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint32_t *ids,
-			uint32_t n, const struct profd_sample *s, const char *comm, uint64_t weight)
+int64_t ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint32_t *ids,
+			    uint32_t n, const struct profd_sample *s, const char *comm,
+			    uint64_t weight)
 {
 	int64_t idx = aggregate_stack(in->agg, p, ids, n);
 
@@ -65,5 +66,5 @@ int ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint3
 		in->c.dropped_nomem++;
 		return -ENOMEM;
 	}
-	return 0;
+	return idx;
 }

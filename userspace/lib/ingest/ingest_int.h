@@ -128,9 +128,11 @@ int ingest_event_frames_from(struct ingest *in, struct proc *p, const struct pro
 			     const struct raw_stack *u, const struct raw_stack *k,
 			     const struct raw_stack *py, bool lost, bool final, uint32_t *ids,
 			     uint32_t max, uint32_t *n);
-/* Count weight of a profile type under the stack ids; -ENOMEM counted. */
-int ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint32_t *ids,
-			uint32_t n, const struct profd_sample *s, const char *comm, uint64_t weight);
+/* Count weight of a profile type under the stack ids: the stack's index
+ * in p's profile, or -ENOMEM (counted). */
+int64_t ingest_count_weight(struct ingest *in, struct proc *p, int type, const uint32_t *ids,
+			    uint32_t n, const struct profd_sample *s, const char *comm,
+			    uint64_t weight);
 
 /* The other events, each -EAGAIN when a stack it names has not come yet
  * and final is not set (the caller keeps it to the batch end).
@@ -153,13 +155,12 @@ int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool fi
 
 /* ingest_comm.c: time in collectives from samples (in->comm_sample_ns
  * set: collectives not traced).  Note stack idx (ids, root first) when
- * first symbolized; count a CPU sample of it; count an off-CPU block. */
+ * first symbolized; count weight ns under its comm stack, if it has one
+ * (a CPU sample: in->comm_sample_ns; an off-CPU block: its length). */
 void ingest_comm_note(struct ingest *in, struct proc *p, uint32_t idx, const uint32_t *ids,
 		      uint32_t n);
-void ingest_comm_sample(struct ingest *in, struct proc *p, uint32_t idx, uint32_t tid,
-			const char *comm, uint64_t realtime_ns);
-void ingest_comm_block(struct ingest *in, struct proc *p, const uint32_t *ids, uint32_t n,
-		       const struct profd_sample *s, const char *comm, uint64_t ns);
+void ingest_comm_count(struct ingest *in, struct proc *p, uint32_t idx, uint32_t tid,
+		       const char *comm, uint64_t realtime_ns, uint64_t ns);
 /* ingest_memory.c: bytes made resident by a stack (memory.bpf.h), or
  * mapped and unmapped (mmap.bpf.h, the same event's layout). */
 int ingest_memory_event(struct ingest *in, const void *data, size_t len, bool final);

@@ -55,8 +55,8 @@ int ingest_memory_event(struct ingest *in, const void *data, size_t len, bool fi
 		return 0;
 	if (err)
 		in->c.dropped_nomem++;
-	else if (!ingest_count_weight(in, p, e.type == PROFD_EV_MMAP ? AGG_MMAP : AGG_MEMORY, ids,
-				      n, &s, comm, e.bytes))
+	else if (ingest_count_weight(in, p, e.type == PROFD_EV_MMAP ? AGG_MMAP : AGG_MEMORY, ids,
+				     n, &s, comm, e.bytes) >= 0)
 		count_bytes(in, &e);
 	return 0;
 }

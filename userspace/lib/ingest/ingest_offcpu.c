@@ -151,6 +151,7 @@ int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool fi
 	struct profd_offcpu_event e;
 	struct profd_sample s;
 	struct proc *p;
+	int64_t idx;
 	int err = 0;
 
 	if (len < sizeof(e)) {
@@ -173,9 +174,13 @@ int ingest_offcpu_event(struct ingest *in, const void *data, size_t len, bool fi
 	in->c.offcpu_events++;
 	if (err)
 		in->c.dropped_nomem++;
-	else if (!ingest_count_weight(in, p, AGG_OFFCPU, ids, n, &s, comm, e.duration_ns)) {
+	else if ((idx = ingest_count_weight(in, p, AGG_OFFCPU, ids, n, &s, comm,
+					    e.duration_ns)) >= 0) {
 		in->c.offcpu_aggregated++;
-		ingest_comm_block(in, p, ids, n, &s, comm, e.duration_ns);
+		/* a block in a collective: its time in the comm profile too */
+		ingest_comm_note(in, p, (uint32_t)idx, ids, n);
+		ingest_comm_count(in, p, (uint32_t)idx, s.tid, comm, ingest_realtime(in, s.time_ns),
+				  e.duration_ns);
 	}
 	return 0;
 }
